@@ -1,0 +1,5 @@
+"""aclnn-conformance: a conformance suite and golden-data generator for aclnn operator kernels."""
+from suite.contract import AclnnError, OpCall
+
+__version__ = "0.1.0"
+__all__ = ["AclnnError", "OpCall", "__version__"]

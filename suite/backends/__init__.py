@@ -1,0 +1,1 @@
+"""Built-in backends; each is imported only when a user names it."""

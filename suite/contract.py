@@ -1,0 +1,73 @@
+"""The public backend contract: the one call a backend receives and the one error it may raise.
+
+Kept exactly as ../shared/spec/backend-contract.md describes it; backends outside this repository
+are written against it, so fields and their order never change.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional
+
+import numpy as np
+
+# aclnnStatus values (spec/aclnn.md).
+ACLNN_SUCCESS = 0
+ACLNN_ERR_PARAM_NULLPTR = 161001
+ACLNN_ERR_PARAM_INVALID = 161002
+ACLNN_ERR_RUNTIME_ERROR = 361001
+ACLNN_ERR_INNER = 561000
+
+STATUS_NAMES = {
+    0: "ACLNN_SUCCESS",
+    161001: "ACLNN_ERR_PARAM_NULLPTR",
+    161002: "ACLNN_ERR_PARAM_INVALID",
+    361001: "ACLNN_ERR_RUNTIME_ERROR",
+    561000: "ACLNN_ERR_INNER",
+    561002: "ACLNN_ERR_INNER_TILING_ERROR",
+    561003: "ACLNN_ERR_INNER_FIND_KERNEL_ERROR",
+    561101: "ACLNN_ERR_INNER_CREATE_EXECUTOR",
+    561103: "ACLNN_ERR_INNER_NULLPTR",
+    561112: "ACLNN_ERR_INNER_OPP_KERNEL_PKG_NOT_FOUND",
+}
+
+# Product families and the dtypes each supports for the operators here (spec/aclnn.md).
+PRODUCTS = ("atlas-training", "atlas-inference", "atlas-a2", "atlas-a3")
+PRODUCT_DTYPES = {
+    "atlas-training": frozenset({"float32", "float16"}),
+    "atlas-inference": frozenset({"float32", "float16"}),
+    "atlas-a2": frozenset({"float32", "float16", "bfloat16"}),
+    "atlas-a3": frozenset({"float32", "float16", "bfloat16"}),
+}
+# SoC names the runtime reports, by product family.
+PRODUCT_SOCS = {
+    "atlas-training": "Ascend910",
+    "atlas-inference": "Ascend310P",
+    "atlas-a2": "Ascend910B",
+    "atlas-a3": "Ascend910_93",
+}
+
+
+def status_name(status: int) -> str:
+    return STATUS_NAMES.get(status, "unknown status")
+
+
+class AclnnError(Exception):
+    """Raised by a backend for a call that aclnn rejects; `status` is the aclnnStatus integer."""
+
+    def __init__(self, status: int, message: str = "") -> None:
+        self.status = int(status)
+        self.message = message
+        text = f"aclnn status {self.status} ({status_name(self.status)})"
+        super().__init__(f"{text}: {message}" if message else text)
+
+
+@dataclass(frozen=True)
+class OpCall:
+    """One operator call as the suite hands it to a backend (field order is public)."""
+
+    op: str
+    inputs: Mapping[str, Optional[np.ndarray]]
+    attrs: Mapping[str, Any]
+    out_shape: Optional[tuple]
+    out_dtype: Optional[np.dtype]
+    product: str
