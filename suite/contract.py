@@ -71,3 +71,12 @@ class OpCall:
     out_shape: Optional[tuple]
     out_dtype: Optional[np.dtype]
     product: str
+
+
+class Unsupported(Exception):
+    """Raised by a backend for a call its API cannot express as given (for example a negative-stride
+    view that CANN's aclCreateTensor cannot take). The suite reports the case as skipped with this
+    reason rather than passed, so a gap in what a backend can reach is visible, never hidden.
+
+    An extension of the contract: backends that never raise it behave exactly as before.
+    """
