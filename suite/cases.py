@@ -1,0 +1,410 @@
+"""Case files: declarative matrices of operator calls, expanded into cases with stable ids.
+
+A case's expected outcome (numbers, or a status) is derived from the operator's contract; an
+explicit `expect:` is allowed on single cases and must agree with that derivation.
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+
+from suite import dtypes, layout, ops
+from suite.contract import PRODUCTS
+from suite.ops.base import Operator, Shape, Signature
+from suite.yamlfile import FileError, LineDict, LineList, load
+
+MAX_PARSED_RANK = 16
+TOLERANCE_FILE = "tolerances.yaml"
+NUMBERS = 0                      # expect value meaning "the call succeeds with numbers"
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    op: str
+    product: str
+    dtypes: Tuple[Tuple[str, Optional[str]], ...]     # input name -> dtype name
+    out_dtype: Optional[str]
+    shapes: Tuple[Tuple[str, Optional[Shape]], ...]   # input name -> shape (None: NULL)
+    out_shape: Optional[Shape]
+    attrs: Tuple[Tuple[str, Any], ...]
+    layout: str
+    values: str
+    expect: int                                       # 0: numbers; else the aclnn status
+    why: str                                          # the contract's reason for a rejection
+    determinism: bool
+    source: str                                       # "file:line" of the matrix or case
+    datakey: str                                      # what the inputs and golden depend on
+
+    @property
+    def signature(self) -> Signature:
+        return Signature(dict(self.shapes), dict(self.dtypes), self.out_shape, self.out_dtype,
+                         dict(self.attrs), self.product)
+
+    @property
+    def seed(self) -> int:
+        return int.from_bytes(hashlib.sha256(self.datakey.encode()).digest()[:8], "little")
+
+    @property
+    def reduction(self) -> int:
+        return dict(self.attrs)["reduction"]
+
+    @property
+    def dtype_token(self) -> str:
+        return _dtype_token(dict(self.dtypes), self.out_dtype)
+
+
+# -- tokens ------------------------------------------------------------------------------------
+def shape_token(shape: Optional[Shape]) -> str:
+    if shape is None:
+        return "null"
+    return "x".join(str(n) for n in shape) if shape else "scalar"
+
+
+def _dtype_token(dts: Mapping[str, Optional[str]], out: Optional[str]) -> str:
+    ins = list(dts.values())
+    if len(set(ins)) == 1:
+        head = ins[0]
+    else:
+        head = ".".join(f"{k[0]}{v}" for k, v in dts.items())     # g.. s.. t..
+    return head if out == ins[0] and len(set(ins)) == 1 else f"{head}-to-{out}"
+
+
+def _ids(op: Operator, product: str, dts, out_dtype, attrs, shapes, out_shape, explicit_out: bool,
+         layout_name: str, values: str) -> Tuple[str, str]:
+    parts = [_dtype_token(dts, out_dtype), op.reduction_name(attrs["reduction"])]
+    if "logTarget" in attrs:
+        parts.append("logtarget" if attrs["logTarget"] else "plaintarget")
+    parts.append(".".join(shape_token(s) for s in shapes.values()))
+    if explicit_out:
+        parts.append("out" + shape_token(out_shape))
+    datakey = "-".join([op.name, *parts, values])
+    case_id = "-".join([op.name, parts[0], product, *parts[1:], layout_name, values])
+    return case_id, datakey
+
+
+# -- field parsers -----------------------------------------------------------------------------
+class _Ctx:
+    """Where we are in a file, to name it in errors."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def fail(self, node: Any, key: Any, message: str, line: Optional[int] = None) -> FileError:
+        if line is None:
+            line = node.line_of(key) if isinstance(node, (LineDict, LineList)) else None
+        return FileError(self.path, line, None if key is None else str(key), message)
+
+
+def parse_shape(ctx: _Ctx, node: Any, key: Any, value: Any, allow_null: bool = False,
+                line: Optional[int] = None) -> Optional[Shape]:
+    if line is not None:
+        node = None
+    fail = lambda msg: ctx.fail(node, key, msg, line=line)  # noqa: E731
+    if value is None:
+        if allow_null:
+            return None
+        raise fail("a shape may be null (a NULL tensor) only in single cases")
+    if isinstance(value, bool):
+        raise fail(f"malformed shape {value!r}")
+    if isinstance(value, int):
+        dims: Sequence[Any] = [value]
+    elif isinstance(value, str):
+        text = value.strip()
+        if text in ("scalar", "()", ""):
+            dims = []
+        else:
+            try:
+                dims = [int(p) for p in text.split("x")]
+            except ValueError:
+                raise fail(f"malformed shape {value!r} (write e.g. 2x3, 5, scalar)") from None
+    elif isinstance(value, list):
+        dims = value
+    else:
+        raise fail(f"malformed shape {value!r}")
+    if any(isinstance(d, bool) or not isinstance(d, int) or d < 0 for d in dims):
+        raise fail(f"malformed shape {value!r}: dimensions are non-negative integers")
+    if len(dims) > MAX_PARSED_RANK:
+        raise fail(f"shape {value!r} has more than {MAX_PARSED_RANK} dimensions")
+    return tuple(dims)
+
+
+def _dtype_name(ctx: _Ctx, node: Any, key: Any, value: Any) -> str:
+    try:
+        return dtypes.canonical(str(value))
+    except KeyError:
+        raise ctx.fail(node, key, f"unknown dtype {value!r} (known: {', '.join(dtypes.DTYPES)})") from None
+
+
+def parse_dtypes(ctx: _Ctx, op: Operator, node: Any, key: Any, value: Any) -> Tuple[Dict[str, str], str]:
+    """A dtype spec: one name for every tensor, or a mapping of gradOutput/self/target/inputs/out."""
+    if isinstance(value, (str,)):
+        name = _dtype_name(ctx, node, key, value)
+        return {n: name for n in op.inputs}, name
+    if not isinstance(value, dict):
+        raise ctx.fail(node, key, f"a dtype is a name or a mapping, not {value!r}")
+    allowed = {*op.inputs, "inputs", "out"}
+    for k in value:
+        if k not in allowed:
+            raise ctx.fail(value, k, f"unknown key (allowed: {', '.join(sorted(allowed))})")
+    base = value.get("inputs", value.get("self"))
+    if base is None:
+        raise ctx.fail(node, key, "give 'inputs' or 'self'")
+    base = _dtype_name(ctx, value, "inputs" if "inputs" in value else "self", base)
+    ins = {n: _dtype_name(ctx, value, n, value[n]) if n in value else base for n in op.inputs}
+    out = _dtype_name(ctx, value, "out", value["out"]) if "out" in value else ins["self"]
+    return ins, out
+
+
+def _as_list(ctx: _Ctx, node: LineDict, key: str, default: Any = None) -> list:
+    v = node.get(key, default)
+    if v is None:
+        raise ctx.fail(node, key, "is required")
+    if not isinstance(v, list):
+        v = LineList([v])
+        v.line, v.lines = node.line_of(key), [node.line_of(key)]
+    if not v:
+        raise ctx.fail(node, key, "is empty")
+    return v
+
+
+def _products(ctx: _Ctx, node: LineDict, key: str) -> List[str]:
+    v = node.get(key, "all")
+    if v == "all":
+        return list(PRODUCTS)
+    items = _as_list(ctx, node, key)
+    for i, p in enumerate(items):
+        if p not in PRODUCTS:
+            raise ctx.fail(items, i, f"unknown product {p!r} (known: {', '.join(PRODUCTS)})",
+                           line=items.line_of(i) if isinstance(items, LineList) else None)
+    return list(items)
+
+
+def _reduction(ctx: _Ctx, op: Operator, node: Any, key: Any, v: Any, single: bool) -> int:
+    if isinstance(v, str) and v in op.reductions:
+        return op.reductions[v]
+    if single and isinstance(v, int) and not isinstance(v, bool):
+        return v                      # raw values, for rejection cases (e.g. MSE's 3 and -1)
+    raise ctx.fail(node, key, f"unknown reduction {v!r} (known: {', '.join(op.reductions)}"
+                   + ("; single cases may give an integer)" if not single else ")"))
+
+
+def _choice(ctx: _Ctx, node: Any, key: Any, v: Any, known: Iterable[str], what: str) -> str:
+    known = list(known)
+    if v not in known:
+        raise ctx.fail(node, key, f"unknown {what} {v!r} (known: {', '.join(known)})")
+    return v
+
+
+def _bool(ctx: _Ctx, node: Any, key: Any, v: Any) -> bool:
+    if not isinstance(v, bool):
+        raise ctx.fail(node, key, f"expected true or false, not {v!r}")
+    return v
+
+
+# -- expansion ---------------------------------------------------------------------------------
+MATRIX_KEYS = {"name", "products", "dtypes", "reductions", "logTarget", "shapes", "layouts",
+               "values", "determinism", "exclude"}
+CASE_KEYS = {"name", "product", "dtypes", "reduction", "logTarget", "shapes", "out_shape",
+             "layout", "values", "expect", "determinism"}
+FILE_KEYS = {"op", "shapes", "matrices", "cases"}
+
+
+@dataclass
+class Expansion:
+    cases: List[Case] = field(default_factory=list)
+    dropped: int = 0                 # combinations outside the contract or layouts that don't apply
+
+
+def _triple(ctx: _Ctx, op: Operator, node: Any, key: Any, value: Any,
+            allow_null: bool) -> Dict[str, Optional[Shape]]:
+    """gradOutput, self and target shapes, in signature order."""
+    if not isinstance(value, list) or len(value) != len(op.inputs):
+        raise ctx.fail(node, key, f"a shape combination lists {len(op.inputs)} shapes "
+                                  f"({', '.join(op.inputs)}), got {value!r}")
+    line = value.line_of if isinstance(value, LineList) else (lambda i: None)
+    return {n: parse_shape(ctx, node, f"shapes.{n}", s, allow_null, line=line(i))
+            for i, (n, s) in enumerate(zip(op.inputs, value))}
+
+
+def _make_case(op: Operator, product: str, ins: Dict[str, Optional[str]], out_dtype: str,
+               attrs: Dict[str, Any], shapes: Dict[str, Optional[Shape]], out_shape: Optional[Shape],
+               explicit_out: bool, layout_name: str, values: str, determinism: bool,
+               source: str) -> Tuple[Optional[Case], Signature]:
+    sig = Signature(shapes, ins, out_shape, out_dtype, attrs, product)
+    status, why = op.check(sig)
+    case_id, datakey = _ids(op, product, ins, out_dtype, attrs, shapes, out_shape, explicit_out,
+                            layout_name, values)
+    case = Case(case_id, op.name, product, tuple(ins.items()), out_dtype, tuple(shapes.items()),
+                out_shape, tuple(attrs.items()), layout_name, values, status, why,
+                determinism and status == NUMBERS, source, datakey)
+    return case, sig
+
+
+def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, list], out: Expansion) -> None:
+    for k in m:
+        if k not in MATRIX_KEYS or (k == "logTarget" and "logTarget" not in op.extra_attrs):
+            raise ctx.fail(m, k, f"unknown key (allowed: {', '.join(sorted(MATRIX_KEYS))})")
+    source = f"{ctx.path}:{m.line}"
+    products = _products(ctx, m, "products")
+    dts = [parse_dtypes(ctx, op, lst, i, v) for lst in [_as_list(ctx, m, "dtypes")] for i, v in enumerate(lst)]
+    reds_node = m.get("reductions", "all")
+    reds = list(op.reductions.values()) if reds_node == "all" else [
+        _reduction(ctx, op, lst, i, v, single=False) for lst in [_as_list(ctx, m, "reductions")]
+        for i, v in enumerate(lst)]
+    logts: List[Optional[bool]] = [None]
+    if "logTarget" in op.extra_attrs:
+        logts = [_bool(ctx, lst, i, v) for lst in [_as_list(ctx, m, "logTarget", [False, True])]
+                 for i, v in enumerate(lst)]
+    combos: List[Tuple[str, Dict[str, Shape]]] = []
+    for i, entry in enumerate(_as_list(ctx, m, "shapes")):
+        lst = m["shapes"] if isinstance(m["shapes"], list) else None
+        if isinstance(entry, str):
+            if entry not in shape_sets:
+                raise ctx.fail(lst, i, f"unknown shape set {entry!r} (defined: {', '.join(shape_sets) or 'none'})")
+            combos.extend((entry, s) for s in shape_sets[entry])
+        else:
+            combos.append(("inline", _triple(ctx, op, lst, i, entry, allow_null=False)))
+    layouts = [_choice(ctx, lst, i, v, layout.LAYOUTS, "layout")
+               for lst in [_as_list(ctx, m, "layouts", ["contiguous"])] for i, v in enumerate(lst)]
+    vsets = [_choice(ctx, lst, i, v, op.value_sets, "value set")
+             for lst in [_as_list(ctx, m, "values", ["uniform"])] for i, v in enumerate(lst)]
+    determinism = _bool(ctx, m, "determinism", m.get("determinism", False))
+    excludes = m.get("exclude", [])
+    if not isinstance(excludes, list):
+        raise ctx.fail(m, "exclude", "is a list of mappings")
+    exclude_keys = {"product", "dtype", "reduction", "logTarget", "shapes", "layout", "values"}
+    for i, ex in enumerate(excludes):
+        if not isinstance(ex, dict) or not ex:
+            raise ctx.fail(excludes, i, "each exclusion is a mapping of axis: value")
+        for k in ex:
+            if k not in exclude_keys:
+                raise ctx.fail(ex, k, f"unknown key (allowed: {', '.join(sorted(exclude_keys))})")
+
+    for product, (ins, od), red, lt, (set_name, shapes), lay, vs in itertools.product(
+            products, dts, reds, logts, combos, layouts, vsets):
+        attrs: Dict[str, Any] = {"reduction": red}
+        if lt is not None:
+            attrs["logTarget"] = lt
+        point = {"product": product, "dtype": _dtype_token(ins, od), "reduction": op.reduction_name(red),
+                 "logTarget": lt, "shapes": set_name, "layout": lay, "values": vs}
+        if any(all(point.get(k) == v for k, v in ex.items()) for ex in excludes):
+            continue
+        case, sig = _make_case(op, product, dict(ins), od, attrs, dict(shapes), op.out_shape(shapes),
+                               False, lay, vs, determinism, source)
+        if op.outside_contract(sig) or not layout.applies(lay, shapes.values()) or (
+                case.expect != NUMBERS and (lay != layouts[0] or vs != vsets[0])):
+            out.dropped += 1
+            continue
+        out.cases.append(case)
+
+
+def _single(ctx: _Ctx, op: Operator, c: LineDict, out: Expansion) -> None:
+    for k in c:
+        if k not in CASE_KEYS or (k == "logTarget" and "logTarget" not in op.extra_attrs):
+            raise ctx.fail(c, k, f"unknown key (allowed: {', '.join(sorted(CASE_KEYS))})")
+    for k in ("product", "dtypes", "shapes", "reduction"):
+        if k not in c:
+            raise ctx.fail(c, k, "is required", line=c.line)
+    product = c["product"]
+    if product not in PRODUCTS:
+        raise ctx.fail(c, "product", f"unknown product {product!r} (known: {', '.join(PRODUCTS)})")
+    ins, od = parse_dtypes(ctx, op, c, "dtypes", c["dtypes"])
+    attrs: Dict[str, Any] = {"reduction": _reduction(ctx, op, c, "reduction", c["reduction"], single=True)}
+    if "logTarget" in op.extra_attrs:
+        attrs["logTarget"] = _bool(ctx, c, "logTarget", c.get("logTarget", False))
+    shapes = _triple(ctx, op, c, "shapes", c["shapes"], allow_null=True)
+    explicit_out = "out_shape" in c
+    out_shape = parse_shape(ctx, c, "out_shape", c["out_shape"], allow_null=True) if explicit_out \
+        else op.out_shape(shapes)
+    if out_shape is None and not explicit_out:
+        out_shape = shapes.get("self") or ()
+    lay = _choice(ctx, c, "layout", c.get("layout", "contiguous"), layout.LAYOUTS, "layout")
+    vs = _choice(ctx, c, "values", c.get("values", "uniform"), op.value_sets, "value set")
+    determinism = _bool(ctx, c, "determinism", c.get("determinism", False))
+    case, sig = _make_case(op, product, ins, od, attrs, shapes, out_shape, explicit_out, lay, vs,
+                           determinism, f"{ctx.path}:{c.line}")
+    reason = op.outside_contract(sig)
+    if reason:
+        raise ctx.fail(c, None, f"this case is outside the documented contract: {reason}", line=c.line)
+    if "expect" in c:
+        want = c["expect"]
+        if isinstance(want, bool) or not isinstance(want, int):
+            raise ctx.fail(c, "expect", f"expect is an aclnn status integer, not {want!r}")
+        if want != case.expect:
+            derived = "success" if case.expect == NUMBERS else f"{case.expect} ({case.why})"
+            raise ctx.fail(c, "expect", f"says {want} but the contract gives {derived}")
+    if case.expect == NUMBERS and (None in shapes.values() or out_shape is None):
+        raise ctx.fail(c, "shapes", "NULL tensors are for rejection cases", line=c.line)
+    out.cases.append(case)
+
+
+def load_file(path: Path) -> Expansion:
+    path = Path(path)
+    doc = load(path)
+    ctx = _Ctx(path)
+    if not isinstance(doc, LineDict):
+        raise FileError(path, 1, None, "a case file is a mapping with keys op, shapes, matrices, cases")
+    for k in doc:
+        if k not in FILE_KEYS:
+            raise ctx.fail(doc, k, f"unknown key (allowed: {', '.join(sorted(FILE_KEYS))})")
+    if "op" not in doc:
+        raise ctx.fail(doc, "op", "is required", line=1)
+    try:
+        op = ops.get(doc["op"])
+    except (KeyError, TypeError):
+        raise ctx.fail(doc, "op", f"unknown operator {doc['op']!r} (known: {', '.join(ops.OPERATORS)})") from None
+    shape_sets: Dict[str, list] = {}
+    sets = doc.get("shapes", {}) or {}
+    if not isinstance(sets, dict):
+        raise ctx.fail(doc, "shapes", "is a mapping of set name to a list of shape combinations")
+    for name, combos in sets.items():
+        if not isinstance(combos, list) or not combos:
+            raise ctx.fail(sets, name, "a shape set is a non-empty list of shape combinations")
+        shape_sets[name] = [_triple(ctx, op, combos, i, v, allow_null=False) for i, v in enumerate(combos)]
+    out = Expansion()
+    for key, handler in (("matrices", _matrix), ("cases", _single)):
+        items = doc.get(key, []) or []
+        if not isinstance(items, list):
+            raise ctx.fail(doc, key, "is a list")
+        for i, item in enumerate(items):
+            if not isinstance(item, LineDict):
+                raise ctx.fail(items, i, f"each entry of {key} is a mapping")
+            if handler is _matrix:
+                _matrix(ctx, op, item, shape_sets, out)
+            else:
+                _single(ctx, op, item, out)
+    return out
+
+
+def case_files(path: Path) -> List[Path]:
+    path = Path(path)
+    if path.is_dir():
+        return sorted(p for p in path.glob("*.yaml") if p.name != TOLERANCE_FILE)
+    if path.exists():
+        return [path]
+    raise FileError(path, None, None, "no such case file or folder")
+
+
+def load_cases(paths: Iterable[Path]) -> Tuple[List[Case], int]:
+    """Every case of every file, checked for duplicate ids across files; and the dropped count."""
+    cases: List[Case] = []
+    dropped = 0
+    seen: Dict[str, Case] = {}
+    for p in paths:
+        for f in case_files(p):
+            exp = load_file(f)
+            dropped += exp.dropped
+            for c in exp.cases:
+                first = seen.get(c.id)
+                if first is not None:
+                    file, _, line = c.source.rpartition(":")
+                    raise FileError(file, int(line), "id",
+                                    f"duplicate case id {c.id} (also made by {first.source}); "
+                                    f"use 'exclude' or distinct shape sets")
+                seen[c.id] = c
+                cases.append(c)
+    return cases, dropped

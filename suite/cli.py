@@ -1,0 +1,99 @@
+"""aclnn-conform: golden regeneration and checks, case-file validation and listing."""
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import List, Optional
+
+from suite import cases as casefiles
+from suite import golden
+from suite.yamlfile import FileError
+
+
+def _cases(paths: List[str]) -> List[casefiles.Case]:
+    return casefiles.load_cases([Path(p) for p in paths] or [Path("cases")])[0]
+
+
+def cmd_golden_generate(args: argparse.Namespace) -> int:
+    stats = golden.generate(_cases(args.cases), Path(args.golden_dir),
+                            progress=lambda s: print(f"  {s}", file=sys.stderr))
+    print(f"goldens: {stats['cases']} cases in {stats['bundles']} bundles, "
+          f"{stats['bytes'] / 1e6:.2f} MB; {stats['written']} bundles written, {stats['removed']} removed")
+    return 0
+
+
+def cmd_golden_check(args: argparse.Namespace) -> int:
+    problems = golden.check(_cases(args.cases), Path(args.golden_dir))
+    for p in problems:
+        print(p)
+    if problems:
+        print(f"golden check: {len(problems)} problems; run `aclnn-conform golden generate`", file=sys.stderr)
+        return 1
+    print("golden check: complete, intact and up to date")
+    return 0
+
+
+def cmd_cases_validate(args: argparse.Namespace) -> int:
+    total = dropped = 0
+    for p in args.paths:
+        cs, d = casefiles.load_cases([Path(p)])
+        total, dropped = total + len(cs), dropped + d
+    print(f"ok: {total} cases ({dropped} combinations outside the contract or layouts that do not apply, dropped)")
+    return 0
+
+
+def cmd_cases_list(args: argparse.Namespace) -> int:
+    cs = _cases(args.cases)
+    if args.count:
+        by = Counter((c.op, "numbers" if c.expect == 0 else f"status {c.expect}") for c in cs)
+        for (op, kind), n in sorted(by.items()):
+            print(f"{n:7d}  {op}  {kind}")
+        print(f"{len(cs):7d}  total")
+        return 0
+    for c in cs:
+        print(c.id if not args.verbose else f"{c.id}  expect={c.expect}  {c.source}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="aclnn-conform", description=__doc__)
+    sub = p.add_subparsers(dest="group", required=True)
+
+    g = sub.add_parser("golden", help="generate or check golden data").add_subparsers(dest="cmd", required=True)
+    for name, fn, hlp in (("generate", cmd_golden_generate, "write goldens for every numeric case"),
+                          ("check", cmd_golden_check, "fail on missing, stale, orphaned, corrupted or drifted goldens")):
+        s = g.add_parser(name, help=hlp)
+        s.add_argument("--cases", action="append", default=[], metavar="PATH", help="case file or folder (default cases/)")
+        s.add_argument("--golden-dir", default="golden", metavar="DIR")
+        s.set_defaults(fn=fn)
+
+    c = sub.add_parser("cases", help="validate or list case files").add_subparsers(dest="cmd", required=True)
+    s = c.add_parser("validate", help="check case files against the schema")
+    s.add_argument("paths", nargs="+", metavar="PATH")
+    s.set_defaults(fn=cmd_cases_validate)
+    s = c.add_parser("list", help="list case ids")
+    s.add_argument("--cases", action="append", default=[], metavar="PATH")
+    s.add_argument("--count", action="store_true", help="counts per operator and expected outcome")
+    s.add_argument("-v", "--verbose", action="store_true")
+    s.set_defaults(fn=cmd_cases_list)
+    return p
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.fn(args)
+    except FileError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except golden.GoldenError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""The three floating dtypes the operators take, by name, with the rounding and storage facts
+that numpy and ml_dtypes get wrong for bfloat16 (see spec/precision.md)."""
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+bfloat16 = np.dtype(ml_dtypes.bfloat16)
+
+DTYPES = {
+    "float32": np.dtype(np.float32),
+    "float16": np.dtype(np.float16),
+    "bfloat16": bfloat16,
+}
+# Short forms accepted in case files.
+ALIASES = {"fp32": "float32", "float": "float32", "fp16": "float16", "half": "float16",
+           "bf16": "bfloat16"}
+
+
+def canonical(name: str) -> str:
+    """The canonical dtype name for `name`, or KeyError."""
+    name = ALIASES.get(name, name)
+    if name not in DTYPES:
+        raise KeyError(name)
+    return name
+
+
+def dtype_of(name: str) -> np.dtype:
+    return DTYPES[canonical(name)]
+
+
+def name_of(dtype: np.dtype) -> str:
+    dtype = np.dtype(dtype)
+    for name, dt in DTYPES.items():
+        if dt == dtype:
+            return name
+    return str(dtype)
+
+
+class FloatInfo:
+    """What the comparison needs of a dtype: np.finfo refuses bfloat16, ml_dtypes.finfo does not."""
+
+    def __init__(self, dtype: np.dtype) -> None:
+        fi = ml_dtypes.finfo(dtype) if np.dtype(dtype) == bfloat16 else np.finfo(dtype)
+        self.max = float(fi.max)
+        self.tiny = float(fi.tiny)             # smallest normal
+        self.eps = float(fi.eps)
+        self.mant_bits = int(fi.nmant)         # stored significand bits
+        self.min_exp = int(fi.minexp)          # exponent of the smallest normal
+        self.smallest_subnormal = float(fi.smallest_subnormal)
+
+
+_INFO: dict = {}
+
+
+def finfo(dtype: np.dtype) -> FloatInfo:
+    dtype = np.dtype(dtype)
+    if dtype not in _INFO:
+        _INFO[dtype] = FloatInfo(dtype)
+    return _INFO[dtype]
+
+
+def round_to(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """float64 -> `dtype` with one correct round-to-nearest-even.
+
+    numpy rounds float64 to float32 and to float16 correctly in one step. ml_dtypes goes to
+    bfloat16 through float32 (double rounding), so for bfloat16 we round to float32 *to odd*
+    first: with 16 spare bits that makes the second rounding exact.
+    """
+    dtype = np.dtype(dtype)
+    x = np.asarray(x, dtype=np.float64)
+    if dtype != bfloat16:
+        with np.errstate(over="ignore"):
+            return x.astype(dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        f = x.astype(np.float32)
+        back = f.astype(np.float64)
+        # Truncate toward zero: step back where RNE went away from zero (this includes inf).
+        away = np.abs(back) > np.abs(x)
+        f = np.where(away, np.nextafter(f, np.float32(0)), f)
+        inexact = f.astype(np.float64) != x
+    bits = f.view(np.uint32)
+    bits = np.where(inexact & np.isfinite(x), bits | np.uint32(1), bits)
+    return bits.astype(np.uint32).view(np.float32).astype(bfloat16)
+
+
+def to_bits(a: np.ndarray) -> np.ndarray:
+    """Raw bits of an array, for storage that np.save cannot mangle."""
+    a = np.asarray(a, order="C")     # (np.ascontiguousarray would make a 0-d array 1-d)
+    return a.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize])
+
+
+def from_bits(bits: np.ndarray, name: str) -> np.ndarray:
+    return np.asarray(bits, order="C").view(dtype_of(name))
+
+
+def ulp(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """The spacing of `dtype` at |x| (float64 in, float64 out); the subnormal spacing below tiny."""
+    fi = finfo(dtype)
+    ax = np.abs(np.asarray(x, dtype=np.float64))
+    with np.errstate(divide="ignore"):
+        e = np.where(ax > 0, np.floor(np.log2(np.where(ax > 0, ax, 1.0))), fi.min_exp)
+    e = np.maximum(e, fi.min_exp)
+    return np.where(np.isfinite(ax), np.exp2(e - fi.mant_bits), np.inf)

@@ -1,0 +1,161 @@
+"""What every operator module provides, and the shape arithmetic they share."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Dict, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+
+from suite import dtypes
+from suite.contract import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, OpCall, PRODUCT_DTYPES
+
+Shape = Tuple[int, ...]
+MAX_RANK = 8
+
+
+def broadcast(*shapes: Shape) -> Optional[Shape]:
+    """NumPy broadcast of `shapes`, or None when they do not broadcast."""
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        return None
+
+
+def numel(shape: Shape) -> int:
+    return int(np.prod(shape, dtype=np.int64))
+
+
+def reduced_axes(small: Shape, big: Shape) -> Tuple[Tuple[int, ...], Shape]:
+    """Axes of `big` to sum so that the result reshapes to `small` (autograd's broadcast reduction)."""
+    lead = len(big) - len(small)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(small) if n == 1 and big[lead + i] != 1)
+    return axes, small
+
+
+@dataclass(frozen=True)
+class Signature:
+    """The metadata of one call: what phase 1 of an aclnn operator validates."""
+
+    shapes: Mapping[str, Optional[Shape]]          # None = NULL tensor
+    dtypes: Mapping[str, Optional[str]]
+    out_shape: Optional[Shape]
+    out_dtype: Optional[str]
+    attrs: Mapping[str, object]
+    product: str
+
+    @classmethod
+    def of_call(cls, call: OpCall) -> "Signature":
+        shapes = {k: (None if a is None else tuple(a.shape)) for k, a in call.inputs.items()}
+        dts = {k: (None if a is None else dtypes.name_of(a.dtype)) for k, a in call.inputs.items()}
+        out_dtype = None if call.out_dtype is None else dtypes.name_of(call.out_dtype)
+        out_shape = None if call.out_shape is None else tuple(call.out_shape)
+        return cls(shapes, dts, out_shape, out_dtype, dict(call.attrs), call.product)
+
+
+@dataclass
+class Golden:
+    """A float64 result, with what judging it needs: per element, the sum of the magnitudes of the
+    terms that make it (the budget for sums of mixed-sign terms) and how many terms were summed."""
+
+    out: np.ndarray
+    scale: np.ndarray
+    nterms: int = 1
+
+
+Rejection = Tuple[int, str]       # (status, why); status 0 = accepted
+
+
+class Operator:
+    """One aclnn operator's whole contract. A new operator is a subclass in one new module."""
+
+    name: str = ""
+    inputs: Tuple[str, ...] = ("gradOutput", "self", "target")
+    reductions: Dict[str, int] = {}
+    # Attributes beyond reduction, with the values case files may give.
+    extra_attrs: Dict[str, Tuple[object, ...]] = {}
+    # Value sets: name -> function(sig, rng) -> {input: float64 array of exactly representable values}.
+    value_sets: Dict[str, Callable] = {}
+
+    # -- contract -----------------------------------------------------------------------------
+    def out_shape(self, shapes: Mapping[str, Optional[Shape]]) -> Optional[Shape]:
+        """The out shape the contract requires for these input shapes (None: no valid one)."""
+        raise NotImplementedError
+
+    def check(self, sig: Signature) -> Rejection:
+        """Phase 1: the status aclnn returns for this call, and why."""
+        raise NotImplementedError
+
+    def outside_contract(self, sig: Signature) -> Optional[str]:
+        """Why this combination is not covered by the documented contract (None: it is)."""
+        return None
+
+    # -- numbers ------------------------------------------------------------------------------
+    def golden(self, x: Mapping[str, np.ndarray], attrs: Mapping[str, object]) -> Golden:
+        """float64 result from exact float64 inputs."""
+        raise NotImplementedError
+
+    def reference(self, call: OpCall) -> np.ndarray:
+        """The result as the vendor kernel computes it (float32 inside); the call is valid."""
+        raise NotImplementedError
+
+    def describe(self, x: Mapping[str, np.ndarray], attrs: Mapping[str, object],
+                 out_shape: Shape, index: Tuple[int, ...]) -> str:
+        """The inputs behind one output element, for failure messages."""
+        raise NotImplementedError
+
+    # -- names --------------------------------------------------------------------------------
+    def reduction_name(self, value: int) -> str:
+        for k, v in self.reductions.items():
+            if v == value:
+                return k
+        return f"reduction{value}"
+
+    # -- shared checks ------------------------------------------------------------------------
+    def _nulls(self, sig: Signature) -> Optional[Rejection]:
+        for n in self.inputs:
+            if sig.shapes.get(n) is None:
+                return ACLNN_ERR_PARAM_NULLPTR, f"{n} is NULL"
+        if sig.out_shape is None:
+            return ACLNN_ERR_PARAM_NULLPTR, "out is NULL"
+        return None
+
+    @staticmethod
+    def _unsupported_dtype(sig: Signature, names: Sequence[str]) -> Optional[Rejection]:
+        allowed = PRODUCT_DTYPES[sig.product]
+        for n in names:
+            dt = sig.out_dtype if n == "out" else sig.dtypes[n]
+            if dt not in allowed:
+                return (ACLNN_ERR_PARAM_INVALID,
+                        f"{n} dtype {dt} is not supported on {sig.product} "
+                        f"(supported: {', '.join(sorted(allowed))})")
+        return None
+
+    def _rank(self, sig: Signature, with_out: bool) -> Optional[Rejection]:
+        tensors = [(n, sig.shapes[n]) for n in self.inputs]
+        if with_out:
+            tensors.append(("out", sig.out_shape))
+        for n, s in tensors:
+            if len(s) > MAX_RANK:
+                return ACLNN_ERR_PARAM_INVALID, f"{n} has {len(s)} dimensions (at most {MAX_RANK})"
+        return None
+
+
+def widen(inputs: Mapping[str, np.ndarray]) -> Dict[str, np.ndarray]:
+    """Inputs as exact float64 (every float32/float16/bfloat16 value is a float64 value)."""
+    return {k: np.asarray(v).astype(np.float64) for k, v in inputs.items()}
+
+
+def to_out(r32: np.ndarray, out_dtype: np.dtype) -> np.ndarray:
+    """float32 result -> out dtype with one round to nearest even (ml_dtypes rounds float32 ->
+    bfloat16 correctly; only float64 -> bfloat16 double-rounds)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.asarray(r32, dtype=np.float32).astype(out_dtype)
+
+
+def element_inputs(x: Mapping[str, np.ndarray], shape: Shape, index: Tuple[int, ...]) -> str:
+    """`name=value` of each input broadcast to `shape`, at `index`."""
+    parts = []
+    for k, v in x.items():
+        parts.append(f"{k}={float(np.broadcast_to(v, shape)[index])!r}")
+    return ", ".join(parts)

@@ -1,0 +1,155 @@
+"""Running one case against the backend and saying, in numbers, what went wrong."""
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from suite import dtypes, layout, ops
+from suite.backend import BackendInfo
+from suite.cases import NUMBERS, Case
+from suite.contract import AclnnError, OpCall, Unsupported, status_name
+from suite.golden import CaseData, GoldenError, GoldenStore, make_inputs
+from suite.tolerance import Standard, ToleranceTable, Verdict, judge
+
+
+class CaseFailure(AssertionError):
+    """A conformance failure: the message is the whole story, no traceback needed."""
+
+
+class CaseSkip(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def build_call(case: Case, inputs: Dict[str, Optional[np.ndarray]]) -> OpCall:
+    views = {n: None if a is None else layout.view(case.layout, a) for n, a in inputs.items()}
+    out_dtype = None if case.out_dtype is None or case.out_shape is None else dtypes.dtype_of(case.out_dtype)
+    return OpCall(op=case.op, inputs=views, attrs=dict(case.attrs), out_shape=case.out_shape,
+                  out_dtype=out_dtype, product=case.product)
+
+
+def _fmt(v: float) -> str:
+    return repr(float(v))
+
+
+@dataclass
+class Runner:
+    backend: Any
+    info: BackendInfo
+    store: GoldenStore
+    table: ToleranceTable
+    standard_override: Optional[str] = None
+    replay: str = ""                          # options that reproduce this run's configuration
+
+    def standard_for(self, case: Case) -> Standard:
+        return self.table.for_op(case.op, self.standard_override)
+
+    def reproducer(self, nodeid: str) -> str:
+        return f"pytest {shlex.quote(nodeid)}{self.replay}"
+
+    # -- calling -------------------------------------------------------------------------------
+    def _call(self, case: Case, call: OpCall, nodeid: str) -> Tuple[Optional[np.ndarray], Optional[int]]:
+        """The backend's result or its status; crashes and skips become a failure or a skip."""
+        try:
+            return self.backend.run(call), None
+        except AclnnError as e:
+            return None, e.status
+        except Unsupported as e:
+            raise CaseSkip(f"backend cannot express this call: {e}") from None
+        except Exception as e:
+            raise CaseFailure(f"{case.id}: the backend crashed: {type(e).__name__}: {e}\n"
+                              f"  reproduce: {self.reproducer(nodeid)}") from None
+
+    def _data(self, case: Case) -> CaseData:
+        try:
+            return self.store.load(case)
+        except GoldenError as e:
+            raise CaseFailure(f"{case.id}: {e}") from None
+
+    def _check_array(self, case: Case, got: Any, nodeid: str) -> np.ndarray:
+        want_dt = dtypes.dtype_of(case.out_dtype)
+        if not isinstance(got, np.ndarray):
+            raise CaseFailure(f"{case.id}: the backend returned {type(got).__name__}, not a numpy array\n"
+                              f"  reproduce: {self.reproducer(nodeid)}")
+        if tuple(got.shape) != tuple(case.out_shape) or got.dtype != want_dt:
+            raise CaseFailure(
+                f"{case.id}: the backend returned shape {tuple(got.shape)} dtype {dtypes.name_of(got.dtype)}; "
+                f"out is shape {tuple(case.out_shape)} dtype {case.out_dtype}\n"
+                f"  reproduce: {self.reproducer(nodeid)}")
+        return got
+
+    # -- the three kinds of test ---------------------------------------------------------------
+    def check_numbers(self, case: Case, nodeid: str) -> Dict[str, Any]:
+        data = self._data(case)
+        got, status = self._call(case, build_call(case, data.inputs), nodeid)
+        if status is not None:
+            raise CaseFailure(f"{case.id}: the backend rejected a valid call with status {status} "
+                              f"({status_name(status)}); the contract accepts it\n"
+                              f"  reproduce: {self.reproducer(nodeid)}")
+        got = self._check_array(case, got, nodeid)
+        std = self.standard_for(case)
+        v = judge(got, data.golden, got.dtype, std, self.table.slack_ulps)
+        record = {"status": 0, **v.metrics()}
+        if not v.passed:
+            raise CaseFailure(self._numbers_message(case, data, v, nodeid))
+        return record
+
+    def check_rejection(self, case: Case, nodeid: str) -> Dict[str, Any]:
+        call = build_call(case, make_inputs(case))
+        got, status = self._call(case, call, nodeid)
+        if status is None:
+            raise CaseFailure(f"{case.id}: the backend accepted a call that aclnn rejects with "
+                              f"{case.expect} ({status_name(case.expect)}): {case.why}\n"
+                              f"  reproduce: {self.reproducer(nodeid)}")
+        if status != case.expect:
+            raise CaseFailure(f"{case.id}: status {status} ({status_name(status)}), expected {case.expect} "
+                              f"({status_name(case.expect)}): {case.why}\n"
+                              f"  reproduce: {self.reproducer(nodeid)}")
+        return {"status": status}
+
+    def check_determinism(self, case: Case, nodeid: str) -> Dict[str, Any]:
+        data = self._data(case)
+        results = []
+        for _ in range(2):
+            got, status = self._call(case, build_call(case, data.inputs), nodeid)
+            if status is not None:
+                raise CaseFailure(f"{case.id}: the backend rejected a valid call with status {status}\n"
+                                  f"  reproduce: {self.reproducer(nodeid)}")
+            results.append(self._check_array(case, got, nodeid))
+        a, b = (dtypes.to_bits(r).reshape(-1) for r in results)
+        both_nan = np.isnan(results[0].astype(np.float32)).reshape(-1) & np.isnan(
+            results[1].astype(np.float32)).reshape(-1)
+        differ = (a != b) & ~both_nan
+        if differ.any():
+            idx = np.flatnonzero(differ)
+            shape = case.out_shape
+            lines = [f"    index {tuple(int(i) for i in np.unravel_index(j, shape))}: "
+                     f"first {_fmt(results[0].reshape(-1)[j])}, second {_fmt(results[1].reshape(-1)[j])}"
+                     for j in idx[:5]]
+            raise CaseFailure(f"{case.id}: two runs on identical inputs differ in {idx.size} of "
+                              f"{a.size} elements (the operator is documented as deterministic)\n"
+                              + "\n".join(lines) + f"\n  reproduce: {self.reproducer(nodeid)}")
+        return {"status": 0, "deterministic": True}
+
+    # -- messages ------------------------------------------------------------------------------
+    def _numbers_message(self, case: Case, data: CaseData, v: Verdict, nodeid: str) -> str:
+        op = ops.get(case.op)
+        x64 = {n: a.astype(np.float64) for n, a in data.inputs.items()}
+        shape = tuple(case.out_shape)
+        rlo, rhi = v._allowed
+        lines = [f"{case.id}: out {case.out_dtype}{list(shape)} fails standard '{v.standard}': {v.why}",
+                 f"  {v.n} elements, {v.n_over} over; max error {v.max_ulp:.4g} ulp, max abs {v.max_abs:.4g}, "
+                 f"max rel {v.max_rel:.4g}, rmse {v.rmse:.4g}",
+                 "  worst elements:"]
+        for j in v.worst:
+            index = tuple(int(i) for i in np.unravel_index(j, shape)) if shape else ()
+            allowed = (_fmt(rlo[j]) if rlo[j] == rhi[j] else f"[{_fmt(rlo[j])}, {_fmt(rhi[j])}]")
+            lines.append(f"    index {index}: {op.describe(x64, dict(case.attrs), shape, index)}")
+            lines.append(f"      golden {_fmt(v._golden[j])} (allowed {allowed}), got {_fmt(v._got[j])}, "
+                         f"error {v._ulp[j]:.4g} ulp of {case.out_dtype}")
+        lines.append(f"  reproduce: {self.reproducer(nodeid)}")
+        return "\n".join(lines)
