@@ -380,3 +380,12 @@ def test_null_tensors_and_wrong_out_shape_error(backend):
 def test_public_attributes(backend):
     assert backend.name == "torch" and "status" not in backend.capabilities
     assert set(backend.products) == {"atlas-training", "atlas-inference", "atlas-a2", "atlas-a3"}
+
+
+@pytest.mark.parametrize("soc,product", [("Ascend910B3", "atlas-a2"), ("Ascend910_9391", "atlas-a3"),
+                                         ("Ascend910A", "atlas-training"), ("Ascend910ProB", "atlas-training"),
+                                         ("Ascend310P3", "atlas-inference")])
+def test_npu_soc_names_map_to_one_product(soc, product):
+    from suite.backends.torch_backend import products_for_soc
+    assert products_for_soc(soc) == (product,)
+    assert len(products_for_soc("SomethingElse")) == 4

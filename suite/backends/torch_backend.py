@@ -9,12 +9,12 @@ capability: the suite skips rejection cases for it.
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import ml_dtypes
 import numpy as np
 
-from suite.contract import PRODUCTS, OpCall
+from suite.contract import PRODUCT_SOCS, PRODUCTS, OpCall
 
 DEVICES = ("cpu", "cuda", "npu")
 COMPUTES = ("widen", "native")
@@ -34,6 +34,16 @@ def _import_torch() -> Any:
             "`pip install aclnn-conformance[torch]`"
         ) from exc
     return torch
+
+
+def products_for_soc(soc: str) -> tuple:
+    """The product family an NPU's SoC name belongs to (real hardware stands for one), or all
+    four when the name is not recognised. Longest SoC prefix first: Ascend910B3 is atlas-a2,
+    Ascend910_9391 atlas-a3, Ascend910A/Ascend910ProB atlas-training."""
+    for product, prefix in sorted(PRODUCT_SOCS.items(), key=lambda kv: -len(kv[1])):
+        if soc.startswith(prefix):
+            return (product,)
+    return PRODUCTS
 
 
 def _check_option(key: str, value: str, allowed: tuple) -> str:
@@ -70,6 +80,7 @@ class TorchBackend:
                 ) from exc
             if not torch.npu.is_available():
                 raise RuntimeError("torch backend: device=npu, but torch_npu sees no Ascend NPU")
+            self.products = products_for_soc(torch.npu.get_device_name(0))
         elif device == "cuda" and not torch.cuda.is_available():
             raise RuntimeError(
                 "torch backend: device=cuda, but torch.cuda.is_available() is False "
