@@ -1,0 +1,195 @@
+"""The built-in `torch` backend: PyTorch as an independent implementation of both operators.
+
+MseLossBackward runs through `aten::mse_loss_backward` (the op torch_npu maps onto
+aclnnMseLossBackward); KlDivBackward through autograd of `kl_div`, which is how PyTorch itself
+produces that gradient. See docs/torch-backend.md for options, devices and precision.
+
+PyTorch does not validate parameters as aclnn does, so this backend claims no "status"
+capability: the suite skips rejection cases for it.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+from suite.contract import PRODUCT_SOCS, PRODUCTS, OpCall
+
+DEVICES = ("cpu", "cuda", "npu")
+COMPUTES = ("widen", "native")
+_MSE_REDUCTIONS = (0, 1, 2)            # none, mean, sum (same numbers as at::Reduction)
+_KL_REDUCTIONS = (0, 1, 2, 3)          # none, mean, sum, batchmean
+_DTYPE_NAMES = ("float32", "float16", "bfloat16")
+_INPUT_NAMES = ("gradOutput", "self", "target")
+
+
+def _import_torch() -> Any:
+    """Import torch on first use, so that naming another backend never needs it."""
+    try:
+        import torch
+    except ImportError as exc:
+        raise ImportError(
+            "the 'torch' backend needs PyTorch; install it with "
+            "`pip install aclnn-conformance[torch]`"
+        ) from exc
+    return torch
+
+
+def products_for_soc(soc: str) -> tuple:
+    """The product family an NPU's SoC name belongs to (real hardware stands for one), or all
+    four when the name is not recognised. Longest SoC prefix first: Ascend910B3 is atlas-a2,
+    Ascend910_9391 atlas-a3, Ascend910A/Ascend910ProB atlas-training."""
+    for product, prefix in sorted(PRODUCT_SOCS.items(), key=lambda kv: -len(kv[1])):
+        if soc.startswith(prefix):
+            return (product,)
+    return PRODUCTS
+
+
+def _check_option(key: str, value: str, allowed: tuple) -> str:
+    if value not in allowed:
+        raise ValueError(
+            f"torch backend: {key}={value!r} is not supported; allowed values: {', '.join(allowed)}"
+        )
+    return value
+
+
+class TorchBackend:
+    """Runs each OpCall with PyTorch on `device`.
+
+    compute=widen (default) widens float16/bfloat16 inputs to float32, computes in float32 and
+    rounds once to the out dtype, as the vendor kernels do; compute=native computes in the
+    inputs' own (promoted) dtype, which shows what half-precision arithmetic costs.
+    """
+
+    name = "torch"
+    products = PRODUCTS
+
+    def __init__(self, device: str = "cpu", compute: str = "widen") -> None:
+        self.device_name = _check_option("device", device, DEVICES)
+        self.compute = _check_option("compute", compute, COMPUTES)
+        self.capabilities: set = set()
+        torch = self._torch = _import_torch()
+        if device == "npu":
+            try:
+                import torch_npu  # noqa: F401  (registers the "npu" device with torch)
+            except ImportError as exc:
+                raise RuntimeError(
+                    "torch backend: device=npu needs torch_npu (Ascend's PyTorch adapter, a build "
+                    "matching your torch and CANN versions) and a CANN toolkit"
+                ) from exc
+            if not torch.npu.is_available():
+                raise RuntimeError("torch backend: device=npu, but torch_npu sees no Ascend NPU")
+            self.products = products_for_soc(torch.npu.get_device_name(0))
+        elif device == "cuda" and not torch.cuda.is_available():
+            raise RuntimeError(
+                "torch backend: device=cuda, but torch.cuda.is_available() is False "
+                f"(torch {torch.__version__}); install a CUDA build of PyTorch on a machine with a GPU"
+            )
+        self.device = torch.device(device)
+        self._dtypes = {
+            "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
+        }
+
+    # -- conversion ------------------------------------------------------------------------
+
+    def _torch_dtype(self, dtype: Any, what: str) -> Any:
+        name = np.dtype(dtype).name
+        if name not in self._dtypes:
+            raise ValueError(f"torch backend: {what} has dtype {name}; supported: {_DTYPE_NAMES}")
+        return self._dtypes[name]
+
+    def _to_torch(self, array: np.ndarray, what: str) -> Any:
+        """A torch copy of `array` on the device, bit-exact, never aliasing the caller's memory.
+
+        The copy (order K) keeps a transposed layout but turns negative strides positive, which
+        torch.from_numpy refuses; bfloat16 travels as its 16 raw bits.
+        """
+        array = np.asarray(array)
+        dtype = self._torch_dtype(array.dtype, what)
+        copy = np.array(array, copy=True, order="K")
+        if dtype == self._torch.bfloat16:
+            tensor = self._torch.from_numpy(copy.view(np.int16)).view(self._torch.bfloat16)
+        else:
+            tensor = self._torch.from_numpy(copy)
+        return tensor.to(self.device)
+
+    def _to_numpy(self, tensor: Any, call: OpCall) -> np.ndarray:
+        """Round once to the out dtype (on the device), then bring the bits back to numpy."""
+        torch = self._torch
+        out_dtype = self._torch_dtype(call.out_dtype, "out")
+        if tuple(tensor.shape) != tuple(call.out_shape):
+            raise ValueError(
+                f"torch backend: out_shape {tuple(call.out_shape)} differs from the result's shape "
+                f"{tuple(tensor.shape)} (this backend does not validate like aclnn)"
+            )
+        result = tensor.to(out_dtype).cpu().contiguous()
+        if out_dtype == torch.bfloat16:
+            return result.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+        return result.numpy()
+
+    def _compute_dtype(self, *tensors: Any) -> Any:
+        if self.compute == "widen":
+            return self._torch.float32
+        dtype = tensors[0].dtype
+        for tensor in tensors[1:]:
+            dtype = self._torch.promote_types(dtype, tensor.dtype)
+        return dtype
+
+    # -- the operators ---------------------------------------------------------------------
+
+    def run(self, call: OpCall) -> np.ndarray:
+        missing = [k for k in _INPUT_NAMES if call.inputs.get(k) is None]
+        if call.out_shape is None or call.out_dtype is None:
+            missing.append("out")
+        if missing:
+            raise ValueError(f"torch backend: cannot express NULL tensors ({', '.join(missing)})")
+        grad, self_, target = (self._to_torch(call.inputs[k], k) for k in _INPUT_NAMES)
+        cdtype = self._compute_dtype(grad, self_, target)
+        grad, self_, target = grad.to(cdtype), self_.to(cdtype), target.to(cdtype)
+        reduction = int(call.attrs["reduction"])
+        if call.op == "MseLossBackward":
+            result = self._mse_loss_backward(grad, self_, target, reduction)
+        elif call.op == "KlDivBackward":
+            result = self._kl_div_backward(grad, self_, target, reduction,
+                                           bool(call.attrs["logTarget"]))
+        else:
+            raise ValueError(f"torch backend: unknown operator {call.op!r}")
+        return self._to_numpy(result, call)
+
+    def _mse_loss_backward(self, grad: Any, self_: Any, target: Any, reduction: int) -> Any:
+        """aten's out= overload: its mean divisor is numel(self) as passed, and an out of the
+        broadcast shape B avoids the functional form's deprecated resize of an out shaped like self.
+        """
+        if reduction not in _MSE_REDUCTIONS:
+            raise ValueError(f"torch backend: MseLossBackward reduction {reduction} not in {_MSE_REDUCTIONS}")
+        torch = self._torch
+        shape = torch.broadcast_shapes(grad.shape, self_.shape, target.shape)
+        out = torch.empty(shape, dtype=self_.dtype, device=self.device)
+        return torch.ops.aten.mse_loss_backward.grad_input(grad, self_, target, reduction,
+                                                            grad_input=out)
+
+    def _kl_div_backward(self, grad: Any, self_: Any, target: Any, reduction: int,
+                         log_target: bool) -> Any:
+        """Autograd through kl_div(reduction='none'); the reduction's scale is applied to the
+        incoming gradient explicitly, because torch's batchmean divides by self.size(0) where the
+        spec divides by B[0]. Autograd sums the broadcast dimensions back to self's shape.
+        """
+        if reduction not in _KL_REDUCTIONS:
+            raise ValueError(f"torch backend: KlDivBackward reduction {reduction} not in {_KL_REDUCTIONS}")
+        torch = self._torch
+        shape = torch.broadcast_shapes(self_.shape, target.shape)
+        if torch.broadcast_shapes(grad.shape, shape) != shape:
+            raise ValueError(f"torch backend: gradOutput {tuple(grad.shape)} does not broadcast to {tuple(shape)}")
+        incoming = grad.expand(shape)
+        if reduction == 1:
+            incoming = incoming / shape.numel()
+        elif reduction == 3:
+            if len(shape) == 0:
+                raise ValueError("torch backend: batchmean on a 0-d broadcast shape is outside the contract")
+            incoming = incoming / shape[0]
+        leaf = self_.detach().requires_grad_(True)
+        with torch.enable_grad():
+            loss = torch.nn.functional.kl_div(leaf, target, reduction="none", log_target=log_target)
+            (result,) = torch.autograd.grad(loss, leaf, incoming)
+        return result

@@ -1,0 +1,391 @@
+"""The torch backend against an independent float64 numpy implementation of the spec formulas.
+
+The goldens here are written from spec/MseLossBackward.md and spec/KlDivBackward.md alone and
+share nothing with the backend. Budgets: a float32 out within a few float32 ulps of the golden
+(KL sums judged against the sum of |terms|); a float16/bfloat16 out within 1 ulp of its own dtype.
+"""
+from __future__ import annotations
+
+import sys
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from suite.backends.torch_backend import TorchBackend  # noqa: E402
+from suite.contract import OpCall  # noqa: E402
+
+F32, F16, BF16 = np.dtype(np.float32), np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)
+F32_ULPS = 4          # float32 budget, in float32 ulps (of the result or of the sum of |terms|)
+HALF_ULPS = 1         # float16/bfloat16 budget with compute=widen, in the out dtype's ulps
+
+
+# -- independent float64 goldens -------------------------------------------------------------
+
+def mse_golden(grad, self_, target, reduction):
+    """out = g*(x-y)*2 [/ numel(self) as passed], on the broadcast shape; returns (out, |out|)."""
+    g, x, y = (np.asarray(a).astype(np.float64) for a in (grad, self_, target))
+    with np.errstate(all="ignore"):
+        out = g * (x - y) * 2.0
+        if reduction == 1:
+            out = out / x.size
+    out = np.broadcast_to(out, np.broadcast_shapes(g.shape, x.shape, y.shape))
+    return out, np.abs(out)
+
+
+def kl_golden(grad, self_, target, reduction, log_target):
+    """-(t or exp t)*g on B, scaled, summed back to self's shape; returns (out, sum of |terms|)."""
+    g, x, t = (np.asarray(a).astype(np.float64) for a in (grad, self_, target))
+    shape = np.broadcast_shapes(x.shape, t.shape)
+    t, g = np.broadcast_to(t, shape), np.broadcast_to(g, shape)
+    with np.errstate(all="ignore"):
+        terms = -(np.exp(t) if log_target else t) * g
+        if reduction == 1:
+            terms = terms / int(np.prod(shape))
+        elif reduction == 3:
+            terms = terms / shape[0]
+        lead = len(shape) - x.ndim
+        axes = tuple(range(lead)) + tuple(
+            lead + i for i, n in enumerate(x.shape) if n == 1 and shape[lead + i] != 1)
+        out = terms.sum(axis=axes).reshape(x.shape)
+        mag = np.abs(terms).sum(axis=axes).reshape(x.shape)
+    return out, mag
+
+
+# -- judging ---------------------------------------------------------------------------------
+
+def ulp(values, dtype):
+    """Spacing of `dtype` at each float64 value (subnormal spacing below the normal range)."""
+    info = ml_dtypes.finfo(dtype)
+    with np.errstate(divide="ignore"):
+        exp = np.floor(np.log2(np.abs(values)))
+    exp = np.maximum(np.nan_to_num(exp, neginf=info.minexp), info.minexp)
+    return np.ldexp(1.0, (exp - info.nmant).astype(np.int64))
+
+
+def overflow_threshold(dtype):
+    """Smallest magnitude that rounds to inf in `dtype` (max + half its last spacing)."""
+    info = ml_dtypes.finfo(dtype)
+    return float(info.max) + 2.0 ** (info.maxexp - 1 - info.nmant) / 2
+
+
+def check(out, golden, mag, out_dtype, out_shape, f32_ulps=F32_ULPS, half_ulps=HALF_ULPS):
+    assert out.dtype == out_dtype and out.shape == tuple(out_shape)
+    got = out.astype(np.float64)
+    nan = np.isnan(golden)
+    assert np.array_equal(np.isnan(got), nan), "NaN positions differ"
+    over = ~nan & (np.abs(golden) >= overflow_threshold(out_dtype))
+    assert np.array_equal(got[over], np.copysign(np.inf, golden[over])), "overflow to inf differs"
+    fin = ~nan & ~over
+    assert np.isfinite(got[fin]).all(), "unexpected inf"
+    eps32 = 2.0 ** -23
+    if out_dtype == F32:
+        budget = f32_ulps * np.maximum(ulp(golden[fin], F32), eps32 * mag[fin])
+    else:
+        budget = half_ulps * ulp(golden[fin], out_dtype) + f32_ulps * eps32 * mag[fin]
+    err = np.abs(got[fin] - golden[fin])
+    bad = err > budget
+    assert not bad.any(), (
+        f"{bad.sum()} of {bad.size} beyond budget; worst err {err.max():.3g}, "
+        f"golden {golden[fin][np.argmax(err - budget)]:.6g}")
+
+
+# -- case building ---------------------------------------------------------------------------
+
+def values(rng, shape, dtype, low=-5.0, high=5.0):
+    return rng.uniform(low, high, shape).astype(dtype)
+
+
+def run_and_check(backend, op, grad, self_, target, reduction, out_dtype, log_target=False, **kw):
+    out_dtype = np.dtype(out_dtype)
+    if op == "MseLossBackward":
+        golden, mag = mse_golden(grad, self_, target, reduction)
+        attrs = {"reduction": reduction}
+    else:
+        golden, mag = kl_golden(grad, self_, target, reduction, log_target)
+        attrs = {"reduction": reduction, "logTarget": log_target}
+    call = OpCall(op, {"gradOutput": grad, "self": self_, "target": target}, attrs,
+                  golden.shape, out_dtype, "atlas-a2")
+    out = backend.run(call)
+    check(out, golden, mag, out_dtype, golden.shape, **kw)
+    return out, golden
+
+
+@pytest.fixture(scope="module")
+def backend():
+    return TorchBackend()
+
+
+DTYPE_TRIPLES = [(F32, F32), (F16, F16), (BF16, BF16), (F16, F32), (F32, F16), (BF16, F32),
+                 (F32, BF16)]
+
+
+@pytest.mark.parametrize("reduction", [0, 1, 2])
+@pytest.mark.parametrize("in_dtype,out_dtype", DTYPE_TRIPLES)
+def test_mse_dtypes_and_reductions(backend, reduction, in_dtype, out_dtype):
+    rng = np.random.default_rng(1)
+    g, x, y = (values(rng, (6, 7), in_dtype) for _ in range(3))
+    run_and_check(backend, "MseLossBackward", g, x, y, reduction, out_dtype)
+
+
+MSE_SHAPES = {  # (grad, self, target): each input broadcast in turn
+    "self-broadcast-by-target": ((3, 4), (3, 1), (3, 4)),
+    "self-fewer-dims": ((2, 3, 4), (4,), (2, 3, 4)),
+    "scalar-grad": ((), (2, 3), (2, 3)),
+    "grad-widens-all": ((2, 1, 4), (3, 1), (4,)),
+    "target-broadcast": ((5, 4), (5, 4), (1, 4)),
+    "all-0d": ((), (), ()),
+    "empty-self": ((), (0, 3), (0, 3)),
+    "empty-by-broadcast": ((2, 0), (2, 1), (1, 0)),
+}
+
+
+@pytest.mark.parametrize("reduction", [0, 1, 2])
+@pytest.mark.parametrize("name", list(MSE_SHAPES))
+@pytest.mark.parametrize("dtype", [F32, F16])
+def test_mse_broadcasting(backend, name, reduction, dtype):
+    rng = np.random.default_rng(2)
+    g, x, y = (values(rng, s, dtype) for s in MSE_SHAPES[name])
+    out, golden = run_and_check(backend, "MseLossBackward", g, x, y, reduction, dtype)
+    assert out.shape == np.broadcast_shapes(g.shape, x.shape, y.shape)
+
+
+def test_mse_mean_divides_by_numel_of_self_not_b(backend):
+    """Self (3,1) broadcast to (3,4): the mean coefficient is 2/3, not 2/12."""
+    x = np.array([[1.0], [2.0], [3.0]], np.float32)
+    y, g = np.zeros((3, 4), np.float32), np.ones((3, 4), np.float32)
+    out, _ = run_and_check(backend, "MseLossBackward", g, x, y, 1, F32)
+    np.testing.assert_allclose(out[:, 0], np.array([2, 4, 6]) / 3, rtol=1e-6)
+
+
+KL_SHAPES = {  # (grad, self, target)
+    "same": ((4, 5), (4, 5), (4, 5)),
+    "self-broadcast": ((3, 4, 5), (3, 1, 5), (3, 4, 5)),
+    "self-fewer-dims": ((2, 3, 4), (4,), (2, 3, 4)),
+    "self-size1-lead": ((2, 3, 4), (1, 3, 4), (2, 3, 4)),
+    "target-broadcast": ((4, 5), (4, 5), (5,)),
+    "scalar-grad": ((), (3, 4), (3, 4)),
+    "grad-row": ((4,), (3, 1), (2, 3, 4)),
+    "long-sum": ((64, 3), (1, 3), (64, 3)),
+}
+
+
+@pytest.mark.parametrize("log_target", [False, True])
+@pytest.mark.parametrize("reduction", [0, 1, 2, 3])
+@pytest.mark.parametrize("name", list(KL_SHAPES))
+def test_kl_broadcasting_and_reductions(backend, name, reduction, log_target):
+    rng = np.random.default_rng(3)
+    g, x, t = (values(rng, s, F32) for s in KL_SHAPES[name])
+    out, _ = run_and_check(backend, "KlDivBackward", g, x, t, reduction, F32, log_target)
+    assert out.shape == x.shape
+
+
+KL_DTYPES = [  # (grad, self, target, out): same, out differing, and mixed as the spec allows
+    (F16, F16, F16, F16), (BF16, BF16, BF16, BF16), (F16, F16, F16, F32), (F32, F32, F32, F16),
+    (F16, F32, F16, F32), (BF16, F16, F32, F16), (F32, BF16, F16, BF16), (F16, BF16, BF16, F32),
+]
+
+
+@pytest.mark.parametrize("log_target", [False, True])
+@pytest.mark.parametrize("reduction", [0, 1, 3])
+@pytest.mark.parametrize("dtypes", KL_DTYPES, ids=lambda d: "-".join(np.dtype(x).name for x in d))
+def test_kl_dtypes(backend, dtypes, reduction, log_target):
+    rng = np.random.default_rng(4)
+    shapes = ((2, 3, 5), (2, 1, 5), (2, 3, 5))
+    g, x, t = (values(rng, s, d) for s, d in zip(shapes, dtypes[:3]))
+    run_and_check(backend, "KlDivBackward", g, x, t, reduction, dtypes[3], log_target)
+
+
+def test_kl_batchmean_divides_by_first_dim_of_b(backend):
+    """Self (4,) under target (2,3,4): batchmean divides by B[0]=2, not by self.size(0)=4."""
+    x = np.zeros(4, np.float32)
+    t, g = np.ones((2, 3, 4), np.float32), np.ones((2, 3, 4), np.float32)
+    out, _ = run_and_check(backend, "KlDivBackward", g, x, t, 3, F32)
+    np.testing.assert_array_equal(out, np.full(4, -3.0, np.float32))
+
+
+@pytest.mark.parametrize("reduction", [0, 1, 2])
+def test_kl_0d_and_empty(backend, reduction):
+    rng = np.random.default_rng(5)
+    scalar = [values(rng, (), F32) for _ in range(3)]
+    run_and_check(backend, "KlDivBackward", *scalar, reduction, F32, True)
+    g, x, t = np.ones((), F16), np.zeros((0, 4), F16), np.zeros((0, 4), F16)
+    out, _ = run_and_check(backend, "KlDivBackward", g, x, t, reduction, F32)
+    assert out.shape == (0, 4)
+    # self (2,1) against an empty target: B is empty, every out element is an empty sum (0).
+    out, _ = run_and_check(backend, "KlDivBackward", g, values(rng, (2, 1), F16),
+                           np.zeros((2, 0), F16), reduction, F16)
+    np.testing.assert_array_equal(out, np.zeros((2, 1), F16))
+
+
+def test_kl_targets_not_masked(backend):
+    """Zero and negative targets give -target*grad (old PyTorch masked them to 0)."""
+    t = np.array([-2.0, -0.5, 0.0, -0.0, 0.5, 3.0], np.float32)
+    x, g = np.zeros(6, np.float32), np.full(6, 2.0, np.float32)
+    out, _ = run_and_check(backend, "KlDivBackward", g, x, t, 0, F32)
+    np.testing.assert_array_equal(out, -2.0 * t)
+
+
+def _views(rng, dtype):
+    """Transposed, strided and negative-stride views of larger arrays."""
+    base = values(rng, (8, 12), dtype)
+    return {
+        "transposed": values(rng, (4, 4), dtype).T,
+        "strided": base[::2, 1::3],
+        "negative": base[::-2, ::-3],
+        "negative-1d": values(rng, (9,), dtype)[::-2],
+    }
+
+
+@pytest.mark.parametrize("dtype", [F32, F16, BF16])
+def test_noncontiguous_views_and_inputs_unmodified(backend, dtype):
+    rng = np.random.default_rng(6)
+    v = _views(rng, dtype)
+    for arr in v.values():
+        arr.flags.writeable = False
+    snapshot = {k: a.copy() for k, a in v.items()}
+    # each op sees transposed / strided / negative-stride inputs in every position
+    run_and_check(backend, "MseLossBackward", v["strided"], v["transposed"], v["negative"], 1, dtype)
+    run_and_check(backend, "MseLossBackward", v["negative"], v["strided"], v["negative-1d"][:4], 0, F32)
+    run_and_check(backend, "KlDivBackward", v["transposed"], v["negative"], v["strided"], 3, dtype, True)
+    run_and_check(backend, "KlDivBackward", v["negative-1d"][:4], v["negative"][:1], v["transposed"],
+                  1, F32, False)
+    for k, a in v.items():
+        assert a.tobytes() == snapshot[k].tobytes(), f"input {k} was modified"
+
+
+def test_nonfinite_propagation(backend):
+    special = np.array([np.nan, np.inf, -np.inf, 1.0, -0.0, 2.0], np.float32)
+    ones = np.ones(6, np.float32)
+    # MSE: NaN/inf in each of the three inputs, in float32 and in a float16 out
+    for out_dtype in (F32, F16):
+        run_and_check(backend, "MseLossBackward", special, ones, ones, 0, out_dtype)
+        run_and_check(backend, "MseLossBackward", ones, special, ones, 2, out_dtype)
+        run_and_check(backend, "MseLossBackward", ones, ones, special[::-1].copy(), 1, out_dtype)
+    # KL: in target and in grad, both logTarget values; NaN in a summed slice poisons the sum
+    for log_target in (False, True):
+        run_and_check(backend, "KlDivBackward", ones, ones, special, 0, F32, log_target)
+        run_and_check(backend, "KlDivBackward", special, ones, ones, 1, F16, log_target)
+        out, _ = run_and_check(backend, "KlDivBackward", special.reshape(2, 3), np.ones((1, 3), F32),
+                               np.ones((2, 3), F32), 2, F32, log_target)
+        assert np.isnan(out[0, 0])
+
+
+def test_half_overflow_and_large_values(backend):
+    """float32 compute keeps what float16 could not hold: only the final rounding overflows."""
+    x = np.array([300.0, -300.0, 200.0, 20.0, 60000.0], np.float16)
+    y = np.array([-300.0, 300.0, -200.0, -20.0, -60000.0], np.float16)
+    g = np.array([100.0, 100.0, 100.0, 100.0, 0.25], np.float16)
+    out, _ = run_and_check(backend, "MseLossBackward", g, x, y, 0, F16)
+    # the last element's x-y = 120000 overflows float16, but not the float32 intermediate
+    assert np.isinf(out[:3]).all() and np.isfinite(out[3:]).all()
+    # mean brings the same products back into range
+    run_and_check(backend, "MseLossBackward", g.reshape(5, 1), np.tile(x, (64, 1)).T,
+                  y.reshape(5, 1), 1, F16)
+    # logTarget: exp(12) > 65504 overflows float16, yet each batchmean term exp(12)/16 is finite
+    t = np.full((16, 2), 12.0, np.float16)
+    out, _ = run_and_check(backend, "KlDivBackward", np.ones((16, 2), np.float16), np.zeros((16, 2), F16),
+                           t, 3, F16, True)
+    assert np.isfinite(out).all()
+    # bfloat16 magnitudes beyond float16, far below float32's limit
+    rng = np.random.default_rng(7)
+    big = [(values(rng, (5, 5), BF16, 1e5, 1e10) * np.where(rng.random((5, 5)) < .5, -1, 1)).astype(BF16)
+           for _ in range(3)]
+    run_and_check(backend, "MseLossBackward", *big, 2, BF16)
+    run_and_check(backend, "KlDivBackward", big[0], big[1], big[2], 0, BF16)
+
+
+def test_mean_over_large_n_small_results(backend):
+    """mean over N=40000 drives float16 results into subnormals."""
+    rng = np.random.default_rng(8)
+    g, x, y = (values(rng, (200, 200), F16, -1, 1) for _ in range(3))
+    run_and_check(backend, "MseLossBackward", g, x, y, 1, F16)
+    run_and_check(backend, "KlDivBackward", g, x, y, 1, F16)
+
+
+def test_deterministic(backend):
+    rng = np.random.default_rng(9)
+    g, x, t = values(rng, (64, 8), F16), values(rng, (1, 8), F16), values(rng, (64, 8), F16)
+    call = OpCall("KlDivBackward", {"gradOutput": g, "self": x, "target": t},
+                  {"reduction": 1, "logTarget": False}, (1, 8), BF16, "atlas-a3")
+    first = backend.run(call)
+    assert first.tobytes() == backend.run(call).tobytes()
+
+
+# -- options and errors ----------------------------------------------------------------------
+
+def _ulp_errors(out, golden):
+    fin = np.isfinite(golden)
+    return np.abs(out.astype(np.float64)[fin] - golden[fin]) / ulp(golden[fin], out.dtype)
+
+
+def test_native_differs_from_widen_on_float16():
+    """compute=native rounds every intermediate to float16 (including 2/N): measurably worse."""
+    rng = np.random.default_rng(10)
+    g, x, y = (values(rng, (30, 100), F16) for _ in range(3))
+    call = OpCall("MseLossBackward", {"gradOutput": g, "self": x, "target": y}, {"reduction": 1},
+                  (30, 100), F16, "atlas-a2")
+    golden, _ = mse_golden(g, x, y, 1)
+    widen = _ulp_errors(TorchBackend(compute="widen").run(call), golden)
+    native = _ulp_errors(TorchBackend(compute="native").run(call), golden)
+    assert widen.max() <= 0.5 + 1e-3          # float32 compute then one rounding: correctly rounded
+    assert native.max() > 1.0 and (native > 1.0).mean() > 0.01, (native.max(), (native > 1).mean())
+
+
+@pytest.mark.parametrize("kwargs,allowed", [({"device": "tpu"}, "cpu, cuda, npu"),
+                                            ({"compute": "fast"}, "widen, native"),
+                                            ({"device": "CPU "}, "cpu, cuda, npu")])
+def test_invalid_options(kwargs, allowed):
+    with pytest.raises(ValueError, match=allowed):
+        TorchBackend(**kwargs)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present")
+def test_cuda_unavailable_is_clear():
+    with pytest.raises(RuntimeError, match="CUDA build"):
+        TorchBackend(device="cuda")
+
+
+def test_npu_unavailable_is_clear():
+    try:
+        import torch_npu  # noqa: F401
+        pytest.skip("torch_npu is installed")
+    except ImportError:
+        pass
+    with pytest.raises(RuntimeError, match="torch_npu"):
+        TorchBackend(device="npu")
+
+
+def test_missing_torch_message(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)   # makes `import torch` fail
+    with pytest.raises(ImportError, match=r"pip install aclnn-conformance\[torch\]"):
+        TorchBackend()
+
+
+def test_null_tensors_and_wrong_out_shape_error(backend):
+    x = np.ones((2, 3), np.float32)
+    with pytest.raises(ValueError, match="self"):
+        backend.run(OpCall("MseLossBackward", {"gradOutput": x, "self": None, "target": x},
+                           {"reduction": 0}, (2, 3), F32, "atlas-a2"))
+    with pytest.raises(ValueError, match="out"):
+        backend.run(OpCall("MseLossBackward", {"gradOutput": x, "self": x, "target": x},
+                           {"reduction": 0}, None, None, "atlas-a2"))
+    with pytest.raises(ValueError, match="out_shape"):
+        backend.run(OpCall("KlDivBackward", {"gradOutput": x, "self": x, "target": x},
+                           {"reduction": 0, "logTarget": False}, (3, 2), F32, "atlas-a2"))
+
+
+def test_public_attributes(backend):
+    assert backend.name == "torch" and "status" not in backend.capabilities
+    assert set(backend.products) == {"atlas-training", "atlas-inference", "atlas-a2", "atlas-a3"}
+
+
+@pytest.mark.parametrize("soc,product", [("Ascend910B3", "atlas-a2"), ("Ascend910_9391", "atlas-a3"),
+                                         ("Ascend910A", "atlas-training"), ("Ascend910ProB", "atlas-training"),
+                                         ("Ascend310P3", "atlas-inference")])
+def test_npu_soc_names_map_to_one_product(soc, product):
+    from suite.backends.torch_backend import products_for_soc
+    assert products_for_soc(soc) == (product,)
+    assert len(products_for_soc("SomethingElse")) == 4
