@@ -13,7 +13,7 @@
 
 typedef void *aclrtStream;
 
-static int g_init, g_device = -1;
+static int g_init, g_device = -1, g_devref; /* set/reset are reference counted, as in CANN */
 static int64_t g_live[4];
 
 typedef struct { char *p; size_t size; } alloc_t;
@@ -62,6 +62,7 @@ EMU_EXPORT int aclFinalize(void) {
     if (!g_init) return ACL_ERROR_UNINITIALIZE;
     g_init = 0;
     g_device = -1;
+    g_devref = 0;
     return 0;
 }
 
@@ -70,13 +71,15 @@ EMU_EXPORT int aclrtSetDevice(int32_t device) {
     int count = n ? atoi(n) : 8;
     if (!g_init) return ACL_ERROR_UNINITIALIZE;
     if (device < 0 || device >= count) return ACL_ERROR_RT_DEVICE_ID_INVALID;
+    if (g_device >= 0 && g_device != device) return ACL_ERROR_RT_DEVICE_ID_INVALID; /* one device at a time here */
     g_device = device;
+    g_devref++;
     return 0;
 }
 
 EMU_EXPORT int aclrtResetDevice(int32_t device) {
-    if (device != g_device) return ACL_ERROR_RT_DEVICE_ID_INVALID;
-    g_device = -1;
+    if (device != g_device || g_devref <= 0) return ACL_ERROR_RT_DEVICE_ID_INVALID;
+    if (--g_devref == 0) g_device = -1;
     return 0;
 }
 
