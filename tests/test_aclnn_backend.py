@@ -337,6 +337,7 @@ def test_missing_runtime_library_is_a_skip_reason(tmp_path):
     b = AclnnBackend(lib_dir=str(tmp_path))
     assert "libascendcl.so" in b.unavailable and str(tmp_path) in b.unavailable
     assert b.products == PRODUCTS
+    assert AclnnBackend(lib_dir=str(tmp_path), product="atlas-a2").products == PRODUCTS
     with pytest.raises(Unsupported) as info:
         b.run(dict(NUMERIC)["mse same float32 r0"])
     assert str(info.value) == b.unavailable

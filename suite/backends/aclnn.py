@@ -104,12 +104,14 @@ class AclnnBackend:
     # ---- session life cycle -------------------------------------------------------------
     @property
     def products(self) -> tuple:
+        if self.unavailable:
+            return PRODUCTS  # collect every case so each is reported as skipped with the reason
         if self._product_override:
             return (self._product_override,)
         try:
             self._ensure_ready()
         except Unsupported:
-            return PRODUCTS  # collect every case so each is reported as skipped with the reason
+            return PRODUCTS
         return (self._detected,)
 
     def _ensure_ready(self) -> None:

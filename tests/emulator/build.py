@@ -9,7 +9,8 @@ the first, as in the toolkit's lib64), so that
 
 runs the suite against it. The emulator computes on the host what spec/*.md say the operators do;
 it proves the backend's marshalling and the harness, never the conformance of real kernels.
-Choose the SoC it reports with ACLNN_EMU_SOC (default Ascend910B, i.e. atlas-a2).
+Choose the SoC it reports with ACLNN_EMU_SOC (default Ascend910B, i.e. atlas-a2). Extra compiler
+flags (e.g. -fsanitize=address while debugging the emulator) go in ACLNN_EMU_CFLAGS.
 
 A fault build plants one defect, so tests can prove they detect it (see FAULTS).
 """
@@ -65,6 +66,7 @@ def build(outdir: os.PathLike, fault: Optional[str] = None, cc: Optional[str] = 
     out = Path(outdir).resolve()
     out.mkdir(parents=True, exist_ok=True)
     defines = [f"-D{FAULTS[fault]}"] if fault else []
+    defines += os.environ.get("ACLNN_EMU_CFLAGS", "").split()
     for lib, (sources, deps) in LIBRARIES.items():
         cmd = [cc, "-shared", "-fPIC", "-O2", "-std=gnu11", "-ffp-contract=off", "-fvisibility=hidden",
                "-Wall", *defines, f"-I{SRC}", *[str(SRC / s) for s in sources],

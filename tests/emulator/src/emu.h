@@ -28,6 +28,7 @@
 #define ACL_ERROR_RT_DEVICE_ID_INVALID 107001
 #define ACL_ERROR_RT_CONTEXT_NULL 107002
 #define ACL_ERROR_RT_MEMORY_ALLOCATION 207001
+#define ACL_ERROR_RT_DEVICE_FAULT 507899 /* the emulator's code for a kernel touching freed memory */
 
 enum { ACL_FLOAT = 0, ACL_FLOAT16 = 1, ACL_BF16 = 27 };
 enum { EMU_BUFS = 0, EMU_TENSORS = 1, EMU_EXECUTORS = 2, EMU_STREAMS = 3 };
@@ -72,6 +73,7 @@ int aclemu_in_device_memory(const void *p, size_t nbytes); /* 1 if [p, p+nbytes)
 typedef void (*aclemu_task)(void *arg);
 int aclemu_enqueue(void *stream, aclemu_task fn, void *arg);
 const char *aclemu_soc(void);
+void aclemu_device_fault(void); /* the next aclrtSynchronizeStream reports ACL_ERROR_RT_DEVICE_FAULT */
 /* Exported by libnnopbase.so. */
 int aclDestroyAclOpExecutor(aclOpExecutor *executor);
 

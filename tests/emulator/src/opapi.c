@@ -209,9 +209,19 @@ static void run_kl(aclOpExecutor *ex) {
     }
 }
 
+static int views_in_memory(const aclOpExecutor *ex) {
+    emu_view v[4] = {effective(&ex->grad), effective(&ex->self), effective(&ex->target), effective(&ex->out)};
+    for (int i = 0; i < 4; i++)
+        if (!view_in_memory(&v[i])) return 0;
+    return !ex->workspace || aclemu_in_device_memory(ex->ws_ptr, ex->workspace);
+}
+
 static void run_task(void *arg) {
     aclOpExecutor *ex = arg;
-    if (!ex->empty) {
+    if (!ex->empty && !views_in_memory(ex)) { /* freed before the stream ran: a device fault */
+        fprintf(stderr, "aclemu: kernel ran after its memory was freed (missing synchronisation?)\n");
+        aclemu_device_fault();
+    } else if (!ex->empty) {
         if (ex->op == OP_MSE) run_mse(ex);
         else run_kl(ex);
     }

@@ -15,6 +15,9 @@ typedef void *aclrtStream;
 
 static int g_init, g_device = -1, g_devref; /* set/reset are reference counted, as in CANN */
 static int64_t g_live[4];
+static int g_fault;
+
+EMU_EXPORT void aclemu_device_fault(void) { g_fault = 1; }
 
 typedef struct { char *p; size_t size; } alloc_t;
 static alloc_t *g_allocs;
@@ -102,6 +105,7 @@ EMU_EXPORT int aclrtCreateStream(aclrtStream *stream) {
 static int run_pending(stream_t *s) {
     for (size_t i = 0; i < s->n; i++) s->tasks[i].fn(s->tasks[i].arg);
     s->n = 0;
+    if (g_fault) { g_fault = 0; return ACL_ERROR_RT_DEVICE_FAULT; }
     return 0;
 }
 
