@@ -6,7 +6,7 @@ sections) in float64 numpy, not from the emulator's C code.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import ml_dtypes
 import numpy as np
