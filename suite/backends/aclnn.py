@@ -1,0 +1,272 @@
+"""The direct aclnn backend: each call goes through aclnnXGetWorkspaceSize / aclnnX via ctypes.
+
+    pytest --backend aclnn [--backend-opt device=0] [--backend-opt lib_dir=DIR]
+           [--backend-opt product=atlas-a2] [--backend-opt negative_strides=skip|pass]
+
+Libraries: `lib_dir` if given (that directory and its lib64/ only), else the directories named by
+the variables the toolkit's set_env.sh exports (ASCEND_HOME_PATH, ASCEND_TOOLKIT_HOME, each /lib64;
+ASCEND_OPP_PATH/../lib64), else the dynamic loader's path. It loads libascendcl.so (runtime),
+libnnopbase.so (aclCreateTensor) and the operators from libopapi_nn.so or libopapi.so.
+
+Never crashes the session: if a library, a runtime symbol or device initialisation is missing,
+the constructor still succeeds, `unavailable` holds the reason (what was looked for, where),
+`products` lists all four families so every case is collected, and `run()` raises
+`suite.Unsupported(reason)`, which the suite reports as a skip with that reason. A missing
+operator symbol makes only that operator's calls Unsupported.
+
+Product: detected from aclrtGetSocName() (Ascend910B* -> atlas-a2, Ascend910_93* -> atlas-a3,
+Ascend310P* -> atlas-inference, other Ascend910* -> atlas-training); `product=` overrides it, for
+emulators and simulators. Initialisation (aclInit, aclrtSetDevice, aclrtCreateStream) happens once,
+lazily, on first use; `close()` tears it down (nothing is registered globally: a process that never
+calls close() simply exits).
+
+Negative strides: CANN's aclCreateTensor reference (CANN 8.0.0 and 8.5.0 "aclCreateTensor",
+hiascend.com .../aolapi/operatorlist_00019.html) says of `stride` "The value cannot be a negative
+number" / "a non-negative integer" (offset likewise). So by default (`negative_strides=skip`) a
+view with a negative stride raises Unsupported instead of being silently copied into a positive
+layout, which would test something other than the case asks; `negative_strides=pass` hands the
+negative strides to CANN as they are (offset then points at the first element).
+"""
+from __future__ import annotations
+
+import ctypes
+from typing import Dict, List, Optional, Sequence
+
+import numpy as np
+
+from suite.backends import _aclnn_lib as lib
+from suite.backends import _aclnn_marshal as marshal
+from suite.contract import PRODUCTS, AclnnError, OpCall, Unsupported
+
+ACL_FORMAT_ND = 2
+MEMCPY_HOST_TO_DEVICE, MEMCPY_DEVICE_TO_HOST = 1, 2
+ACL_ERROR_REPEAT_INITIALIZE = 100002
+INPUT_NAMES = ("gradOutput", "self", "target")
+
+
+class AclRuntimeError(RuntimeError):
+    """A runtime call (memory, stream, device) failed: an environment fault, not an aclnn status."""
+
+    def __init__(self, func: str, code: int) -> None:
+        super().__init__(f"{func} failed with aclError {code}")
+        self.func, self.code = func, code
+
+
+def product_for_soc(soc: str) -> Optional[str]:
+    """The product family of a SoC name as aclrtGetSocName reports it (None if unknown)."""
+    if soc.startswith("Ascend910_93"):
+        return "atlas-a3"
+    if soc.startswith("Ascend910B"):
+        return "atlas-a2"
+    if soc.startswith("Ascend310P"):
+        return "atlas-inference"
+    if soc.startswith("Ascend910"):  # Ascend910, Ascend910A, Ascend910ProA, Ascend910PremiumA, ...
+        return "atlas-training"
+    return None
+
+
+class AclnnBackend:
+    """Drives the real aclnn two-phase API on an Ascend device (or anything exporting its ABI)."""
+
+    name = "aclnn"
+    capabilities = {"status"}
+
+    def __init__(self, lib_dir: Optional[str] = None, device: str = "0", product: Optional[str] = None,
+                 negative_strides: str = "skip", _bf16_code: Optional[str] = None,
+                 _out_layout: str = "contiguous") -> None:
+        # _bf16_code and _out_layout are test hooks: a mis-declared bfloat16 code (a planted fault)
+        # and a Fortran-ordered, offset out tensor (to prove strided writes reach the kernel).
+        if product is not None and product not in PRODUCTS:
+            raise ValueError(f"product={product!r}; expected one of {', '.join(PRODUCTS)}")
+        if negative_strides not in ("skip", "pass"):
+            raise ValueError(f"negative_strides={negative_strides!r}; expected skip or pass")
+        if _out_layout not in ("contiguous", "fortran"):
+            raise ValueError(f"_out_layout={_out_layout!r}")
+        self.device = int(device)
+        self.negative_strides = negative_strides
+        self._product_override = product
+        self._bf16_code = marshal.ACL_BF16 if _bf16_code is None else int(_bf16_code)
+        self._out_layout = _out_layout
+        self.unavailable: Optional[str] = None
+        self.soc_name: Optional[str] = None
+        self._detected: Optional[str] = None
+        self._stream = None
+        self._owns_init = False
+        self._fn: Dict[str, object] = {}
+        self._ops: Dict[str, object] = {}
+        try:
+            libs, self._fn = lib.load(lib_dir)
+            self._ops = libs.operators
+            self.libraries = libs
+        except lib.LibraryError as exc:
+            self.unavailable = str(exc)
+
+    # ---- session life cycle -------------------------------------------------------------
+    @property
+    def products(self) -> tuple:
+        if self.unavailable:
+            return PRODUCTS  # collect every case so each is reported as skipped with the reason
+        if self._product_override:
+            return (self._product_override,)
+        try:
+            self._ensure_ready()
+        except Unsupported:
+            return PRODUCTS
+        return (self._detected,)
+
+    def _ensure_ready(self) -> None:
+        if self.unavailable:
+            raise Unsupported(self.unavailable)
+        if self._stream is not None:
+            return
+        f = self._fn
+        rc = f["aclInit"](None)
+        if rc not in (0, ACL_ERROR_REPEAT_INITIALIZE):
+            self._fail(f"aclInit failed with aclError {rc}")
+        self._owns_init = rc == 0
+        rc = f["aclrtSetDevice"](self.device)
+        if rc:
+            self._teardown_init()
+            self._fail(f"aclrtSetDevice({self.device}) failed with aclError {rc}")
+        if not self._product_override:
+            soc = f["aclrtGetSocName"]()
+            self.soc_name = soc.decode() if soc else None
+            self._detected = product_for_soc(self.soc_name or "")
+            if self._detected is None:
+                self._teardown_device()
+                self._fail(f"SoC {self.soc_name!r} (aclrtGetSocName) maps to no known product family; "
+                           f"pass --backend-opt product=<{'|'.join(PRODUCTS)}>")
+        stream = ctypes.c_void_p()
+        rc = f["aclrtCreateStream"](ctypes.byref(stream))
+        if rc:
+            self._teardown_device()
+            self._fail(f"aclrtCreateStream failed with aclError {rc}")
+        self._stream = stream
+
+    def _fail(self, reason: str) -> None:
+        self.unavailable = reason
+        raise Unsupported(reason)
+
+    def _teardown_device(self) -> None:
+        self._fn["aclrtResetDevice"](self.device)
+        self._teardown_init()
+
+    def _teardown_init(self) -> None:
+        if self._owns_init:
+            self._fn["aclFinalize"]()
+            self._owns_init = False
+
+    def close(self) -> None:
+        """Destroy the stream, reset the device, finalize (if this backend initialised ACL)."""
+        if self._stream is None:
+            return
+        stream, self._stream = self._stream, None
+        self._fn["aclrtDestroyStream"](stream)
+        self._teardown_device()
+
+    # ---- one call ---------------------------------------------------------------------------
+    def run(self, call: OpCall) -> Optional[np.ndarray]:
+        self._ensure_ready()
+        if call.product not in self.products:
+            raise Unsupported(f"this backend stands for {self.products[0]}, the case targets {call.product}")
+        entry = self._ops.get(call.op)
+        if entry is None:
+            raise Unsupported(f"operator {call.op} is not known to the aclnn backend")
+        if isinstance(entry, str):
+            raise Unsupported(entry)
+        phase1, phase2 = entry
+        tensors: List[int] = []
+        buffers: List[int] = []
+        executor = ctypes.c_void_p()
+        executor_pending = False
+        try:
+            args = [self._tensor_in(call.inputs.get(n), n, tensors, buffers) for n in INPUT_NAMES]
+            args.append(ctypes.c_int64(int(call.attrs.get("reduction", 1))))
+            if call.op == "KlDivBackward":
+                args.append(ctypes.c_bool(bool(call.attrs.get("logTarget", False))))
+            out = out_buf = None
+            if call.out_shape is not None:
+                order, lead = ("F", 3) if self._out_layout == "fortran" else ("C", 0)
+                out = marshal.out_layout(call.out_shape, call.out_dtype, order, lead, self._bf16_code)
+                args.append(self._tensor(out, "out", tensors, buffers))
+                out_buf = buffers[-1]
+            else:
+                args.append(None)  # NULL out
+            workspace_size = ctypes.c_uint64(0)
+            status = phase1(*args, ctypes.byref(workspace_size), ctypes.byref(executor))
+            if status:
+                raise AclnnError(status)
+            executor_pending = True
+            workspace = self._malloc(workspace_size.value, buffers) if workspace_size.value else None
+            executor_pending = False  # phase 2 owns the executor from here, whatever it returns
+            status = phase2(workspace, workspace_size.value, executor, self._stream)
+            if status:
+                raise AclnnError(status)
+            self._check("aclrtSynchronizeStream", self._fn["aclrtSynchronizeStream"](self._stream))
+            if out is None:
+                return None  # the operator accepted a NULL out: the suite will flag the missing status
+            self._copy(out, out_buf, MEMCPY_DEVICE_TO_HOST)
+            return marshal.gather_out(out, call.out_dtype)
+        except marshal.LayoutError as exc:
+            raise Unsupported(self._layout_reason(str(exc))) from None
+        finally:
+            destroy_exec = self._fn.get("aclDestroyAclOpExecutor")
+            if executor_pending and executor.value and destroy_exec is not None:
+                destroy_exec(executor)  # phase 2 never ran; best effort, the only release CANN offers
+            for t in reversed(tensors):
+                self._fn["aclDestroyTensor"](t)
+            for b in reversed(buffers):
+                self._fn["aclrtFree"](b)
+
+    def _layout_reason(self, what: str) -> str:
+        if what == "negative stride":
+            return ("CANN cannot take negative-stride views; aclCreateTensor's documented contract requires "
+                    "non-negative strides (pass --backend-opt negative_strides=pass to try anyway)")
+        return f"the view cannot be passed to aclCreateTensor: {what}"
+
+    def _tensor_in(self, a: Optional[np.ndarray], name: str, tensors: list, buffers: list):
+        if a is None:
+            return None  # NULL tensor pointer
+        layout = marshal.input_layout(np.asarray(a), self.negative_strides == "pass", self._bf16_code)
+        return self._tensor(layout, name, tensors, buffers)
+
+    def _tensor(self, layout: marshal.Layout, name: str, tensors: list, buffers: list) -> int:
+        buf = self._malloc(layout.alloc_bytes, buffers)
+        if layout.nbytes:
+            self._copy(layout, buf, MEMCPY_HOST_TO_DEVICE, layout.alloc_bytes)
+        dims = _int64s(layout.dims)
+        strides = _int64s(layout.strides)
+        storage = _int64s([layout.storage.size])
+        t = self._fn["aclCreateTensor"](dims, len(layout.dims), layout.code, strides, layout.offset,
+                                        ACL_FORMAT_ND, storage, 1, buf)
+        if not t:
+            raise RuntimeError(f"aclCreateTensor returned NULL for {name} (dims {layout.dims}, strides "
+                               f"{layout.strides}, offset {layout.offset}, dtype code {layout.code})")
+        tensors.append(t)
+        return t
+
+    def _malloc(self, nbytes: int, buffers: list) -> int:
+        ptr = ctypes.c_void_p()
+        size = max(marshal.ALIGN, -(-int(nbytes) // marshal.ALIGN) * marshal.ALIGN)
+        self._check("aclrtMalloc", self._fn["aclrtMalloc"](ctypes.byref(ptr), size, 0))
+        buffers.append(ptr.value)
+        return ptr.value
+
+    def _copy(self, layout: marshal.Layout, device_ptr: int, kind: int, dest_max: int = 0) -> None:
+        if not layout.nbytes:
+            return
+        host = marshal.ptr(layout.storage)
+        if kind == MEMCPY_HOST_TO_DEVICE:
+            rc = self._fn["aclrtMemcpy"](device_ptr, dest_max, host, layout.nbytes, kind)
+        else:
+            rc = self._fn["aclrtMemcpy"](host, layout.nbytes, device_ptr, layout.nbytes, kind)
+        self._check("aclrtMemcpy", rc)
+
+    @staticmethod
+    def _check(func: str, rc: int) -> None:
+        if rc:
+            raise AclRuntimeError(func, rc)
+
+
+def _int64s(values: Sequence[int]):
+    return (ctypes.c_int64 * max(len(values), 1))(*values)

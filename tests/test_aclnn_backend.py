@@ -1,0 +1,474 @@
+"""The `aclnn` backend, proven against the host emulator (tests/emulator).
+
+What this proves: the backend's marshalling (views, dtypes, NULLs, workspace, stream sync, copy
+back), its statuses, its resource hygiene and its failure reporting. What it cannot prove: that
+real Ascend kernels conform; that needs an Ascend machine.
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from suite import AclnnError, OpCall, Unsupported
+from suite.backends import aclnn as aclnn_mod
+from suite.backends.aclnn import AclnnBackend, AclRuntimeError, product_for_soc
+from suite.contract import PRODUCTS
+from tests import aclnn_checks as C
+from tests.emulator.build import BuildError, build, find_compiler
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _need_compiler() -> None:
+    if find_compiler() is None:
+        pytest.skip("no C compiler (looked for $CC, cc, gcc, clang on PATH): cannot build the emulator")
+
+
+@pytest.fixture(scope="session")
+def emu_dir(tmp_path_factory) -> str:
+    _need_compiler()
+    try:
+        return str(build(tmp_path_factory.mktemp("emu") / "lib64"))
+    except BuildError as exc:
+        pytest.skip(f"emulator build failed: {exc}")
+
+
+@pytest.fixture
+def soc(monkeypatch):
+    """Set the SoC the emulator reports (default Ascend910B)."""
+    monkeypatch.setenv("ACLNN_EMU_SOC", "Ascend910B")
+    return lambda name: monkeypatch.setenv("ACLNN_EMU_SOC", name)
+
+
+def live(backend: AclnnBackend) -> tuple:
+    counts = [ctypes.c_int64() for _ in range(4)]
+    backend.libraries.runtime.handle.aclemuLiveCounts(*[ctypes.byref(c) for c in counts])
+    return tuple(c.value for c in counts)  # buffers, tensors, executors, streams
+
+
+@pytest.fixture
+def backend(emu_dir, soc):
+    """A fresh backend per test; after close() nothing it created may remain alive."""
+    b = AclnnBackend(lib_dir=emu_dir)
+    assert b.unavailable is None, b.unavailable
+    yield b
+    b.close()
+    assert live(b) == (0, 0, 0, 0), "leaked emulator resources"
+
+
+# ---- numerics ------------------------------------------------------------------------------------
+NUMERIC = C.numeric_calls()
+
+
+@pytest.mark.parametrize("label,call", NUMERIC, ids=[c[0] for c in NUMERIC])
+def test_numerics_match_float64_reference(backend, label, call):
+    C.assert_close(backend.run(call), call, label)
+    assert live(backend)[:3] == (0, 0, 0)
+
+
+def test_non_contiguous_out_is_written_through_its_strides(emu_dir, soc):
+    b = AclnnBackend(lib_dir=emu_dir, _out_layout="fortran")
+    try:
+        for label, call in C.numeric_calls(seed=5):
+            C.assert_close(b.run(call), call, label)
+    finally:
+        b.close()
+
+
+@pytest.mark.parametrize("dtype", [C.F16, C.BF16], ids=["float16", "bfloat16"])
+def test_float32_to_narrow_rounding_is_exact_rne(backend, dtype):
+    call = C.exact_cast_call(dtype)
+    C.assert_exact_cast(backend.run(call), call)
+
+
+def test_float16_overflow_gives_inf(backend):
+    s = np.array([4e4, -4e4, 1.0], np.float32)
+    call = OpCall("MseLossBackward", {"gradOutput": np.ones(3, np.float32), "self": s, "target": np.zeros(3, np.float32)},
+                  {"reduction": 0}, (3,), np.dtype(np.float16), "atlas-a2")
+    out = backend.run(call)
+    assert np.isinf(out[0]) and out[0] > 0 and np.isinf(out[1]) and out[1] < 0 and out[2] == 2
+    C.assert_close(out, call)
+
+
+def test_deterministic(backend):
+    call = dict(C.numeric_calls())["kl sum 50 terms"]
+    first = backend.run(call)
+    assert np.array_equal(first.view(np.uint32), backend.run(call).view(np.uint32))
+
+
+def test_empty_out_is_empty_array_of_out_dtype(backend):
+    call = dict(NUMERIC)["mse empty"]
+    out = backend.run(call)
+    assert out.shape == (0, 3) and out.dtype == np.float32
+
+
+# ---- statuses ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("label,call,status", C.status_calls("atlas-a2"), ids=[c[0] for c in C.status_calls("atlas-a2")])
+def test_rejections_raise_their_status(backend, label, call, status):
+    C.check_status(backend, call, status, label)
+    assert live(backend)[:3] == (0, 0, 0)
+
+
+TRAINING = C.status_calls("atlas-training")
+
+
+@pytest.mark.parametrize("label,call,status", TRAINING, ids=[c[0] for c in TRAINING])
+def test_rejections_on_a_product_without_bfloat16(emu_dir, soc, label, call, status):
+    soc("Ascend910")
+    b = AclnnBackend(lib_dir=emu_dir)
+    try:
+        assert b.products == ("atlas-training",)
+        C.check_status(b, call, status, label)
+    finally:
+        b.close()
+
+
+@pytest.mark.parametrize("label,call", C.accepted_controls(), ids=[c[0] for c in C.accepted_controls()])
+def test_accepted_neighbours_of_rejections(backend, label, call):
+    C.assert_close(backend.run(call), call, label)
+
+
+# ---- views, inputs, negative strides ---------------------------------------------------------------
+def test_inputs_are_not_modified_and_read_only_inputs_work(backend):
+    def root(a):
+        while isinstance(a.base, np.ndarray):
+            a = a.base
+        return a
+    for label, call in C.numeric_calls(seed=9):
+        arrays = {k: v for k, v in call.inputs.items() if v is not None}
+        before = {k: (root(v).tobytes(), v.strides) for k, v in arrays.items()}  # whole parent, gaps too
+        for v in arrays.values():
+            v.flags.writeable = False
+        backend.run(call)
+        for k, v in arrays.items():
+            assert v.strides == before[k][1] and not v.flags.writeable
+            assert root(v).tobytes() == before[k][0], f"{label}: {k} modified"
+
+
+def test_sliced_view_reaches_operator_with_storage_offset(backend, monkeypatch):
+    seen = []
+    real = backend._fn["aclCreateTensor"]
+    monkeypatch.setitem(backend._fn, "aclCreateTensor", lambda *a: (seen.append((a[3][0], a[4])), real(*a))[1])
+    base = np.arange(24, dtype=np.float32).reshape(4, 6)
+    view = base[1:, 2:]  # offset 8 elements into base, strides (6, 1)
+    call = OpCall("MseLossBackward", {"gradOutput": np.ones((3, 4), np.float32), "self": view,
+                                      "target": np.zeros((3, 4), np.float32)}, {"reduction": 0}, (3, 4),
+                  np.dtype(np.float32), "atlas-a2")
+    C.assert_close(backend.run(call), call)
+    assert seen[1] == (6, 8), "self must travel as (strides (6, 1), offset 8)"
+
+
+def test_negative_strides_skip_by_default_with_reason(backend):
+    call = dict(C.numeric_calls())["mse same float32 r0"]
+    call = OpCall(call.op, {**call.inputs, "self": C.view(call.inputs["self"], "n", None)}, call.attrs,
+                  call.out_shape, call.out_dtype, call.product)
+    with pytest.raises(Unsupported, match="CANN cannot take negative-stride views"):
+        backend.run(call)
+    assert live(backend)[:3] == (0, 0, 0)
+
+
+def test_negative_strides_pass_when_asked(emu_dir, soc, monkeypatch):
+    b = AclnnBackend(lib_dir=emu_dir, negative_strides="pass")
+    rng = np.random.default_rng(4)
+    try:
+        call = C.mse(rng, ((3, 5),) * 3, C.F16, reduction=1, layouts="ntn")
+        assert call.inputs["gradOutput"].strides[0] < 0
+        C.assert_close(b.run(call), call)
+        monkeypatch.setenv("ACLNN_EMU_REJECT_NEG_STRIDES", "1")  # a CANN that refuses them
+        with pytest.raises(RuntimeError, match="aclCreateTensor returned NULL"):
+            b.run(call)
+        assert live(b)[:3] == (0, 0, 0)
+    finally:
+        b.close()
+
+
+# ---- resources ---------------------------------------------------------------------------------------
+def test_nothing_leaks_over_many_calls_including_errors(backend, monkeypatch):
+    calls = C.numeric_calls(seed=11)
+    for _ in range(3):
+        for label, call in calls:
+            backend.run(call)
+        for label, call, status in C.status_calls():
+            with pytest.raises(AclnnError):
+                backend.run(call)
+    neg = dict(calls)["mse views f32"]
+    with pytest.raises(Unsupported):
+        backend.run(OpCall(neg.op, {**neg.inputs, "target": neg.inputs["target"][::-1]}, neg.attrs,
+                           neg.out_shape, neg.out_dtype, neg.product))
+    assert live(backend) == (0, 0, 0, 1)
+
+
+def test_workspace_allocation_failure_releases_everything(backend, monkeypatch):
+    n = 256  # KL with self (n, 1), target (1, n): workspace n*4 bytes, every tensor n*2 bytes
+    call = C.kl(np.random.default_rng(2), ((), (n, 1), (1, n)), (C.F16,) * 3, C.F16, 0)
+    assert backend.run(call) is not None
+    monkeypatch.setenv("ACLNN_EMU_MALLOC_LIMIT", str(3 * n))
+    with pytest.raises(AclRuntimeError, match="aclrtMalloc"):
+        backend.run(call)
+    assert live(backend)[:3] == (0, 0, 0), "executor, tensors or buffers left behind"
+
+
+def test_leak_counter_detects_a_leak(backend, monkeypatch):
+    kept = []
+    monkeypatch.setitem(backend._fn, "aclDestroyTensor", lambda t: kept.append(t) or 0)
+    backend.run(dict(NUMERIC)["mse same float32 r0"])
+    assert live(backend)[1] == 4
+    monkeypatch.undo()
+    for t in kept:
+        backend.libraries.tensor.handle.aclDestroyTensor(ctypes.c_void_p(t))
+    assert live(backend)[1] == 0
+
+
+def test_reading_out_without_synchronising_is_caught(backend, monkeypatch):
+    monkeypatch.setitem(backend._fn, "aclrtSynchronizeStream", lambda s: 0)
+    call = dict(NUMERIC)["mse same float32 r0"]
+    with pytest.raises(AssertionError, match="NaN positions"):
+        C.assert_close(backend.run(call), call)
+
+
+def test_initialisation_is_lazy_and_close_is_idempotent(emu_dir, soc):
+    b = AclnnBackend(lib_dir=emu_dir)
+    assert live(b)[3] == 0, "no stream before first use"
+    assert b.products == ("atlas-a2",)
+    assert live(b)[3] == 1
+    b.close()
+    b.close()
+    assert live(b) == (0, 0, 0, 0)
+
+
+def test_two_backends_in_one_process(emu_dir, soc):
+    first, second = AclnnBackend(lib_dir=emu_dir), AclnnBackend(lib_dir=emu_dir)
+    call = dict(NUMERIC)["mse same float16 r1"]
+    try:
+        C.assert_close(first.run(call), call)
+        C.assert_close(second.run(call), call)  # aclInit answers "already initialised": tolerated
+        second.close()
+        C.assert_close(first.run(call), call)
+    finally:
+        first.close()
+        second.close()
+    assert live(first) == (0, 0, 0, 0)
+
+
+# ---- products, options ------------------------------------------------------------------------------
+@pytest.mark.parametrize("name,product", [
+    ("Ascend910B", "atlas-a2"), ("Ascend910B3", "atlas-a2"), ("Ascend910_9391", "atlas-a3"),
+    ("Ascend310P3", "atlas-inference"), ("Ascend910", "atlas-training"), ("Ascend910ProA", "atlas-training"),
+    ("Ascend910PremiumA", "atlas-training"), ("Ascend310B1", None), ("", None)])
+def test_product_for_soc(name, product):
+    assert product_for_soc(name) == product
+
+
+@pytest.mark.parametrize("name,product", [("Ascend910B4", "atlas-a2"), ("Ascend910_9392", "atlas-a3"),
+                                          ("Ascend310P1", "atlas-inference"), ("Ascend910A", "atlas-training")])
+def test_products_detected_from_runtime_soc(emu_dir, soc, name, product):
+    soc(name)
+    b = AclnnBackend(lib_dir=emu_dir)
+    try:
+        assert b.products == (product,) and b.soc_name == name
+    finally:
+        b.close()
+
+
+def test_unknown_soc_makes_backend_unavailable_with_reason(emu_dir, soc):
+    soc("Ascend999X")
+    b = AclnnBackend(lib_dir=emu_dir)
+    assert b.products == PRODUCTS
+    assert "Ascend999X" in b.unavailable and "product=" in b.unavailable
+    with pytest.raises(Unsupported, match="Ascend999X"):
+        b.run(dict(NUMERIC)["mse same float32 r0"])
+    b.close()
+    assert live(b) == (0, 0, 0, 0)
+
+
+def test_product_option_overrides_and_other_products_are_unsupported(emu_dir, soc):
+    soc("Ascend999X")
+    b = AclnnBackend(lib_dir=emu_dir, product="atlas-a3")
+    try:
+        assert b.products == ("atlas-a3",)
+        call = dict(NUMERIC)["mse same bfloat16 r1"]
+        with pytest.raises(Unsupported, match="stands for atlas-a3"):
+            b.run(call)
+        soc("Ascend910_9391")
+        C.assert_close(b.run(OpCall(call.op, call.inputs, call.attrs, call.out_shape, call.out_dtype, "atlas-a3")), call)
+    finally:
+        b.close()
+
+
+def test_bad_device_is_reported_not_crashed(emu_dir, soc):
+    b = AclnnBackend(lib_dir=emu_dir, device="9")
+    assert b.products == PRODUCTS and "aclrtSetDevice(9)" in b.unavailable
+    with pytest.raises(Unsupported, match=r"aclrtSetDevice\(9\)"):
+        b.run(dict(NUMERIC)["mse same float32 r0"])
+    b.close()
+    good = AclnnBackend(lib_dir=emu_dir)  # the failed attempt left the runtime finalised
+    assert good.products == ("atlas-a2",)
+    good.close()
+
+
+def test_options(emu_dir):
+    with pytest.raises(TypeError):
+        AclnnBackend(lib_dir=emu_dir, colour="red")
+    with pytest.raises(ValueError, match="product"):
+        AclnnBackend(lib_dir=emu_dir, product="atlas-z")
+    with pytest.raises(ValueError, match="negative_strides"):
+        AclnnBackend(lib_dir=emu_dir, negative_strides="copy")
+    b = AclnnBackend(lib_dir=emu_dir, device="0", product="atlas-a2", negative_strides="pass")
+    assert (b.device, b.name, b.capabilities) == (0, "aclnn", {"status"})
+
+
+def test_entry_point_names_this_class():
+    text = (ROOT / "pyproject.toml").read_text()
+    assert 'aclnn = "suite.backends.aclnn:AclnnBackend"' in text
+    assert aclnn_mod.AclnnBackend is AclnnBackend
+
+
+# ---- missing libraries and symbols --------------------------------------------------------------------
+def test_missing_runtime_library_is_a_skip_reason(tmp_path):
+    b = AclnnBackend(lib_dir=str(tmp_path))
+    assert "libascendcl.so" in b.unavailable and str(tmp_path) in b.unavailable
+    assert b.products == PRODUCTS
+    assert AclnnBackend(lib_dir=str(tmp_path), product="atlas-a2").products == PRODUCTS
+    with pytest.raises(Unsupported) as info:
+        b.run(dict(NUMERIC)["mse same float32 r0"])
+    assert str(info.value) == b.unavailable
+    b.close()
+
+
+@pytest.mark.parametrize("present,missing", [(["libascendcl.so"], "libnnopbase.so"),
+                                             (["libascendcl.so", "libnnopbase.so"], "libopapi")])
+def test_missing_library_names_what_and_where(emu_dir, tmp_path, present, missing):
+    for name in present:
+        (tmp_path / name).symlink_to(Path(emu_dir) / name)
+    b = AclnnBackend(lib_dir=str(tmp_path))
+    assert missing in b.unavailable and str(tmp_path) in b.unavailable, b.unavailable
+    with pytest.raises(Unsupported, match=missing):
+        b.run(dict(NUMERIC)["mse same float32 r0"])
+
+
+def test_toolkit_variables_find_the_libraries(emu_dir, soc, tmp_path, monkeypatch):
+    toolkit = tmp_path / "ascend-toolkit" / "latest"
+    toolkit.mkdir(parents=True)
+    (toolkit / "lib64").symlink_to(emu_dir)
+    for var in ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME", "ASCEND_OPP_PATH"):
+        monkeypatch.delenv(var, raising=False)
+    for var, value in (("ASCEND_HOME_PATH", toolkit), ("ASCEND_OPP_PATH", toolkit / "opp")):
+        monkeypatch.setenv(var, str(value))
+        b = AclnnBackend()
+        try:
+            assert b.unavailable is None, b.unavailable
+            assert b.libraries.runtime.path == str(toolkit / "lib64" / "libascendcl.so")
+            call = dict(NUMERIC)["kl self broadcast dim0"]
+            C.assert_close(b.run(call), call)
+        finally:
+            b.close()
+        monkeypatch.delenv(var)
+
+
+def _python(code: str, env_extra: dict) -> dict:
+    """Run code in a fresh interpreter (libraries loaded there cannot clash with this process's)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASCEND_")}
+    env.update(PYTHONPATH=str(ROOT), **env_extra)
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_nothing_configured_names_every_place_looked(tmp_path):
+    got = _python("""
+        import json
+        from suite.backends.aclnn import AclnnBackend
+        print(json.dumps(AclnnBackend().unavailable))
+    """, {"LD_LIBRARY_PATH": str(tmp_path)})
+    assert "libascendcl.so" in got and "dynamic loader" in got and str(tmp_path) in got
+
+
+def test_missing_runtime_symbol_is_named(tmp_path):
+    _need_compiler()
+    src = tmp_path / "stub.c"
+    src.write_text("int aclInit(const char *c) { (void)c; return 0; }\n")
+    subprocess.run([find_compiler(), "-shared", "-fPIC", str(src), "-o", str(tmp_path / "libascendcl.so")], check=True)
+    got = _python(f"""
+        import json
+        from suite.backends.aclnn import AclnnBackend
+        b = AclnnBackend(lib_dir={str(tmp_path)!r})
+        print(json.dumps([b.unavailable, list(b.products)]))
+    """, {})
+    assert "lacks symbol aclFinalize" in got[0] and str(tmp_path) in got[0]
+    assert tuple(got[1]) == PRODUCTS
+
+
+def test_missing_operator_symbol_skips_only_that_operator(tmp_path_factory):
+    _need_compiler()
+    lib_dir = build(tmp_path_factory.mktemp("nokl"), "no_kl_symbol")
+    got = _python(f"""
+        import json
+        from suite import Unsupported
+        from suite.backends.aclnn import AclnnBackend
+        from tests import aclnn_checks as C
+        b = AclnnBackend(lib_dir={str(lib_dir)!r})
+        calls = dict(C.numeric_calls())
+        C.assert_close(b.run(calls["mse same float32 r0"]), calls["mse same float32 r0"])
+        try:
+            b.run(calls["kl same float32 r0 lt0"])
+            print(json.dumps("ran"))
+        except Unsupported as exc:
+            print(json.dumps(str(exc)))
+        finally:
+            b.close()
+    """, {})
+    assert "aclnnKlDivBackwardGetWorkspaceSize" in got and str(lib_dir / "libopapi.so") in got
+
+
+# ---- planted faults -----------------------------------------------------------------------------
+# fault -> batteries (tests/aclnn_fault_driver.py) that must fail, and a phrase one failure must contain
+FAULTS = {
+    "good": ({}, None),
+    "ignore_strides": ({"numerics", "strided_out"}, "views"),
+    "skip_last": ({"numerics", "strided_out", "exact_cast"}, "NaN positions"),
+    "wrong_status": ({"status"}, "mse reduction 3: status 161001, expected 161002"),
+    "accept_rank9": ({"status"}, "rank 9: accepted"),
+    "mask_target": ({"numerics"}, "kl same"),
+    "mean_n_b": ({"numerics"}, "mse broadcast all"),
+    "bf16_code": ({"numerics", "exact_cast"}, "bfloat16"),
+}
+
+
+@pytest.fixture(scope="session")
+def fault_results(tmp_path_factory, emu_dir) -> dict:
+    """Every planted fault run through every battery, each in its own process, two at a time."""
+    def one(name):
+        if name == "bf16_code":  # the backend declares bfloat16 as ACL_FLOAT16 (1)
+            lib_dir, extra = emu_dir, ["--bf16-code", "1"]
+        else:
+            lib_dir, extra = build(tmp_path_factory.mktemp(name), None if name == "good" else name), []
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        proc = subprocess.run([sys.executable, "-m", "tests.aclnn_fault_driver", str(lib_dir), *extra],
+                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        return name, json.loads(proc.stdout)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(pool.map(one, FAULTS))
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+def test_planted_fault_is_detected(fault_results, fault):
+    expected, phrase = FAULTS[fault]
+    res = fault_results[fault]
+    failed = {k for k, v in res.items() if v}
+    assert not res["setup"] and not res["leaks"], res
+    if fault == "good":
+        assert failed == set(), res  # the control: the batteries pass on a correct build
+        return
+    assert set(expected) <= failed, f"{fault} not caught by {set(expected) - failed}: {res}"
+    assert any(phrase in msg for k in expected for msg in res[k]), res
