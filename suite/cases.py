@@ -166,9 +166,9 @@ def _as_list(ctx: _Ctx, node: LineDict, key: str, default: Any = None) -> list:
     v = node.get(key, default)
     if v is None:
         raise ctx.fail(node, key, "is required")
-    if not isinstance(v, list):
-        v = LineList([v])
-        v.line, v.lines = node.line_of(key), [node.line_of(key)]
+    if not isinstance(v, LineList):            # a scalar, or a default given in code
+        v = LineList(v if isinstance(v, list) else [v])
+        v.line, v.lines = node.line_of(key), [node.line_of(key)] * len(v)
     if not v:
         raise ctx.fail(node, key, "is empty")
     v.name = key
