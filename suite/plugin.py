@@ -175,12 +175,18 @@ def verify(request: pytest.FixtureRequest, conformance: Conformance):
         fn = {"numbers": runner.check_numbers, "rejection": runner.check_rejection,
               "determinism": runner.check_determinism}[kind]
         request.node.stash[RECORD] = {"status": None}
+        skip = failure = None
         try:
             record = fn(case, request.node.nodeid)
         except CaseSkip as e:
-            pytest.skip(e.reason)
+            skip = e.reason
         except CaseFailure as e:
-            pytest.fail(str(e), pytrace=False)
+            failure = str(e)
+        # Outside the except blocks, so pytest shows the message once, with no chained traceback.
+        if skip is not None:
+            pytest.skip(skip)
+        if failure is not None:
+            pytest.fail(failure, pytrace=False)
         request.node.stash[RECORD] = record
         return record
     return run
