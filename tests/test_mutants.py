@@ -155,7 +155,6 @@ def test_plugin_path_fails_a_mutant() -> None:
     env["PYTHONPATH"] = root + os.pathsep + os.environ.get("PYTHONPATH", "")
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-rf",
-         "-p", "no:aclnn_conformance",     # an installed copy's entry point: load this checkout's
          "--backend", f"tests.mutants.gallery:{name}", "-k", narrow, "suite/conformance"],
         cwd=root, env=env, capture_output=True, text=True, timeout=300)
     out = proc.stdout + proc.stderr
