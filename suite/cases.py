@@ -96,7 +96,10 @@ class _Ctx:
     def fail(self, node: Any, key: Any, message: str, line: Optional[int] = None) -> FileError:
         if line is None:
             line = node.line_of(key) if isinstance(node, (LineDict, LineList)) else None
-        return FileError(self.path, line, None if key is None else str(key), message)
+        name = None if key is None else str(key)
+        if isinstance(node, LineList) and isinstance(key, int) and getattr(node, "name", None):
+            name = f"{node.name}[{key}]"             # an item of a list: name the list, not "1"
+        return FileError(self.path, line, name, message)
 
 
 def parse_shape(ctx: _Ctx, node: Any, key: Any, value: Any, allow_null: bool = False,
@@ -168,6 +171,8 @@ def _as_list(ctx: _Ctx, node: LineDict, key: str, default: Any = None) -> list:
         v.line, v.lines = node.line_of(key), [node.line_of(key)]
     if not v:
         raise ctx.fail(node, key, "is empty")
+    if isinstance(v, LineList):
+        v.name = key
     return v
 
 

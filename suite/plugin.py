@@ -140,6 +140,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[STATE] = Conformance(config)
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Read the case files before collection (and before xdist starts workers): a bad file is one
+    usage error with its file:line message, not a traceback per collected module."""
+    session.config.stash[STATE].cases
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     state = config.stash.get(STATE, None)
     if state is not None:
