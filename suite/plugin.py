@@ -14,7 +14,7 @@ from suite.backend import BackendError, BackendInfo, make_backend, parse_opts
 from suite.contract import PRODUCTS
 from suite.golden import GoldenStore
 from suite.runner import CaseFailure, CaseSkip, Runner
-from suite.tolerance import load_table
+from suite.tolerance import ToleranceTable, load_table
 from suite.yamlfile import FileError
 
 RECORD = pytest.StashKey[Dict[str, Any]]()
@@ -62,6 +62,7 @@ class Conformance:
             raise pytest.UsageError(str(e)) from None
         self._runner: Optional[Runner] = None
         self._cases: Optional[List[casefiles.Case]] = None
+        self._table: Optional[ToleranceTable] = None
 
     def replay_args(self) -> str:
         """Options to append to a one-line reproducer."""
@@ -85,15 +86,26 @@ class Conformance:
             try:
                 backend = make_backend(self.config.option.backend, self.backend_opts)
                 info = BackendInfo.of(backend)
+            except BackendError as e:
+                raise pytest.UsageError(str(e)) from None
+            self._runner = Runner(backend, info, GoldenStore(self.golden_dir), self.table,
+                                  self.config.option.standard, self.replay_args())
+        return self._runner
+
+    @property
+    def table(self) -> ToleranceTable:
+        """The tolerance table, checked together with --standard."""
+        if self._table is None:
+            try:
                 table = load_table(self.tolerance_path)
-            except (BackendError, FileError) as e:
+            except FileError as e:
                 raise pytest.UsageError(str(e)) from None
             std = self.config.option.standard
             if std and std not in table.standards:
                 raise pytest.UsageError(f"--standard {std}: not in {self.tolerance_path} "
                                         f"({', '.join(table.standards)})")
-            self._runner = Runner(backend, info, GoldenStore(self.golden_dir), table, std, self.replay_args())
-        return self._runner
+            self._table = table
+        return self._table
 
     @property
     def cases(self) -> List[casefiles.Case]:
@@ -141,9 +153,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """Read the case files before collection (and before xdist starts workers): a bad file is one
-    usage error with its file:line message, not a traceback per collected module."""
-    session.config.stash[STATE].cases
+    """Read the case files and the tolerance table before collection (and before xdist starts
+    workers): a bad file is one usage error with its file:line message, not a traceback per
+    collected module."""
+    state = session.config.stash[STATE]
+    state.cases
+    state.table
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
