@@ -14,9 +14,12 @@ from suite.backend import BackendError, BackendInfo, make_backend, parse_opts
 from suite.contract import PRODUCTS
 from suite.golden import GoldenStore
 from suite.runner import CaseFailure, CaseSkip, Runner
-from suite.tolerance import ToleranceTable, load_table
+from suite.tolerance import load_table
 from suite.yamlfile import FileError
 
+# Defaults are anchored at this checkout, not at pytest's rootdir, which pytest derives from the
+# command line before it knows this plugin's options.
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
 RECORD = pytest.StashKey[Dict[str, Any]]()
 STATE = pytest.StashKey["Conformance"]()
 
@@ -39,12 +42,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="judge every case by this standard instead of the table's per-operator choice")
 
 
+class SetupError(str):
+    """Stands in for the cases when the session cannot start (bad backend, tolerance table...)."""
+
+
 class Conformance:
     """One session's state: the options, the cases, and (made on first need) the backend."""
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        root = Path(config.rootpath)
+        root = PROJECT_ROOT
         opt = config.option
         self.case_paths = [Path(p) for p in opt.cases] or [root / "cases"]
         self.golden_dir = Path(opt.golden_dir) if opt.golden_dir else root / "golden"
@@ -61,8 +68,8 @@ class Conformance:
         except BackendError as e:
             raise pytest.UsageError(str(e)) from None
         self._runner: Optional[Runner] = None
+        self.error: Optional[str] = None
         self._cases: Optional[List[casefiles.Case]] = None
-        self._table: Optional[ToleranceTable] = None
 
     def replay_args(self) -> str:
         """Options to append to a one-line reproducer."""
@@ -86,26 +93,15 @@ class Conformance:
             try:
                 backend = make_backend(self.config.option.backend, self.backend_opts)
                 info = BackendInfo.of(backend)
-            except BackendError as e:
-                raise pytest.UsageError(str(e)) from None
-            self._runner = Runner(backend, info, GoldenStore(self.golden_dir), self.table,
-                                  self.config.option.standard, self.replay_args())
-        return self._runner
-
-    @property
-    def table(self) -> ToleranceTable:
-        """The tolerance table, checked together with --standard."""
-        if self._table is None:
-            try:
                 table = load_table(self.tolerance_path)
-            except FileError as e:
+            except (BackendError, FileError) as e:
                 raise pytest.UsageError(str(e)) from None
             std = self.config.option.standard
             if std and std not in table.standards:
                 raise pytest.UsageError(f"--standard {std}: not in {self.tolerance_path} "
                                         f"({', '.join(table.standards)})")
-            self._table = table
-        return self._table
+            self._runner = Runner(backend, info, GoldenStore(self.golden_dir), table, std, self.replay_args())
+        return self._runner
 
     @property
     def cases(self) -> List[casefiles.Case]:
@@ -152,15 +148,6 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[STATE] = Conformance(config)
 
 
-def pytest_sessionstart(session: pytest.Session) -> None:
-    """Read the case files and the tolerance table before collection (and before xdist starts
-    workers): a bad file is one usage error with its file:line message, not a traceback per
-    collected module."""
-    state = session.config.stash[STATE]
-    state.cases
-    state.table
-
-
 def pytest_unconfigure(config: pytest.Config) -> None:
     state = config.stash.get(STATE, None)
     if state is not None:
@@ -180,7 +167,21 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     kind = getattr(metafunc.module, "CASE_KIND", None)
     if kind not in ("numbers", "rejection", "determinism"):
         raise pytest.UsageError(f"{metafunc.module.__name__}: CASE_KIND must be numbers, rejection or determinism")
-    metafunc.parametrize("case", metafunc.config.stash[STATE].params(kind))
+    state = metafunc.config.stash[STATE]
+    try:
+        params = state.params(kind)
+    except pytest.UsageError as e:
+        # Raised again, once, after collection: a clean "ERROR: ..." line, not one per module.
+        # xdist workers cannot raise it cleanly, so there each module gets one failing item.
+        state.error = str(e)
+        params = [pytest.param(SetupError(state.error), id="setup-error")]
+    metafunc.parametrize("case", params)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
+    state = config.stash[STATE]
+    if state.error and not hasattr(config, "workerinput"):
+        raise pytest.UsageError(state.error)
 
 
 @pytest.fixture(scope="session")
@@ -192,16 +193,24 @@ def conformance(request: pytest.FixtureRequest) -> Conformance:
 def verify(request: pytest.FixtureRequest, conformance: Conformance):
     """Run one case of a kind; failures carry their own message and reproducer."""
     def run(kind: str, case: casefiles.Case) -> Dict[str, Any]:
+        if isinstance(case, SetupError):
+            pytest.fail(str(case), pytrace=False)
         runner = conformance.runner
         fn = {"numbers": runner.check_numbers, "rejection": runner.check_rejection,
               "determinism": runner.check_determinism}[kind]
         request.node.stash[RECORD] = {"status": None}
+        skip = failure = None
         try:
             record = fn(case, request.node.nodeid)
         except CaseSkip as e:
-            pytest.skip(e.reason)
+            skip = e.reason
         except CaseFailure as e:
-            pytest.fail(str(e), pytrace=False)
+            failure = str(e)
+        # Outside the except blocks, so pytest shows the message once, with no chained traceback.
+        if skip is not None:
+            pytest.skip(skip)
+        if failure is not None:
+            pytest.fail(failure, pytrace=False)
         request.node.stash[RECORD] = record
         return record
     return run
