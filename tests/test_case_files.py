@@ -136,7 +136,7 @@ def test_pytest_cases_option_is_a_usage_error(pytester: pytest.Pytester, tmp_pat
     path = _bad_file(tmp_path, name)
     pytester.makepyfile(test_x="CASE_KIND = 'numbers'\ndef test_results(case, verify):\n    verify('numbers', case)\n")
     r = pytester.runpytest("-p", "no:aclnn_conformance", "-p", "suite.plugin", f"--cases={path}",
-                           "-p", "no:cacheprovider")
+                           "-p", "no:cacheprovider", "-p", "no:benchmark")
     assert r.ret == pytest.ExitCode.USAGE_ERROR
     err = r.stderr.str()
     assert f"ERROR: {_expected(path, name)}" in err and BAD[name][2] in err
