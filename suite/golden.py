@@ -231,24 +231,33 @@ def generate(cases: Iterable[Case], root: Path, progress: Callable[[str], None] 
     files: Dict[str, str] = {}
     file_of: Dict[str, str] = {}
     written = 0
-    for group, members in sorted(per_bundle.items()):
-        data = _bundle_bytes(members)
-        sha = _sha256(data)
-        rel = file_of[group] = f"{group}-{sha[:12]}.npz"
-        files[rel] = sha
-        path = root / rel
-        if not (path.exists() and _sha256(path.read_bytes()) == sha):
-            atomic_write(path, data)
-            written += 1
-    for e in entries.values():
-        e["file"] = file_of[e.pop("group")]
-    manifest = {"format": FORMAT, "generator_version": GENERATOR_VERSION,
-                "files": dict(sorted(files.items())),
-                "cases": {k: entries[k] for k in sorted(entries)}}
-    text = json.dumps(manifest, indent=1, sort_keys=True) + "\n"
-    old = (root / MANIFEST).read_text() if (root / MANIFEST).exists() else None
-    if text != old:
-        atomic_write(root / MANIFEST, text.encode())
+    added: List[Path] = []                 # bundles this run created, undone if it is interrupted
+    try:
+        for group, members in sorted(per_bundle.items()):
+            data = _bundle_bytes(members)
+            sha = _sha256(data)
+            rel = file_of[group] = f"{group}-{sha[:12]}.npz"
+            files[rel] = sha
+            path = root / rel
+            existed = path.exists()
+            if not (existed and _sha256(path.read_bytes()) == sha):
+                atomic_write(path, data)
+                written += 1
+                if not existed:
+                    added.append(path)
+        for e in entries.values():
+            e["file"] = file_of[e.pop("group")]
+        manifest = {"format": FORMAT, "generator_version": GENERATOR_VERSION,
+                    "files": dict(sorted(files.items())),
+                    "cases": {k: entries[k] for k in sorted(entries)}}
+        text = json.dumps(manifest, indent=1, sort_keys=True) + "\n"
+        old = (root / MANIFEST).read_text() if (root / MANIFEST).exists() else None
+        if text != old:
+            atomic_write(root / MANIFEST, text.encode())
+    except BaseException:
+        for p in added:                    # the old manifest does not name them: orphans otherwise
+            p.unlink(missing_ok=True)
+        raise
     removed = 0
     for p in sorted(root.glob("*/*.npz")):
         if p.relative_to(root).as_posix() not in files:

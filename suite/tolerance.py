@@ -97,7 +97,8 @@ def load_table(path: Path) -> ToleranceTable:
         for key in RULES[rule]:
             missing = [d for d in dtypes.DTYPES if d not in params.get(key, {})]
             if missing:
-                raise FileError(path, body.line, f"{where}.{key}", f"no value for {', '.join(missing)}")
+                line = body.line_of(key) if key in body else stds.line_of(name)
+                raise FileError(path, line, f"{where}.{key}", f"no value for {', '.join(missing)}")
         standards[name] = Standard(name, rule, params, str(body.get("doc", "")))
     default = doc.get("default")
     if default not in standards:
@@ -227,8 +228,9 @@ def judge(got: np.ndarray, golden: Golden, out_dtype: np.dtype, standard: Standa
             rmse=float(np.sqrt(np.mean(finite_err ** 2))) if finite_err.size else 0.0,
             why="" if ok else why)
         if not ok:
-            badness = np.where(over, 1.0, 0.0) * 1e300 + np.where(np.isfinite(ulp), ulp, 1e299)
-            badness = np.where(mismatch, np.inf, badness)
-            v.worst = [int(i) for i in np.argsort(-badness, kind="stable")[:worst]]
+            # mismatches first, then elements over the standard, each by ulp error, largest first
+            # (one float key such as 1e300 + ulp cannot hold the ulps: they vanish in its rounding)
+            u = np.where(np.isnan(ulp), np.inf, ulp)
+            v.worst = [int(i) for i in np.lexsort((-u, ~over, ~mismatch))[:worst]]
             v._got, v._golden, v._ulp, v._allowed = x, g, ulp, (rlo, rhi)
     return v

@@ -1,0 +1,47 @@
+"""Helpers shared by the core-suite tests: small case files written into tmp dirs, and the line a
+YAML text marks as the one an error must name."""
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Optional
+
+MARK = "#<"          # put at the end of the line an error must point at
+
+
+def write(folder: Path, name: str, text: str) -> Path:
+    """Write dedented `text` to folder/name and return the path."""
+    path = Path(folder) / name
+    path.write_text(textwrap.dedent(text).lstrip("\n"))
+    return path
+
+
+def marked_line(text: str) -> Optional[int]:
+    """1-based number of the line carrying MARK in dedented `text` (None if unmarked)."""
+    for i, line in enumerate(textwrap.dedent(text).lstrip("\n").splitlines(), 1):
+        if MARK in line:
+            return i
+    return None
+
+
+MSE_TINY = """
+op: MseLossBackward
+matrices:
+  - products: [atlas-a2]
+    dtypes: [float32, float16]
+    reductions: [none, mean]
+    shapes:
+      - [2x3, 2x3, 2x3]
+      - [scalar, 4, 4]
+"""
+
+KL_TINY = """
+op: KlDivBackward
+matrices:
+  - products: [atlas-a3]
+    dtypes: [float32, bfloat16]
+    reductions: [sum, batchmean]
+    logTarget: [true]
+    shapes:
+      - [2x3, 3, 2x3]
+"""

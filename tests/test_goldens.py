@@ -1,0 +1,294 @@
+"""Goldens in tmp dirs from small case files: generate/check round trips, every problem `check`
+names, atomicity, bit-exact storage, and the float64 formulas against hand computation."""
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import math
+import zipfile
+from pathlib import Path
+from typing import Dict, List
+
+import numpy as np
+import pytest
+
+from suite import dtypes, golden, ops
+from suite.cases import Case, load_cases
+from suite.golden import GoldenError, GoldenStore
+from tests.core_helpers import write
+
+ROOT = Path(__file__).resolve().parents[1]
+CASES = """
+op: {op}
+cases:
+  - {{product: atlas-a2, dtypes: float32, reduction: none, shapes: [2x3, 2x3, 2x3]}}
+  - {{product: atlas-a2, dtypes: bfloat16, reduction: mean, shapes: [4x4, 4x4, 4x4], values: specials}}
+  - {{product: atlas-a2, dtypes: float16, reduction: sum, shapes: [scalar, scalar, scalar]}}
+  - {{product: atlas-a3, dtypes: {{inputs: bfloat16, out: float32}}, reduction: none, shapes: [5, 5, 5]}}
+  - {{product: atlas-training, dtypes: bfloat16, reduction: none, shapes: [2, 2, 2]}}
+"""
+KL_EXTRA = "  - {product: atlas-a2, dtypes: float32, reduction: batchmean, shapes: [2x3, 3, 2x3]}\n"
+
+
+@pytest.fixture
+def cases(tmp_path: Path) -> List[Case]:
+    f = tmp_path / "cases"
+    f.mkdir()
+    write(f, "mse.yaml", CASES.format(op="MseLossBackward"))
+    write(f, "kl.yaml", CASES.format(op="KlDivBackward") + KL_EXTRA)
+    return load_cases([f])[0]
+
+
+@pytest.fixture
+def root(tmp_path: Path, cases: List[Case]) -> Path:
+    r = tmp_path / "golden"
+    golden.generate(cases, r)
+    return r
+
+
+def snapshot(root: Path) -> Dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def manifest(root: Path) -> dict:
+    return json.loads((root / "manifest.json").read_text())
+
+
+def numeric(cases: List[Case]) -> List[Case]:
+    return list(golden.numeric_cases(cases).values())
+
+
+def test_generate_then_check_is_clean(root: Path, cases: List[Case]) -> None:
+    assert golden.check(cases, root) == []
+    m = manifest(root)
+    assert len(m["cases"]) == len(numeric(cases)) == 9        # the two atlas-training bf16 are rejections
+    store = GoldenStore(root)
+    for c in numeric(cases):
+        d = store.load(c)
+        assert d.golden.out.shape == c.out_shape
+
+
+def test_generate_is_idempotent_and_deterministic(tmp_path: Path, root: Path, cases: List[Case]) -> None:
+    before = snapshot(root)
+    stats = golden.generate(cases, root)
+    assert stats["written"] == 0 and stats["removed"] == 0
+    assert snapshot(root) == before
+    other = tmp_path / "again"
+    golden.generate(list(reversed(cases)), other)
+    assert snapshot(other) == before                          # byte-identical from scratch, any order
+
+
+def _bundle_of(root: Path, case: Case) -> str:
+    return manifest(root)["cases"][case.datakey]["file"]
+
+
+def test_missing_bundle(root: Path, cases: List[Case]) -> None:
+    rel = _bundle_of(root, numeric(cases)[0])
+    (root / rel).unlink()
+    assert f"missing bundle {rel}" in golden.check(cases, root)
+    with pytest.raises(GoldenError, match="missing"):
+        GoldenStore(root).load(numeric(cases)[0])
+
+
+def test_corrupted_bundle_is_reported_and_refused(root: Path, cases: List[Case]) -> None:
+    case = numeric(cases)[0]
+    rel = _bundle_of(root, case)
+    data = bytearray((root / rel).read_bytes())
+    data[len(data) // 2] ^= 0x01
+    (root / rel).write_bytes(bytes(data))
+    problems = golden.check(cases, root)
+    assert any(p.startswith(f"corrupted bundle {rel}") for p in problems), problems
+    with pytest.raises(GoldenError, match="corrupted"):
+        GoldenStore(root).load(case)
+
+
+def test_orphaned_file_and_orphaned_entry(root: Path, cases: List[Case]) -> None:
+    rel = _bundle_of(root, numeric(cases)[0])
+    stray = Path(rel).with_name("15-000000000000.npz").as_posix()
+    (root / stray).write_bytes((root / rel).read_bytes())
+    dropped = numeric(cases)[1]
+    fewer = [c for c in cases if c.datakey != dropped.datakey]
+    problems = golden.check(fewer, root)
+    assert f"orphaned file {stray} (not in the manifest)" in problems
+    assert f"orphaned golden {dropped.datakey} (no case makes it)" in problems
+    assert len(problems) == 2
+
+
+def test_missing_golden_for_a_new_case(tmp_path: Path, root: Path, cases: List[Case]) -> None:
+    extra = write(tmp_path, "more.yaml", "op: MseLossBackward\ncases:\n"
+                  "  - {product: atlas-a2, dtypes: float32, reduction: mean, shapes: [3x3, 3, 3x3]}\n")
+    new = load_cases([extra])[0]
+    assert golden.check(cases + new, root) == [f"missing golden {new[0].datakey}"]
+
+
+def test_stale_golden(root: Path, cases: List[Case]) -> None:
+    case = numeric(cases)[0]
+    # the case changed under the same datakey (here: its value set), so its spec hash differs
+    changed = [dataclasses.replace(c, values="tiny") if c is case else c for c in cases]
+    assert golden.check(changed, root) == [f"stale golden {case.datakey} (its case changed)"]
+    with pytest.raises(GoldenError, match="stale"):
+        GoldenStore(root).load(changed[cases.index(case)])
+    # or the manifest's record of it changed
+    m = manifest(root)
+    m["cases"][case.datakey]["spec"] = "0" * 16
+    (root / "manifest.json").write_text(json.dumps(m))
+    assert golden.check(cases, root) == [f"stale golden {case.datakey} (its case changed)"]
+
+
+def _rewrite_member(root: Path, case: Case, fn) -> None:
+    """Replace the case's out.npy with fn(out) and re-seal the bundle with a consistent sha."""
+    rel = _bundle_of(root, case)
+    with zipfile.ZipFile(root / rel) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    name = f"{case.datakey}/out.npy"
+    out = np.load(io.BytesIO(members[name]), allow_pickle=False)
+    members[name] = golden._npy(fn(out))
+    data = golden._bundle_bytes(members)
+    (root / rel).write_bytes(data)
+    m = manifest(root)
+    m["files"][rel] = golden._sha256(data)
+    (root / "manifest.json").write_text(json.dumps(m))
+
+
+def _f32_case(cases: List[Case]) -> Case:
+    return next(c for c in numeric(cases) if c.op == "MseLossBackward" and c.out_dtype == "float32"
+                and c.reduction == 0 and c.dtype_token == "float32")
+
+
+def test_drift_of_100_ulps_is_reported(root: Path, cases: List[Case]) -> None:
+    case = _f32_case(cases)
+    _rewrite_member(root, case, lambda out: out + 100 * np.spacing(out))
+    problems = golden.check(cases, root)
+    assert len(problems) == 1 and problems[0].startswith(f"drifted golden {case.datakey}"), problems
+    assert "100.0 float64 ulps" in problems[0]
+
+
+def test_drift_within_limit_is_not_reported(root: Path, cases: List[Case]) -> None:
+    """Recomputing on another machine may differ in the last bits: a few ulps is not drift."""
+    case = _f32_case(cases)
+    _rewrite_member(root, case, lambda out: out + 2 * np.spacing(out))
+    assert golden.check(cases, root) == []
+
+
+@pytest.mark.parametrize("fail_on", ["bundle", "manifest"])
+def test_interrupted_generate_leaves_previous_goldens(tmp_path: Path, root: Path, cases: List[Case],
+                                                      monkeypatch, fail_on: str) -> None:
+    before = snapshot(root)
+    extra = write(tmp_path, "more.yaml", "op: KlDivBackward\ncases:\n"
+                  "  - {product: atlas-a2, dtypes: float32, reduction: sum, shapes: [7, 7, 7]}\n"
+                  "  - {product: atlas-a2, dtypes: float16, reduction: sum, shapes: [9, 9, 9]}\n"
+                  "  - {product: atlas-a2, dtypes: float32, reduction: mean, shapes: [6, 6, 6]}\n")
+    more = cases + load_cases([extra])[0]
+    real = golden.atomic_write
+    calls = []
+
+    def flaky(path: Path, data: bytes) -> None:
+        calls.append(path.name)
+        if (fail_on == "manifest" and path.name == "manifest.json") or (fail_on == "bundle" and len(calls) == 2):
+            raise OSError("disk full")
+        real(path, data)
+
+    monkeypatch.setattr(golden, "atomic_write", flaky)
+    with pytest.raises(OSError, match="disk full"):
+        golden.generate(more, root)
+    assert len(calls) >= 2                    # it did get part way
+    monkeypatch.setattr(golden, "atomic_write", real)
+    assert snapshot(root) == before
+    assert golden.check(cases, root) == []
+    store = GoldenStore(root)
+    for c in numeric(cases):
+        store.load(c)
+
+
+def test_inputs_round_trip_bit_exactly(root: Path, cases: List[Case]) -> None:
+    store = GoldenStore(root)
+    bf = [c for c in numeric(cases) if "bfloat16" in dict(c.dtypes).values()]
+    assert any(c.values == "specials" for c in bf)
+    for c in bf:
+        fresh, stored = golden.make_inputs(c), store.load(c).inputs
+        for n, a in fresh.items():
+            assert stored[n].dtype == dtypes.bfloat16 and stored[n].shape == a.shape
+            assert np.array_equal(dtypes.to_bits(stored[n]), dtypes.to_bits(a))
+    specials = next(c for c in bf if c.values == "specials")
+    bits = np.concatenate([dtypes.to_bits(a).ravel() for a in store.load(specials).inputs.values()])
+    vals = bits.view(dtypes.bfloat16).astype(np.float32)
+    assert np.isnan(vals).any() and np.isinf(vals).any()      # the specials made it through
+
+
+def test_zero_d_keeps_its_shape(root: Path, cases: List[Case]) -> None:
+    store = GoldenStore(root)
+    zero_d = [c for c in numeric(cases) if c.out_shape == ()]
+    assert len(zero_d) == 2
+    for c in zero_d:
+        d = store.load(c)
+        assert d.golden.out.shape == () and all(a.shape == () for a in d.inputs.values())
+
+
+# -- the formulas, by hand ---------------------------------------------------------------------
+def _kl_by_hand(g, x, t, reduction, log_target):
+    """self (3,), target and gradOutput (2, 3): B = (2, 3), out[j] = sum over i."""
+    out, scale = [], []
+    for j in range(3):
+        s = a = 0.0
+        for i in range(2):
+            base = math.exp(t[i][j]) if log_target else t[i][j]
+            term = -base * g[i][j]
+            term = term / 2 if reduction == 3 else term / 6 if reduction == 1 else term
+            s += term
+            a += abs(term)
+        out.append(s)
+        scale.append(a)
+    return out, scale
+
+
+G = [[0.5, -1.25, 2.0], [3.0, 0.75, -0.5]]
+X = [0.1, -0.2, 0.3]
+T = [[1.5, -2.0, 0.25], [-0.75, 4.0, 1.0]]
+
+
+@pytest.mark.parametrize("reduction", [0, 1, 2, 3])
+@pytest.mark.parametrize("log_target", [False, True])
+def test_kl_golden_by_hand(reduction: int, log_target: bool) -> None:
+    op = ops.get("KlDivBackward")
+    got = op.golden({"gradOutput": np.array(G), "self": np.array(X), "target": np.array(T)},
+                    {"reduction": reduction, "logTarget": log_target})
+    out, scale = _kl_by_hand(G, X, T, reduction, log_target)
+    assert got.out.shape == (3,) and got.nterms == 2
+    np.testing.assert_allclose(got.out, out, rtol=1e-15, atol=0)
+    np.testing.assert_allclose(got.scale, scale, rtol=1e-15, atol=0)
+
+
+def test_kl_batchmean_divides_by_the_first_dimension_of_b() -> None:
+    """self (3,) against target (2, 3): B[0] = 2 (PyTorch's self.size(0) would be 3)."""
+    op = ops.get("KlDivBackward")
+    ones = np.ones((2, 3))
+    got = op.golden({"gradOutput": ones, "self": np.zeros(3), "target": ones},
+                    {"reduction": 3, "logTarget": False})
+    assert got.out.tolist() == [-1.0, -1.0, -1.0]             # (-1 - 1) / 2
+
+
+@pytest.mark.parametrize("reduction,divisor", [(0, 1), (2, 1), (1, 3)])
+def test_mse_golden_by_hand(reduction: int, divisor: int) -> None:
+    """mean divides by numel(self) = 3, not numel(B) = 6."""
+    op = ops.get("MseLossBackward")
+    got = op.golden({"gradOutput": np.array(G), "self": np.array(X), "target": np.array(T)},
+                    {"reduction": reduction})
+    want = [[G[i][j] * (X[j] - T[i][j]) * 2 / divisor for j in range(3)] for i in range(2)]
+    assert got.out.shape == (2, 3)
+    np.testing.assert_allclose(got.out, want, rtol=1e-15, atol=0)
+    np.testing.assert_array_equal(got.scale, np.abs(got.out))
+
+
+def test_stored_kl_golden_matches_hand_computation(root: Path, cases: List[Case]) -> None:
+    case = next(c for c in numeric(cases) if c.op == "KlDivBackward" and c.reduction == 3)
+    d = GoldenStore(root).load(case)
+    x = {n: a.astype(np.float64).tolist() for n, a in d.inputs.items()}
+    out, scale = _kl_by_hand(x["gradOutput"], x["self"], x["target"], 3, False)
+    np.testing.assert_allclose(d.golden.out, out, rtol=1e-15, atol=0)
+    np.testing.assert_allclose(d.golden.scale, scale, rtol=1e-15, atol=0)
+
+
+def test_project_goldens_stay_under_20_mb() -> None:
+    size = sum(p.stat().st_size for p in (ROOT / "golden").rglob("*") if p.is_file())
+    assert 0 < size < 20e6, size

@@ -1,0 +1,304 @@
+"""Every comparison rule of cases/tolerances.yaml on hand-made arrays whose right answer is known:
+specials, range, subnormals, correct rounding, ulp shares, the float32 slack window, the
+condition-aware budget for sums, allclose boundaries, the Verdict's metrics, and table errors."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from suite.ops.base import Golden
+from suite.tolerance import Verdict, judge, load_table
+from suite.yamlfile import FileError
+from tests.core_helpers import marked_line, write
+
+ROOT = Path(__file__).resolve().parents[1]
+TABLE = load_table(ROOT / "cases" / "tolerances.yaml")
+STANDARDS = sorted(TABLE.standards)
+F16, F32, BF16 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(ml_dtypes.bfloat16)
+DTYPES = {"float16": F16, "bfloat16": BF16, "float32": F32}
+
+
+def run(got, golden, dt, std: str, scale=None, nterms: int = 1) -> Verdict:
+    g = np.asarray(golden, dtype=np.float64)
+    sc = np.abs(g) if scale is None else np.asarray(scale, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        arr = np.asarray(np.asarray(got, dtype=np.float64).astype(np.float32) if dt == BF16 else got).astype(dt)
+    return judge(arr, Golden(g, sc, nterms), dt, TABLE.standards[std], TABLE.slack_ulps)
+
+
+def test_the_table_has_the_five_standards() -> None:
+    assert STANDARDS == ["cann", "msprobe-abs", "msprobe-ulp", "strict", "torch"]
+    assert TABLE.default == "cann"
+
+
+# -- NaN, inf, range, subnormals ---------------------------------------------------------------
+@pytest.mark.parametrize("std", STANDARDS)
+@pytest.mark.parametrize("dt", DTYPES)
+def test_nan_and_inf_must_match(std: str, dt: str) -> None:
+    d = DTYPES[dt]
+    g = [1.0, np.nan, np.inf, -np.inf]
+    assert run(g, g, d, std).passed
+    for bad in ([1.0, 1.0, np.inf, -np.inf],       # NaN expected, number got
+                [np.nan, np.nan, np.inf, -np.inf],  # number expected, NaN got
+                [1.0, np.nan, -np.inf, -np.inf],    # inf of the wrong sign
+                [1.0, np.nan, np.inf, np.nan]):     # NaN for inf
+        v = run(bad, g, d, std)
+        assert not v.passed and v.mismatches == 1, (bad, v.why)
+
+
+@pytest.mark.parametrize("std", STANDARDS)
+def test_golden_beyond_float16_range_expects_inf(std: str) -> None:
+    g = [1e5, -7e4, 65519.0]                      # 65519 still rounds to 65504
+    assert run([np.inf, -np.inf, 65504.0], g, F16, std).passed
+    v = run([65504.0, -np.inf, 65504.0], g, F16, std)           # saturating instead of inf
+    assert not v.passed and v.mismatches == 1 and v.worst[0] == 0
+    assert not run([np.inf, -np.inf, np.inf], g, F16, std).passed
+
+
+@pytest.mark.parametrize("std", STANDARDS)
+@pytest.mark.parametrize("dt,sub", [("float16", 3e-6), ("bfloat16", 1e-39), ("float32", 1e-40)])
+def test_subnormal_may_flush_to_zero_but_normal_may_not(std: str, dt: str, sub: float) -> None:
+    d = DTYPES[dt]
+    assert run([0.0, -0.0], [sub, -sub], d, std).passed
+    assert run([sub, -sub], [sub, -sub], d, std).passed
+    assert not run([0.0], [1e-3], d, std).passed
+    smallest_normal = float(ml_dtypes.finfo(d).tiny)
+    if TABLE.standards[std].rule not in ("allclose", "abs_rel"):   # those forgive atol in absolute terms
+        assert not run([0.0], [4 * smallest_normal], d, std).passed
+
+
+# -- correct rounding and small errors ---------------------------------------------------------
+def _golden(n: int, seed: int = 1) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return rng.uniform(-4, 4, n) * np.exp2(rng.integers(-6, 6, n))
+
+
+def _correct(g: np.ndarray, d: np.dtype) -> np.ndarray:
+    """Correct rounding, independently of the suite: numpy rounds float64 correctly to float16 and
+    float32; for bfloat16 the golden is made float32-exact first, so one rounding remains."""
+    return g.astype(np.float32).astype(d) if d == BF16 else g.astype(d)
+
+
+@pytest.mark.parametrize("std", STANDARDS)
+@pytest.mark.parametrize("dt", DTYPES)
+def test_correctly_rounded_results_pass_every_standard(std: str, dt: str) -> None:
+    d = DTYPES[dt]
+    g = _golden(2000)
+    if d == BF16:
+        g = g.astype(np.float32).astype(np.float64)
+    v = run(_correct(g, d), g, d, std)
+    assert v.passed and v.n_over == 0 and v.max_ulp <= 0.5 + 1e-3, v.why
+
+
+def _bf16_next(a: np.ndarray, idx, ulps: int) -> np.ndarray:
+    """bfloat16 values `ulps` steps up, by their bits."""
+    bits = a.view(np.uint16).copy()
+    bits[idx] = bits[idx] + np.where(a[idx].astype(np.float32) >= 0, ulps, -ulps).astype(np.uint16)
+    return bits.view(BF16)
+
+
+def test_one_ulp_off_in_a_small_bfloat16_result() -> None:
+    """16 elements, one 1 ulp off: 6% over the double-thousandth (cann), not a correct rounding
+    (strict), and 6% of elements may be over 1 ulp of the golden (msprobe-ulp allows 0.1%)."""
+    g = _golden(16).astype(np.float32).astype(np.float64)
+    got = _bf16_next(_correct(g, BF16), [3], 1)
+    assert not run(got, g, BF16, "cann").passed
+    assert not run(got, g, BF16, "strict").passed
+
+
+def test_a_few_elements_one_ulp_off_in_a_large_result() -> None:
+    """4096 elements, 3 of them 1 ulp off (0.07%): the share standards forgive it, strict does not;
+    30 of them 2 ulps off (0.7%) fail msprobe-ulp's and cann's 0.1% too."""
+    g = _golden(4096).astype(np.float32).astype(np.float64)
+    base = _correct(g, BF16)
+    few = _bf16_next(base, [5, 700, 4000], 1)
+    assert run(few, g, BF16, "msprobe-ulp").passed
+    assert run(few, g, BF16, "cann").passed
+    v = run(few, g, BF16, "strict")
+    assert not v.passed and v.n_over == 3 and sorted(v.worst[:3]) == [5, 700, 4000]
+    many = _bf16_next(base, list(range(0, 4096, 140)), 2)
+    assert not run(many, g, BF16, "msprobe-ulp").passed
+    assert not run(many, g, BF16, "cann").passed
+
+
+def test_one_ulp_off_in_float16_is_inside_cann() -> None:
+    """One ulp of float16 is at most 2^-10 relative, under cann's 1e-3: only strict catches it."""
+    g = _golden(16)
+    got = _correct(g, F16).copy()
+    got[3] = np.nextafter(got[3], np.float16(np.inf) if got[3] > 0 else np.float16(-np.inf))
+    assert run(got, g, F16, "cann").passed
+    assert not run(got, g, F16, "strict").passed
+
+
+def _up(a: np.ndarray, i: int, ulps: int) -> np.ndarray:
+    out = a.copy()
+    for _ in range(ulps):
+        out[i] = np.nextafter(out[i], np.float32(np.inf))
+    return out
+
+
+def test_float32_slack_window() -> None:
+    """float32_slack_ulps counts float32 unit roundoffs (2^-24 |golden|, half an ulp or more), so
+    4 ulps off a correct rounding is inside the window under every standard; 20 ulps is past
+    strict yet inside cann's relative 1e-4."""
+    assert TABLE.slack_ulps >= 8
+    g = _golden(64)
+    ok = _correct(g, F32)
+    assert all(run(_up(ok, 7, 4), g, F32, s).passed for s in STANDARDS)
+    far = _up(ok, 7, 20)
+    assert not run(far, g, F32, "strict").passed
+    assert run(far, g, F32, "cann").passed
+
+
+@pytest.mark.parametrize("std", STANDARDS)
+def test_bfloat16_double_rounding_is_inside_the_float32_window(std: str) -> None:
+    """golden 1 + 2^-8 + 2^-30: correct bfloat16 is 1.0078125; a kernel that rounds to float32 first
+    sees a tie and returns 1.0. That kernel is correct by the table's float32 slack, so 1.0 passes;
+    the next value down does not (except under torch's wide rtol)."""
+    g = [1 + 2 ** -8 + 2 ** -30]
+    assert float(np.float32(g[0]).astype(BF16)) == 1.0 and float(_correct(np.array(g), BF16)[0]) == 1.0
+    assert run([1.0078125], g, BF16, std).passed
+    assert run([1.0], g, BF16, std).passed
+    if std != "torch":
+        assert not run([0.9921875], g, BF16, std).passed
+
+
+def test_bfloat16_truncation_fails_cann() -> None:
+    g = _golden(1000).astype(np.float32).astype(np.float64)
+    trunc = (g.astype(np.float32).view(np.uint32) & np.uint32(0xFFFF0000)).view(np.float32).astype(BF16)
+    v = run(trunc, g, BF16, "cann")
+    assert not v.passed and v.share_over > 0.2
+    assert run(_correct(g, BF16), g, BF16, "cann").passed
+
+
+# -- sums: the condition-aware budget ----------------------------------------------------------
+def _kl_like_sums(cols: int = 16, n: int = 512):
+    rng = np.random.default_rng(7)
+    terms = (rng.uniform(-1, 1, (n, cols)) * np.exp2(rng.integers(-3, 3, (n, cols)))).astype(np.float32)
+    golden = np.array([math.fsum(terms[:, j].astype(np.float64)) for j in range(cols)])
+    scale = np.abs(terms.astype(np.float64)).sum(axis=0)
+    acc = np.zeros(cols, dtype=np.float32)
+    for i in range(n):                                  # sequential float32 accumulation
+        acc = acc + terms[i]
+    return golden, scale, acc
+
+
+@pytest.mark.parametrize("std", ["cann", "strict", "msprobe-ulp"])
+def test_sequential_float32_sum_of_mixed_signs_passes(std: str) -> None:
+    golden, scale, acc = _kl_like_sums()
+    rel = np.abs(acc - golden) / np.abs(golden)
+    assert rel.max() > 1e-6                            # not correctly rounded: the budget is what helps
+    assert run(acc, golden, F32, std, scale=scale, nterms=512).passed
+
+
+@pytest.mark.parametrize("std", ["cann", "strict", "msprobe-ulp", "torch", "msprobe-abs"])
+def test_error_of_a_thousandth_of_the_magnitudes_fails(std: str) -> None:
+    golden, scale, _ = _kl_like_sums()
+    bad = golden + 1e-3 * scale
+    assert not run(bad, golden, F32, std, scale=scale, nterms=512).passed
+
+
+# -- allclose and msprobe-abs boundaries --------------------------------------------------------
+@pytest.mark.parametrize("dt,g", [("float16", 2.0), ("bfloat16", 1.0), ("float32", 3.0)])
+def test_torch_allclose_boundary(dt: str, g: float) -> None:
+    """|got - window| <= atol + rtol*|golden|, where the window is golden +- the float32 slack."""
+    d = DTYPES[dt]
+    rtol, atol = (TABLE.standards["torch"].param(k, dt) for k in ("rtol", "atol"))
+    u = float(np.spacing(d.type(g))) if d != BF16 else 2.0 ** -7 * g
+    window = round((TABLE.slack_ulps + 1) * 2.0 ** -24 * g / u)        # in ulps, no tie for these g
+    k = math.floor((atol + rtol * g) / u) + window
+    assert run([g + k * u], [g], d, "torch").passed
+    assert not run([g + (k + 1) * u], [g], d, "torch").passed
+
+
+def test_msprobe_abs_uses_atol_below_small_value() -> None:
+    std = TABLE.standards["msprobe-abs"]
+    atol, small = std.param("atol", "float16"), std.param("small_value", "float16")
+    g = float(np.float16(5e-4))
+    assert g < small
+    u = 2.0 ** -21                                      # float16 spacing at 5e-4
+    inside = g + math.floor(atol / u) * u              # ~3% relative: far over rtol, under atol
+    assert (inside - g) / g > 10 * std.param("rtol", "float16")
+    assert run([inside], [g], F16, "msprobe-abs").passed
+    assert not run([inside + u], [g], F16, "msprobe-abs").passed
+    big = 0.5                                           # above small_value the rtol applies
+    assert not run([big + 2 * 2.0 ** -11], [big], F16, "msprobe-abs").passed
+
+
+@pytest.mark.parametrize("std", STANDARDS)
+def test_empty_arrays_pass(std: str) -> None:
+    v = judge(np.zeros((0, 3), F16), Golden(np.zeros((0, 3)), np.zeros((0, 3))), F16,
+              TABLE.standards[std], TABLE.slack_ulps)
+    assert v.passed and v.n == 0
+
+
+# -- the verdict's numbers ---------------------------------------------------------------------
+def test_verdict_metrics_on_a_known_case() -> None:
+    g = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
+    got = np.array([1.0, 2.0 + 2 * 2 ** -9, 4.0, 8.0 + 3 * 2 ** -7, 16.0 - 2 ** -6])
+    v = run(got, g, F16, "strict")
+    k = TABLE.slack_ulps + 1
+    raw = np.maximum(np.abs(got - g) - k * 2.0 ** -24 * g - k * 2.0 ** -149, 0)
+    ulp_of_g = g * 2.0 ** -10
+    assert not v.passed and v.n == 5 and v.n_over == 3 and v.share_over == pytest.approx(0.6)
+    assert v.mismatches == 0
+    assert v.max_ulp == pytest.approx((raw / ulp_of_g).max(), rel=1e-12)     # ~3 ulps at 8
+    assert 2.99 < v.max_ulp < 3.0
+    assert v.max_abs == pytest.approx(raw.max(), rel=1e-12)
+    assert v.max_rel == pytest.approx((raw / g).max(), rel=1e-12)
+    assert v.rmse == pytest.approx(math.sqrt((raw ** 2).mean()), rel=1e-12)
+    assert v.mean_ulp == pytest.approx((raw / ulp_of_g).mean(), rel=1e-12)
+    assert v.worst == [3, 1, 4, 0, 2]                  # 3 ulps, 2 ulps, 0.5 ulp, then the exact ones
+
+
+def test_a_mismatch_is_the_worst_element() -> None:
+    v = run([1.0, np.nan, 3.0 + 2 ** -8 * 8], [1.0, 2.0, 3.0], F16, "cann")
+    assert not v.passed and v.worst[0] == 1 and v.mismatches == 1
+
+
+# -- the table's own errors --------------------------------------------------------------------
+GOOD = """
+default: cann
+standards:
+  cann:
+    rule: share
+    threshold: {float16: 1.0e-3, bfloat16: 1.0e-3, float32: 1.0e-4}
+"""
+BAD_TABLES = {
+    "unknown rule": ("default: cann\nstandards:\n  cann:\n    rule: closeenough #<\n", "standards.cann.rule",
+                     "unknown rule 'closeenough'"),
+    "missing dtype": ("default: cann\nstandards:\n  cann:\n    rule: share\n"
+                      "    threshold: {float16: 1.0e-3, float32: 1.0e-4} #<\n", "standards.cann.threshold",
+                      "no value for bfloat16"),
+    "negative": ("default: cann\nstandards:\n  cann:\n    rule: share\n    threshold:\n      float16: 1.0e-3\n"
+                 "      bfloat16: -1.0e-3 #<\n      float32: 1.0e-4\n", "standards.cann.threshold.bfloat16",
+                 "non-negative number"),
+    "default names no standard": (GOOD.replace("default: cann", "default: loose #<").lstrip("\n"), "default",
+                                  "names no standard"),
+    "operator names no standard": (GOOD.lstrip("\n") + "operators:\n  KlDivBackward: loose #<\n",
+                                   "operators.KlDivBackward", "names no standard 'loose'"),
+    "missing parameter": ("default: cann\nstandards:\n  cann: #<\n    rule: allclose\n"
+                          "    rtol: {float16: 1, bfloat16: 1, float32: 1}\n", "standards.cann.atol", "no value"),
+    "unknown parameter": (GOOD.lstrip("\n") + "    atol: {float16: 1} #<\n", "standards.cann.atol",
+                          "not a parameter of rule share"),
+}
+
+
+def test_good_table_loads(tmp_path: Path) -> None:
+    t = load_table(write(tmp_path, "t.yaml", GOOD))
+    assert t.for_op("KlDivBackward").name == "cann" and t.slack_ulps == 8
+
+
+@pytest.mark.parametrize("name", sorted(BAD_TABLES))
+def test_table_errors_name_file_line_field(tmp_path: Path, name: str) -> None:
+    text, field, words = BAD_TABLES[name]
+    path = write(tmp_path, "t.yaml", text)
+    with pytest.raises(FileError) as info:
+        load_table(path)
+    e = info.value
+    assert (e.path, e.line, e.field) == (str(path), marked_line(text), field)
+    assert str(e).startswith(f"{path}:{marked_line(text)}: field '{field}': ") and words in str(e)

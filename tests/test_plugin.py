@@ -1,0 +1,172 @@
+"""The pytest plugin end to end, on a small case file with its own goldens (pytester sessions,
+in-process except one -n 2 run): failure messages and their reproducer, --product, --standard,
+capability and determinism skips, malformed results, crashes, xdist parity, -k selection."""
+from __future__ import annotations
+
+import shlex
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Dict, List
+
+import pytest
+
+from suite import golden
+from suite.cases import load_cases
+from tests.core_helpers import write
+
+pytest_plugins = ["pytester"]
+ROOT = Path(__file__).resolve().parents[1]
+B = "tests.plugin_backends:"
+# Load the plugin by module name, and keep an installed copy's entry point from loading it twice.
+PLUGIN = ("-p", "no:aclnn_conformance", "-p", "suite.plugin", "-p", "no:cacheprovider",
+          "-p", "no:benchmark")
+MSE = """
+op: MseLossBackward
+matrices:
+  - products: [atlas-training, atlas-a2]
+    dtypes: [float32, float16, bfloat16]
+    reductions: [none, mean]
+    shapes: [[2x3, 2x3, 2x3], [4, 1x4, 4]]
+    determinism: true
+cases:
+  - {product: atlas-a2, dtypes: float32, reduction: 3, shapes: [2, 2, 2], expect: 161002}
+"""
+KL = """
+op: KlDivBackward
+matrices:
+  - products: [atlas-a2]
+    dtypes: [float32, float16]
+    reductions: [sum, batchmean]
+    logTarget: [false]
+    shapes: [[3x4, 4, 3x4]]
+"""
+
+
+@pytest.fixture
+def suite_dir(pytester: pytest.Pytester, monkeypatch) -> pytest.Pytester:
+    """A pytester folder with the conformance modules, two case files and their goldens."""
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    for mod in ("test_numerics", "test_status", "test_determinism"):
+        pytester.makepyfile(**{mod: (ROOT / "suite" / "conformance" / f"{mod}.py").read_text()})
+    cases = pytester.path / "cases"
+    cases.mkdir()
+    write(cases, "mse.yaml", MSE)
+    write(cases, "kl.yaml", KL)
+    (cases / "tolerances.yaml").write_text((ROOT / "cases" / "tolerances.yaml").read_text())
+    golden.generate(load_cases([cases])[0], pytester.path / "golden")
+    return pytester
+
+
+def run(p: pytest.Pytester, *args: str, backend: str = "reference") -> pytest.RunResult:
+    return p.runpytest(*PLUGIN, "--cases=cases", "--golden-dir=golden", f"--backend={backend}", *args)
+
+
+def outcomes(p: pytest.Pytester, xml: str) -> Dict[str, str]:
+    """nodeid -> passed/failed/skipped, from a junit xml file."""
+    out = {}
+    for tc in ET.parse(p.path / xml).getroot().iter("testcase"):
+        nodeid = f"{tc.get('classname').replace('.', '/')}.py::{tc.get('name')}"
+        kinds = {c.tag for c in tc}
+        out[nodeid] = "failed" if kinds & {"failure", "error"} else "skipped" if "skipped" in kinds else "passed"
+    return out
+
+
+def test_reference_backend_passes_everything(suite_dir: pytest.Pytester) -> None:
+    r = run(suite_dir)
+    n = load_cases([suite_dir.path / "cases"])[0]
+    numbers = sum(1 for c in n if c.expect == 0)
+    rejections = len(n) - numbers
+    dets = sum(1 for c in n if c.determinism)
+    r.assert_outcomes(passed=numbers + rejections + dets)
+
+
+def test_failure_shows_worst_elements_and_a_reproducer_that_reruns_it(suite_dir: pytest.Pytester) -> None:
+    r = run(suite_dir, "-k", "KlDivBackward and float32 and batchmean", backend=B + "WrongKL")
+    r.assert_outcomes(failed=1)
+    text = r.stdout.str()
+    assert "fails standard 'cann'" in text and "worst elements:" in text
+    assert "index (0,): a sum of 3 terms over axes (0,)" in text
+    assert "golden " in text and ", got " in text and " ulp of float32" in text
+    assert "Traceback" not in text
+    line = next(s for s in text.splitlines() if s.strip().startswith("reproduce: pytest "))
+    args = shlex.split(line.split("reproduce: ", 1)[1])
+    nodeid = "test_numerics.py::test_results[KlDivBackward-float32-atlas-a2-batchmean-plaintarget-3x4.4.3x4-contiguous-uniform]"
+    assert args[:2] == ["pytest", nodeid]
+    assert f"--backend={B}WrongKL" not in args and B + "WrongKL" in args
+    again = suite_dir.runpytest(*PLUGIN, *args[1:])
+    again.assert_outcomes(failed=1)
+    first = [s for s in text.splitlines() if "golden " in s]
+    assert first and first == [s for s in again.stdout.str().splitlines() if "golden " in s]
+
+
+def test_product_option_runs_only_that_product(suite_dir: pytest.Pytester) -> None:
+    r = run(suite_dir, "--product", "atlas-training", "--collect-only", "-q")
+    ids = [s for s in r.stdout.lines if "::" in s]
+    assert ids and all("-atlas-training-" in s for s in ids)
+    n = sum(1 for c in load_cases([suite_dir.path / "cases"])[0] if c.product == "atlas-training")
+    dets = sum(1 for c in load_cases([suite_dir.path / "cases"])[0] if c.product == "atlas-training" and c.determinism)
+    assert len(ids) == n + dets
+
+
+def test_standard_option_changes_the_judging(suite_dir: pytest.Pytester) -> None:
+    k = ("-k", "test_results and MseLossBackward and float16 and not bfloat16 and atlas-a2 and none and 2x3")
+    run(suite_dir, *k, backend=B + "OneUlpOff").assert_outcomes(passed=1)
+    strict = run(suite_dir, *k, "--standard", "strict", backend=B + "OneUlpOff")
+    strict.assert_outcomes(failed=1)
+    assert "fails standard 'strict'" in strict.stdout.str()
+    assert "--standard strict" in strict.stdout.str()          # the reproducer keeps it
+
+
+def test_backend_without_status_skips_rejections(suite_dir: pytest.Pytester) -> None:
+    r = run(suite_dir, "-k", "test_rejected", "-rs", backend=B + "NoStatus")
+    rej = sum(1 for c in load_cases([suite_dir.path / "cases"])[0] if c.expect)
+    r.assert_outcomes(skipped=rej)
+    assert "backend no-status does not claim 'status'" in r.stdout.str()
+
+
+def test_nondeterministic_backend_skips_determinism(suite_dir: pytest.Pytester) -> None:
+    r = run(suite_dir, "-k", "test_bit_identical", "-rs", backend=B + "Nondeterministic")
+    dets = sum(1 for c in load_cases([suite_dir.path / "cases"])[0] if c.determinism)
+    r.assert_outcomes(skipped=dets)
+    assert "declares itself nondeterministic" in r.stdout.str()
+
+
+def test_wrong_shape_and_dtype_is_a_clear_failure(suite_dir: pytest.Pytester) -> None:
+    r = run(suite_dir, "-k", "test_results and MseLossBackward and float16 and not bfloat16 and atlas-a2 and none and 2x3",
+            backend=B + "WrongShape")
+    r.assert_outcomes(failed=1)
+    assert ("the backend returned shape (6,) dtype float32; out is shape (2, 3) dtype float16"
+            in r.stdout.str())
+
+
+def test_crash_is_reported_as_a_crash(suite_dir: pytest.Pytester) -> None:
+    r = run(suite_dir, "-k", "MseLossBackward and float32 and atlas-a2 and none and 2x3", backend=B + "Crashes")
+    r.assert_outcomes(failed=2)                  # numbers and determinism
+    text = r.stdout.str()
+    assert text.count("the backend crashed: RuntimeError: device lost") == 2
+    assert "Traceback" not in text
+
+
+def test_xdist_gives_the_same_outcomes(suite_dir: pytest.Pytester) -> None:
+    k = ("-k", "atlas-a2 and not bfloat16")
+    plain = run(suite_dir, *k, "--junitxml=plain.xml", backend=B + "WrongKL")
+    par = suite_dir.runpytest_subprocess(*PLUGIN, "--cases=cases", "--golden-dir=golden",
+                                         f"--backend={B}WrongKL", "-n", "2", *k, "--junitxml=par.xml")
+    assert plain.ret == par.ret == pytest.ExitCode.TESTS_FAILED
+    a, b = outcomes(suite_dir, "plain.xml"), outcomes(suite_dir, "par.xml")
+    assert a == b
+    assert {"passed", "failed"} <= set(a.values()) and len(a) > 20
+
+
+def test_k_selects_by_operator_and_dtype(suite_dir: pytest.Pytester) -> None:
+    """-k matches substrings of the id: 'float16' also selects bfloat16 cases (add 'not bfloat16')."""
+    r = run(suite_dir, "-k", "MseLossBackward and float16", "--collect-only", "-q")
+    ids: List[str] = [s for s in r.stdout.lines if "::" in s]
+    cases = load_cases([suite_dir.path / "cases"])[0]
+    want = [c for c in cases if c.op == "MseLossBackward" and "float16" in c.id]
+    assert ids and all("MseLossBackward" in s and "float16" in s for s in ids)
+    assert len(ids) == len(want) + sum(1 for c in want if c.determinism)
+    assert any("KlDivBackward" in c.id and "float16" in c.id for c in cases)   # others existed
+    strict = run(suite_dir, "-k", "MseLossBackward and float16 and not bfloat16", "--collect-only", "-q")
+    ids16 = [s for s in strict.stdout.lines if "::" in s]
+    assert ids16 and all("-float16-" in s for s in ids16) and len(ids16) < len(ids)
