@@ -33,7 +33,7 @@ matrices:
     shapes: [many]
     layouts: [contiguous, transposed]
 """
-PLUGIN = ["-p", "no:aclnn_conformance", "-p", "suite.plugin", "-p", "no:benchmark"]
+PLUGIN = ["-p", "suite.plugin", "-p", "no:benchmark"]
 
 
 def big_case_file(folder: Path) -> Path:

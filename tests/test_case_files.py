@@ -135,7 +135,7 @@ def test_pytest_cases_option_is_a_usage_error(pytester: pytest.Pytester, tmp_pat
     """The plugin turns a bad --cases file into one usage error (exit 4), once."""
     path = _bad_file(tmp_path, name)
     pytester.makepyfile(test_x="CASE_KIND = 'numbers'\ndef test_results(case, verify):\n    verify('numbers', case)\n")
-    r = pytester.runpytest("-p", "no:aclnn_conformance", "-p", "suite.plugin", f"--cases={path}",
+    r = pytester.runpytest("-p", "suite.plugin", f"--cases={path}",
                            "-p", "no:cacheprovider", "-p", "no:benchmark")
     assert r.ret == pytest.ExitCode.USAGE_ERROR
     err = r.stderr.str()

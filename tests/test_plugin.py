@@ -18,7 +18,7 @@ pytest_plugins = ["pytester"]
 ROOT = Path(__file__).resolve().parents[1]
 B = "tests.plugin_backends:"
 # Load the plugin by module name, and keep an installed copy's entry point from loading it twice.
-PLUGIN = ("-p", "no:aclnn_conformance", "-p", "suite.plugin", "-p", "no:cacheprovider",
+PLUGIN = ("-p", "suite.plugin", "-p", "no:cacheprovider",
           "-p", "no:benchmark")
 MSE = """
 op: MseLossBackward
