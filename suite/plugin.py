@@ -13,12 +13,14 @@ from suite import cases as casefiles
 from suite.backend import BackendError, BackendInfo, make_backend, parse_opts
 from suite.contract import PRODUCTS
 from suite.golden import GoldenStore
+from suite.results import case_fields, failure_fields
 from suite.runner import CaseFailure, CaseSkip, Runner
 from suite.tolerance import load_table
 from suite.yamlfile import FileError
 
 RECORD = pytest.StashKey[Dict[str, Any]]()
 STATE = pytest.StashKey["Conformance"]()
+pytest_plugins = ["suite.report"]          # reports, known failures, sharding
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -180,6 +182,8 @@ def verify(request: pytest.FixtureRequest, conformance: Conformance):
         except CaseSkip as e:
             pytest.skip(e.reason)
         except CaseFailure as e:
+            # The failure's metrics and reproducer go in the record too (suite/report.py writes them).
+            request.node.stash[RECORD] = {"status": None, **getattr(e, "record", {}), **failure_fields(str(e))}
             pytest.fail(str(e), pytrace=False)
         request.node.stash[RECORD] = record
         return record
@@ -193,4 +197,5 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     case = getattr(item, "callspec", None) and item.callspec.params.get("case")
     if isinstance(case, casefiles.Case) and (report.when == "call" or report.skipped):
         # Plain JSON on the report, so it travels from xdist workers to the controller.
-        report.aclnn = {"case": case.id, **item.stash.get(RECORD, {})}
+        report.aclnn = {**case_fields(case, getattr(item.module, "CASE_KIND", ""), item.nodeid),
+                        **item.stash.get(RECORD, {})}
