@@ -177,14 +177,20 @@ def verify(request: pytest.FixtureRequest, conformance: Conformance):
         fn = {"numbers": runner.check_numbers, "rejection": runner.check_rejection,
               "determinism": runner.check_determinism}[kind]
         request.node.stash[RECORD] = {"status": None}
+        skip = failure = None
         try:
             record = fn(case, request.node.nodeid)
         except CaseSkip as e:
-            pytest.skip(e.reason)
+            skip = e.reason
         except CaseFailure as e:
+            failure = str(e)
             # The failure's metrics and reproducer go in the record too (suite/report.py writes them).
-            request.node.stash[RECORD] = {"status": None, **getattr(e, "record", {}), **failure_fields(str(e))}
-            pytest.fail(str(e), pytrace=False)
+            request.node.stash[RECORD] = {"status": None, **e.record, **failure_fields(failure)}
+        # Outside the except blocks, so pytest shows the message once, with no chained traceback.
+        if skip is not None:
+            pytest.skip(skip)
+        if failure is not None:
+            pytest.fail(failure, pytrace=False)
         request.node.stash[RECORD] = record
         return record
     return run

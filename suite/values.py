@@ -60,3 +60,21 @@ def tiny_scale(out_dtype: str, in_dtypes) -> float:
 
 def finish(draws: Mapping[str, np.ndarray], in_dtypes: Mapping[str, str]) -> dict:
     return {k: exact(v, in_dtypes[k]) for k, v in draws.items()}
+
+
+# -- value sets shared by operators whose inputs are gradOutput, self and target ----------------
+def uniform_set(sig, rng: np.random.Generator) -> dict:
+    """Every input uniform on [-5, 5] (the field's standard test range)."""
+    return {n: uniform(rng, sig.shapes[n], -5.0, 5.0) for n in sig.shapes}
+
+
+def nonpos_targets_set(sig, rng: np.random.Generator) -> dict:
+    """Targets <= 0, a quarter of them exact zeros of either sign."""
+    d = uniform_set(sig, rng)
+    d["target"] = sprinkle(rng, uniform(rng, sig.shapes["target"], -5.0, 0.0), (0.0, -0.0), 0.25)
+    return d
+
+
+def specials_set(sig, rng: np.random.Generator) -> dict:
+    """NaN, +-inf and +-0 sprinkled into every input."""
+    return {n: sprinkle(rng, v, SPECIALS, 0.2) for n, v in uniform_set(sig, rng).items()}

@@ -13,20 +13,10 @@ from suite.ops.base import (Golden, Operator, Rejection, Shape, Signature, broad
                             element_inputs, numel, reduced_axes, to_out)
 
 
-def _uniform(sig: Signature, rng) -> dict:
-    return {n: V.uniform(rng, sig.shapes[n], -5.0, 5.0) for n in sig.shapes}
-
-
-def _nonpos_targets(sig: Signature, rng) -> dict:
-    d = _uniform(sig, rng)
-    d["target"] = V.sprinkle(rng, V.uniform(rng, sig.shapes["target"], -5.0, 0.0), (0.0, -0.0), 0.25)
-    return d
-
-
 def _large(sig: Signature, rng) -> dict:
     # Past float16's range in the result (and, for wider inputs, in the inputs themselves), while
     # every float32 intermediate stays far below float32's maximum.
-    d = _uniform(sig, rng)
+    d = V.uniform_set(sig, rng)
     half = V.narrowest(sig.dtypes.values()) == "float16"
     tshape, gshape = sig.shapes["target"], sig.shapes["gradOutput"]
     if sig.attrs.get("logTarget"):
@@ -38,7 +28,7 @@ def _large(sig: Signature, rng) -> dict:
 
 
 def _tiny(sig: Signature, rng) -> dict:
-    d = _uniform(sig, rng)
+    d = V.uniform_set(sig, rng)
     tshape, gshape = sig.shapes["target"], sig.shapes["gradOutput"]
     if sig.attrs.get("logTarget"):
         ln_tiny = float(np.log(dtypes.finfo(dtypes.dtype_of(sig.out_dtype)).tiny))
@@ -51,16 +41,12 @@ def _tiny(sig: Signature, rng) -> dict:
     return d
 
 
-def _specials(sig: Signature, rng) -> dict:
-    return {n: V.sprinkle(rng, v, V.SPECIALS, 0.2) for n, v in _uniform(sig, rng).items()}
-
-
 class KlDivBackward(Operator):
     name = "KlDivBackward"
     reductions = {"none": 0, "mean": 1, "sum": 2, "batchmean": 3}
     extra_attrs = {"logTarget": (False, True)}
-    value_sets = {"uniform": _uniform, "nonpos_targets": _nonpos_targets, "large": _large,
-                  "tiny": _tiny, "specials": _specials}
+    value_sets = {"uniform": V.uniform_set, "nonpos_targets": V.nonpos_targets_set, "large": _large,
+                  "tiny": _tiny, "specials": V.specials_set}
 
     def out_shape(self, shapes: Mapping[str, Optional[Shape]]) -> Optional[Shape]:
         return shapes.get("self")

@@ -1,0 +1,18 @@
+"""The goldens committed with the case files are complete, intact and current: the same check as
+`aclnn-conform golden check`, which CI relies on after every edit of cases/."""
+from pathlib import Path
+
+from suite import cases, golden
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_committed_goldens_are_current():
+    all_cases, _ = cases.load_cases([ROOT / "cases"])
+    problems = golden.check(all_cases, ROOT / "golden")
+    assert problems == [], "\n".join(problems[:20])
+
+
+def test_committed_goldens_stay_small():
+    size = sum(p.stat().st_size for p in (ROOT / "golden").rglob("*") if p.is_file())
+    assert size < 20e6, f"golden/ is {size / 1e6:.1f} MB; the budget is 20 MB"
