@@ -40,8 +40,9 @@ def bin_of(u: float) -> int:
 
 
 def bin_labels() -> List[str]:
-    labels = ["0"] + [f"≤{e:g}" for e in EDGES[1:]]
-    return labels + [f">{EDGES[-1]:g}", "inf/nan"]
+    short = lambda e: f"{e / 1024:g}k" if e >= 1024 else f"{e:g}"  # noqa: E731
+    labels = ["0"] + [f"≤{short(e)}" for e in EDGES[1:]]
+    return labels + [f">{short(EDGES[-1])}", "inf/nan"]
 
 
 def histogram_svg(title: str, counts: Sequence[int], width: int = 420, height: int = 170) -> str:
