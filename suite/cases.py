@@ -96,7 +96,10 @@ class _Ctx:
     def fail(self, node: Any, key: Any, message: str, line: Optional[int] = None) -> FileError:
         if line is None:
             line = node.line_of(key) if isinstance(node, (LineDict, LineList)) else None
-        return FileError(self.path, line, None if key is None else str(key), message)
+        field = None if key is None else str(key)
+        if isinstance(key, int) and getattr(node, "name", None):
+            field = f"{node.name}[{key}]"            # an item of a named list: "dtypes[1]"
+        return FileError(self.path, line, field, message)
 
 
 def parse_shape(ctx: _Ctx, node: Any, key: Any, value: Any, allow_null: bool = False,
@@ -163,11 +166,12 @@ def _as_list(ctx: _Ctx, node: LineDict, key: str, default: Any = None) -> list:
     v = node.get(key, default)
     if v is None:
         raise ctx.fail(node, key, "is required")
-    if not isinstance(v, list):
-        v = LineList([v])
-        v.line, v.lines = node.line_of(key), [node.line_of(key)]
+    if not isinstance(v, LineList):            # a scalar, or a default given in code
+        v = LineList(v if isinstance(v, list) else [v])
+        v.line, v.lines = node.line_of(key), [node.line_of(key)] * len(v)
     if not v:
         raise ctx.fail(node, key, "is empty")
+    v.name = key
     return v
 
 

@@ -18,6 +18,9 @@ from suite.runner import CaseFailure, CaseSkip, Runner
 from suite.tolerance import load_table
 from suite.yamlfile import FileError
 
+# Defaults are anchored at this checkout, not at pytest's rootdir, which pytest derives from the
+# command line before it knows this plugin's options.
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
 RECORD = pytest.StashKey[Dict[str, Any]]()
 STATE = pytest.StashKey["Conformance"]()
 pytest_plugins = ["suite.report"]          # reports, known failures, sharding
@@ -41,12 +44,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="judge every case by this standard instead of the table's per-operator choice")
 
 
+class SetupError(str):
+    """Stands in for the cases when the session cannot start (bad backend, tolerance table...)."""
+
+
 class Conformance:
     """One session's state: the options, the cases, and (made on first need) the backend."""
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        root = Path(config.rootpath)
+        root = PROJECT_ROOT
         opt = config.option
         self.case_paths = [Path(p) for p in opt.cases] or [root / "cases"]
         self.golden_dir = Path(opt.golden_dir) if opt.golden_dir else root / "golden"
@@ -63,6 +70,7 @@ class Conformance:
         except BackendError as e:
             raise pytest.UsageError(str(e)) from None
         self._runner: Optional[Runner] = None
+        self.error: Optional[str] = None
         self._cases: Optional[List[casefiles.Case]] = None
 
     def replay_args(self) -> str:
@@ -161,7 +169,21 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     kind = getattr(metafunc.module, "CASE_KIND", None)
     if kind not in ("numbers", "rejection", "determinism"):
         raise pytest.UsageError(f"{metafunc.module.__name__}: CASE_KIND must be numbers, rejection or determinism")
-    metafunc.parametrize("case", metafunc.config.stash[STATE].params(kind))
+    state = metafunc.config.stash[STATE]
+    try:
+        params = state.params(kind)
+    except pytest.UsageError as e:
+        # Raised again, once, after collection: a clean "ERROR: ..." line, not one per module.
+        # xdist workers cannot raise it cleanly, so there each module gets one failing item.
+        state.error = str(e)
+        params = [pytest.param(SetupError(state.error), id="setup-error")]
+    metafunc.parametrize("case", params)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
+    state = config.stash[STATE]
+    if state.error and not hasattr(config, "workerinput"):
+        raise pytest.UsageError(state.error)
 
 
 @pytest.fixture(scope="session")
@@ -173,6 +195,8 @@ def conformance(request: pytest.FixtureRequest) -> Conformance:
 def verify(request: pytest.FixtureRequest, conformance: Conformance):
     """Run one case of a kind; failures carry their own message and reproducer."""
     def run(kind: str, case: casefiles.Case) -> Dict[str, Any]:
+        if isinstance(case, SetupError):
+            pytest.fail(str(case), pytrace=False)
         runner = conformance.runner
         fn = {"numbers": runner.check_numbers, "rejection": runner.check_rejection,
               "determinism": runner.check_determinism}[kind]

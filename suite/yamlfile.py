@@ -30,6 +30,7 @@ class LineDict(dict):
 class LineList(list):
     line: int = 0
     lines: list
+    name: Optional[str] = None        # the key it sits under, for error messages
 
     def line_of(self, i: int) -> int:
         return self.lines[i] if i < len(self.lines) else self.line

@@ -1,0 +1,140 @@
+"""Running the conformance checks in-process, as the pytest plugin does, over a fixed subset of the
+real cases; and the subset itself.
+
+The subset is chosen from the case files alone, never from a mutant: a greedy pairwise covering,
+in a fixed pseudo-random order (sha256 of the case id), so that within each operator and kind of
+check every pair of facet values that occurs in the case files occurs in the subset, where the
+facets are dtypes, reduction (+ logTarget), layout, value set, product and the shapes, and the
+explicit case line (`source`). Every mutant is judged on the same subset.
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from suite import cases as casefiles
+from suite.backend import BackendInfo
+from suite.cases import NUMBERS, Case
+from suite.golden import CaseData, GoldenStore
+from suite.runner import CaseFailure, CaseSkip, Runner
+from suite.tolerance import ToleranceTable, load_table
+
+ROOT = Path(__file__).resolve().parents[2]
+
+KINDS = ("numbers", "rejection", "determinism")
+
+
+class CachedStore(GoldenStore):
+    """A GoldenStore that keeps what it loaded: many backends are run over the same cases."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self._cache: Dict[str, CaseData] = {}
+
+    def load(self, case: Case) -> CaseData:
+        if case.datakey not in self._cache:
+            self._cache[case.datakey] = super().load(case)
+        return self._cache[case.datakey]
+
+
+@lru_cache(maxsize=None)
+def all_cases() -> Tuple[Case, ...]:
+    cases, _ = casefiles.load_cases([ROOT / "cases"])
+    return tuple(cases)
+
+
+@lru_cache(maxsize=None)
+def store() -> CachedStore:
+    return CachedStore(ROOT / "golden")
+
+
+@lru_cache(maxsize=None)
+def table() -> ToleranceTable:
+    return load_table(ROOT / "cases" / casefiles.TOLERANCE_FILE)
+
+
+def checks_of(case: Case) -> List[str]:
+    """The kinds of check pytest runs on this case (one test per kind)."""
+    kinds = ["numbers" if case.expect == NUMBERS else "rejection"]
+    if case.determinism:
+        kinds.append("determinism")
+    return kinds
+
+
+def _facets(case: Case) -> Dict[str, Any]:
+    attrs = dict(case.attrs)
+    return {"dtype": case.dtype_token, "reduction": (attrs["reduction"], attrs.get("logTarget")),
+            "layout": case.layout, "values": case.values, "product": case.product,
+            "shapes": (case.shapes, case.out_shape), "source": case.source}
+
+
+def _order(case: Case) -> bytes:
+    return hashlib.sha256(case.id.encode()).digest()
+
+
+def pairwise_subset(cases: Sequence[Case]) -> List[Case]:
+    """Every pair of facet values that occurs among `cases` (per operator and kind of check)
+    occurs at least once in the result; cases are taken greedily in sha256(id) order."""
+    seen = set()
+    chosen = []
+    for case in sorted(cases, key=_order):
+        f = sorted(_facets(case).items())
+        keys = {(case.op, tuple(checks_of(case)), a, b) for a, b in itertools.combinations(f, 2)}
+        if not keys <= seen:
+            seen |= keys
+            chosen.append(case)
+    return sorted(chosen, key=lambda c: c.id)
+
+
+@lru_cache(maxsize=None)
+def subset() -> Tuple[Case, ...]:
+    return tuple(pairwise_subset(all_cases()))
+
+
+@dataclass
+class Outcome:
+    """One backend over some cases: which (case id, kind) failed, with the first line of why."""
+
+    backend: str
+    ran: int = 0
+    skipped: int = 0
+    failures: Dict[Tuple[str, str], str] = field(default_factory=dict)
+
+    @property
+    def killing_cases(self) -> List[str]:
+        return sorted({cid for cid, _ in self.failures})
+
+    def kinds(self) -> List[str]:
+        return sorted({k for _, k in self.failures})
+
+
+def run_backend(backend: Any, cases: Iterable[Case], kinds: Sequence[str] = KINDS) -> Outcome:
+    """Each case through Runner.check_numbers / check_rejection / check_determinism, exactly the
+    calls the plugin's `verify` fixture makes, with the products and capabilities it honours."""
+    info = BackendInfo.of(backend)
+    runner = Runner(backend, info, store(), table())
+    fns: Dict[str, Callable] = {"numbers": runner.check_numbers, "rejection": runner.check_rejection,
+                                "determinism": runner.check_determinism}
+    out = Outcome(info.name)
+    for case in cases:
+        if case.product not in info.products:
+            continue
+        for kind in checks_of(case):
+            if kind not in kinds:
+                continue
+            if (kind == "rejection" and "status" not in info.capabilities) or (
+                    kind == "determinism" and not info.deterministic):
+                out.skipped += 1
+                continue
+            out.ran += 1
+            try:
+                fns[kind](case, f"suite/conformance/test_{kind}.py::[{case.id}]")
+            except CaseSkip:
+                out.skipped += 1
+            except CaseFailure as e:
+                out.failures[(case.id, kind)] = str(e).splitlines()[0]
+    return out
