@@ -1,5 +1,2 @@
-"""Loads the conformance plugin (suite/plugin.py) when running from a checkout without installing;
-an installed package registers it through its pytest11 entry point instead."""
-import sys
-
-pytest_plugins = [] if "suite.plugin" in sys.modules else ["suite.plugin"]
+"""The conformance suite's pytest plugin lives in suite/plugin.py; this file only loads it."""
+pytest_plugins = ["suite.plugin"]
