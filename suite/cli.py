@@ -1,4 +1,5 @@
-"""aclnn-conform: golden regeneration and checks, case-file validation and listing."""
+"""aclnn-conform: golden regeneration and checks, case-file validation and listing, and the
+report gate (diff two runs' results.json, merge shards)."""
 from __future__ import annotations
 
 import argparse
@@ -8,7 +9,7 @@ from pathlib import Path
 from typing import List, Optional
 
 from suite import cases as casefiles
-from suite import golden
+from suite import golden, results
 from suite.yamlfile import FileError
 
 
@@ -57,6 +58,33 @@ def cmd_cases_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report_diff(args: argparse.Namespace) -> int:
+    d = results.diff(results.read(Path(args.base)), results.read(Path(args.new)), args.ulp_growth,
+                     args.ulp_ratio, args.allow_vanished)
+    print(results.render_diff(d, args.limit))
+    return 1 if d.worse else 0
+
+
+def cmd_report_merge(args: argparse.Namespace) -> int:
+    docs = [(p, results.read(Path(p))) for p in args.paths]
+    merged = results.merge(docs)
+    results.write(Path(args.output), merged)
+    c = merged["counts"]
+    print(f"merged {len(docs)} files into {args.output}: {len(merged['records'])} records "
+          f"({', '.join(f'{n} {o}' for o, n in c.items() if n)})")
+    return 0
+
+
+DIFF_HELP = f"""Compare two results.json files (BASE: the last accepted run; NEW: this run). Exit 1 when NEW
+is worse: a case failing in NEW that did not fail in BASE (or is new and failing), a precision
+regression, or a case of BASE missing from NEW (unless --allow-vanished). A precision regression is
+a case passing in both whose worst ulp error grew by more than --ulp-growth ulps AND to more than
+--ulp-ratio times its BASE value (defaults {results.ULP_GROWTH:g} and {results.ULP_RATIO:g}): a correctly
+rounded kernel sits at <= 0.5 ulp of the output dtype plus a few float32 ulps of accumulation slack,
+so run-to-run noise between correct kernels stays well under 1 ulp, while a kernel that loses a bit
+(e.g. computes in the output dtype) doubles its error and grows by >= 1 ulp."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="aclnn-conform", description=__doc__)
     sub = p.add_subparsers(dest="group", required=True)
@@ -78,6 +106,25 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--count", action="store_true", help="counts per operator and expected outcome")
     s.add_argument("-v", "--verbose", action="store_true")
     s.set_defaults(fn=cmd_cases_list)
+
+    r = sub.add_parser("report", help="compare or merge results.json files (the CI gate)").add_subparsers(
+        dest="cmd", required=True)
+    s = r.add_parser("diff", help="what got worse from BASE to NEW; exit 1 if anything did",
+                     description=DIFF_HELP)
+    s.add_argument("base", metavar="BASE")
+    s.add_argument("new", metavar="NEW")
+    s.add_argument("--ulp-growth", type=float, default=results.ULP_GROWTH, metavar="ULPS",
+                   help="a regression grows the worst error by more than this many ulps (default %(default)s)")
+    s.add_argument("--ulp-ratio", type=float, default=results.ULP_RATIO, metavar="X",
+                   help="... and to more than X times its old value (default %(default)s)")
+    s.add_argument("--allow-vanished", action="store_true",
+                   help="cases of BASE missing from NEW do not make NEW worse")
+    s.add_argument("--limit", type=int, default=10, metavar="N", help="lines per list (default %(default)s)")
+    s.set_defaults(fn=cmd_report_diff)
+    s = r.add_parser("merge", help="join shards' results.json into one")
+    s.add_argument("paths", nargs="+", metavar="RESULTS")
+    s.add_argument("-o", "--output", required=True, metavar="OUT")
+    s.set_defaults(fn=cmd_report_merge)
     return p
 
 
@@ -88,7 +135,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     except FileError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    except golden.GoldenError as e:
+    except (golden.GoldenError, results.ResultsError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except BrokenPipeError:

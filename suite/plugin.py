@@ -13,6 +13,7 @@ from suite import cases as casefiles
 from suite.backend import BackendError, BackendInfo, make_backend, parse_opts
 from suite.contract import PRODUCTS
 from suite.golden import GoldenStore
+from suite.results import case_fields, failure_fields
 from suite.runner import CaseFailure, CaseSkip, Runner
 from suite.tolerance import load_table
 from suite.yamlfile import FileError
@@ -22,6 +23,7 @@ from suite.yamlfile import FileError
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 RECORD = pytest.StashKey[Dict[str, Any]]()
 STATE = pytest.StashKey["Conformance"]()
+pytest_plugins = ["suite.report"]          # reports, known failures, sharding
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -206,6 +208,8 @@ def verify(request: pytest.FixtureRequest, conformance: Conformance):
             skip = e.reason
         except CaseFailure as e:
             failure = str(e)
+            # The failure's metrics and reproducer go in the record too (suite/report.py writes them).
+            request.node.stash[RECORD] = {"status": None, **e.record, **failure_fields(failure)}
         # Outside the except blocks, so pytest shows the message once, with no chained traceback.
         if skip is not None:
             pytest.skip(skip)
@@ -223,4 +227,5 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     case = getattr(item, "callspec", None) and item.callspec.params.get("case")
     if isinstance(case, casefiles.Case) and (report.when == "call" or report.skipped):
         # Plain JSON on the report, so it travels from xdist workers to the controller.
-        report.aclnn = {"case": case.id, **item.stash.get(RECORD, {})}
+        report.aclnn = {**case_fields(case, getattr(item.module, "CASE_KIND", ""), item.nodeid),
+                        **item.stash.get(RECORD, {})}

@@ -16,7 +16,12 @@ from suite.tolerance import Standard, ToleranceTable, Verdict, judge
 
 
 class CaseFailure(AssertionError):
-    """A conformance failure: the message is the whole story, no traceback needed."""
+    """A conformance failure: the message is the whole story, no traceback needed. `record` holds
+    what was measured before failing (status, metrics), for reports."""
+
+    def __init__(self, message: str, record: Optional[Dict[str, Any]] = None) -> None:
+        super().__init__(message)
+        self.record = record or {}
 
 
 class CaseSkip(Exception):
@@ -89,13 +94,13 @@ class Runner:
         if status is not None:
             raise CaseFailure(f"{case.id}: the backend rejected a valid call with status {status} "
                               f"({status_name(status)}); the contract accepts it\n"
-                              f"  reproduce: {self.reproducer(nodeid)}")
+                              f"  reproduce: {self.reproducer(nodeid)}", {"status": status})
         got = self._check_array(case, got, nodeid)
         std = self.standard_for(case)
         v = judge(got, data.golden, got.dtype, std, self.table.slack_ulps)
         record = {"status": 0, **v.metrics()}
         if not v.passed:
-            raise CaseFailure(self._numbers_message(case, data, v, nodeid))
+            raise CaseFailure(self._numbers_message(case, data, v, nodeid), record)
         return record
 
     def check_rejection(self, case: Case, nodeid: str) -> Dict[str, Any]:
@@ -104,11 +109,11 @@ class Runner:
         if status is None:
             raise CaseFailure(f"{case.id}: the backend accepted a call that aclnn rejects with "
                               f"{case.expect} ({status_name(case.expect)}): {case.why}\n"
-                              f"  reproduce: {self.reproducer(nodeid)}")
+                              f"  reproduce: {self.reproducer(nodeid)}", {"status": 0})
         if status != case.expect:
             raise CaseFailure(f"{case.id}: status {status} ({status_name(status)}), expected {case.expect} "
                               f"({status_name(case.expect)}): {case.why}\n"
-                              f"  reproduce: {self.reproducer(nodeid)}")
+                              f"  reproduce: {self.reproducer(nodeid)}", {"status": status})
         return {"status": status}
 
     def check_determinism(self, case: Case, nodeid: str) -> Dict[str, Any]:

@@ -1,0 +1,359 @@
+"""results.json: the per-run record other tools read. Schema (documented in docs/results-schema.md),
+build, validate, read/write, merge of shards, and the diff behind the CI gate."""
+from __future__ import annotations
+
+import json
+import math
+import platform
+import socket
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+
+import suite
+from suite.golden import atomic_write
+
+SCHEMA_VERSION = 1
+OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed")
+KINDS = ("numbers", "rejection", "determinism")
+METRICS = ("standard", "n", "n_over", "share_over", "mismatches", "max_ulp", "mean_ulp", "max_abs",
+           "max_rel", "rmse")
+_NUM_METRICS = METRICS[1:]
+
+
+class ResultsError(Exception):
+    """A results.json that is unreadable, off-schema, or that cannot be merged with another."""
+
+
+# -- the schema, as data: name -> (types, required) --------------------------------------------
+# Types: "str", "int", "num" (number, or "inf"/"-inf"/"nan" for non-finite), "bool", "null",
+# "list", "dict". The same table is rendered in docs/results-schema.md.
+RUN_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {
+    "schema_version": (("int",), True),
+    "suite_version": (("str",), True),
+    "backend": (("dict",), True),              # {name, spec, options, capabilities, deterministic}
+    "products": (("list",), True),
+    "standard_override": (("str", "null"), True),
+    "manifest_hash": (("str",), True),
+    "machine": (("dict",), True),              # {platform, python, numpy, hostname}
+    "shard": (("str", "null"), True),          # "K/N", or null for an unsharded (or merged) run
+    "merged_from": (("list",), False),         # shards a merged file was made of
+    "counts": (("dict",), True),               # outcome -> number of records
+    "records": (("list",), True),
+}
+RECORD_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {
+    "key": (("str",), True),                   # the pytest node id: unique per run
+    "case": (("str",), True),
+    "kind": (("str",), True),                  # numbers | rejection | determinism
+    "op": (("str",), True),
+    "product": (("str",), True),
+    "dtypes": (("dict",), True),               # input name -> dtype name (null: a NULL tensor)
+    "out_dtype": (("str", "null"), True),
+    "reduction": (("int", "null"), True),
+    "logTarget": (("bool", "null"), True),
+    "shapes": (("dict",), True),               # input name -> list of dims (null: NULL tensor)
+    "out_shape": (("list", "null"), True),
+    "layout": (("str",), True),
+    "values": (("str",), True),
+    "expect": (("int",), True),                # 0: numbers; else the expected aclnn status
+    "outcome": (("str",), True),
+    "reason": (("str", "null"), True),         # skip/xfail reason, or the failure's first line
+    "status": (("int", "null"), True),         # the status the backend returned (0: success)
+    "reproduce": (("str", "null"), True),      # one-line reproducer of a failure
+    "metrics": (("dict", "null"), True),       # numbers/determinism metrics below, or null
+}
+METRIC_TYPES = {"standard": ("str",), "n": ("int",), "n_over": ("int",), "mismatches": ("int",),
+                "share_over": ("num",), "max_ulp": ("num",), "mean_ulp": ("num",), "max_abs": ("num",),
+                "max_rel": ("num",), "rmse": ("num",)}
+
+
+def _is(value: Any, types: Sequence[str]) -> bool:
+    for t in types:
+        if t == "str" and isinstance(value, str):
+            return True
+        if t == "int" and isinstance(value, int) and not isinstance(value, bool):
+            return True
+        if t == "num" and ((isinstance(value, (int, float)) and not isinstance(value, bool))
+                           or value in ("inf", "-inf", "nan")):
+            return True
+        if t == "bool" and isinstance(value, bool):
+            return True
+        if t == "null" and value is None:
+            return True
+        if t == "list" and isinstance(value, list):
+            return True
+        if t == "dict" and isinstance(value, dict):
+            return True
+    return False
+
+
+def _check_fields(obj: Mapping, spec: Mapping, where: str) -> List[str]:
+    errors = []
+    for name, (types, required) in spec.items():
+        if name not in obj:
+            if required:
+                errors.append(f"{where}: missing field '{name}'")
+        elif not _is(obj[name], types):
+            errors.append(f"{where}: field '{name}' is {obj[name]!r}, expected {' or '.join(types)}")
+    for name in obj:
+        if name not in spec:
+            errors.append(f"{where}: unknown field '{name}'")
+    return errors
+
+
+def validate(doc: Any) -> List[str]:
+    """Every way `doc` departs from the documented schema; empty when it conforms."""
+    if not isinstance(doc, dict):
+        return ["top level: not an object"]
+    errors = _check_fields(doc, RUN_FIELDS, "run")
+    if doc.get("schema_version") not in (None, SCHEMA_VERSION):
+        errors.append(f"run: schema_version {doc['schema_version']!r} is not {SCHEMA_VERSION}")
+    keys = set()
+    for i, r in enumerate(doc.get("records") or []):
+        where = f"records[{i}]"
+        if not isinstance(r, dict):
+            errors.append(f"{where}: not an object")
+            continue
+        errors += _check_fields(r, RECORD_FIELDS, where)
+        if r.get("outcome") not in OUTCOMES:
+            errors.append(f"{where}: outcome {r.get('outcome')!r} not one of {', '.join(OUTCOMES)}")
+        if r.get("kind") not in KINDS:
+            errors.append(f"{where}: kind {r.get('kind')!r} not one of {', '.join(KINDS)}")
+        if r.get("key") in keys:
+            errors.append(f"{where}: duplicate key {r.get('key')!r}")
+        keys.add(r.get("key"))
+        m = r.get("metrics")
+        if isinstance(m, dict):
+            for name, types in METRIC_TYPES.items():
+                if name in m and not _is(m[name], types):
+                    errors.append(f"{where}.metrics: field '{name}' is {m[name]!r}, expected {types[0]}")
+            for name in m:
+                if name not in METRIC_TYPES:
+                    errors.append(f"{where}.metrics: unknown field '{name}'")
+    counts = doc.get("counts")
+    if isinstance(counts, dict) and isinstance(doc.get("records"), list):
+        if counts != count_outcomes(doc["records"]):
+            errors.append("run: counts do not match the records")
+    return errors
+
+
+# -- building ----------------------------------------------------------------------------------
+def jsonable_number(v: Any) -> Any:
+    """JSON has no inf/nan: they are written as strings (a mismatch has an infinite ulp error)."""
+    if isinstance(v, (float, np.floating)):
+        v = float(v)
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return v
+    if isinstance(v, np.integer):
+        return int(v)
+    return v
+
+
+def number(v: Any) -> Optional[float]:
+    """A metric back as a float (None for a missing one)."""
+    if v is None:
+        return None
+    return float(v)
+
+
+def case_fields(case: Any, kind: str, nodeid: str) -> Dict[str, Any]:
+    """The fields of a record that come from the case itself (not from running it)."""
+    attrs = dict(case.attrs)
+    return {"key": nodeid, "case": case.id, "kind": kind, "op": case.op, "product": case.product,
+            "dtypes": dict(case.dtypes), "out_dtype": case.out_dtype,
+            "reduction": attrs.get("reduction"), "logTarget": attrs.get("logTarget"),
+            "shapes": {k: None if s is None else list(s) for k, s in case.shapes},
+            "out_shape": None if case.out_shape is None else list(case.out_shape),
+            "layout": case.layout, "values": case.values, "expect": case.expect}
+
+
+def failure_fields(message: str) -> Dict[str, Any]:
+    """The failure's first line, and its reproducer (the message's `  reproduce: ...` line)."""
+    lines = message.splitlines() or [""]
+    last = lines[-1].strip()
+    return {"message": lines[0],
+            "reproduce": last[len("reproduce:"):].strip() if last.startswith("reproduce:") else None}
+
+
+def make_record(fields: Mapping[str, Any], outcome: str, reason: Optional[str]) -> Dict[str, Any]:
+    """A schema record from what travelled on `report.aclnn` plus the report's outcome."""
+    rec = {k: fields.get(k) for k in RECORD_FIELDS if k not in ("outcome", "reason", "metrics")}
+    metrics = {k: jsonable_number(fields[k]) for k in METRICS if k in fields}
+    rec.update(outcome=outcome, reason=reason, metrics=metrics or None)
+    return rec
+
+
+def machine() -> Dict[str, str]:
+    return {"platform": platform.platform(), "python": sys.version.split()[0],
+            "numpy": np.__version__, "hostname": socket.gethostname()}
+
+
+def count_outcomes(records: Iterable[Mapping]) -> Dict[str, int]:
+    counts = {o: 0 for o in OUTCOMES}
+    for r in records:
+        counts[r["outcome"]] = counts.get(r["outcome"], 0) + 1
+    return counts
+
+
+def make_document(run: Mapping[str, Any], records: Iterable[Mapping]) -> Dict[str, Any]:
+    recs = sorted(records, key=lambda r: r["key"])
+    return {"schema_version": SCHEMA_VERSION, "suite_version": suite.__version__, **run,
+            "counts": count_outcomes(recs), "records": recs}
+
+
+def dumps(doc: Mapping) -> bytes:
+    """Indented, but one line per record: readable, diffable, and ~1 kB per case."""
+    head = {k: v for k, v in doc.items() if k != "records"}
+    text = json.dumps(head, indent=1, allow_nan=False)[:-2]
+    recs = ",\n  ".join(json.dumps(r, allow_nan=False, separators=(",", ":")) for r in doc["records"])
+    return (text + ',\n "records": [\n  ' + recs + "\n ]\n}\n").encode() if doc["records"] else \
+        (json.dumps(doc, indent=1, allow_nan=False) + "\n").encode()
+
+
+def write(path: Path, doc: Mapping) -> None:
+    atomic_write(Path(path), dumps(doc))
+
+
+def read(path: Path) -> Dict[str, Any]:
+    """Load and validate; a bad file is one ResultsError naming the file and the first problems."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as e:
+        raise ResultsError(f"{path}: cannot read: {e.strerror}") from None
+    except ValueError as e:
+        raise ResultsError(f"{path}: not JSON: {e}") from None
+    errors = validate(doc)
+    if errors:
+        more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
+        raise ResultsError(f"{path}: not a results.json of schema {SCHEMA_VERSION}: "
+                           + "; ".join(errors[:5]) + more)
+    return doc
+
+
+# -- merge -------------------------------------------------------------------------------------
+SAME_RUN = ("schema_version", "suite_version", "manifest_hash", "backend", "standard_override")
+
+
+def merge(docs: Sequence[Tuple[str, Mapping]]) -> Dict[str, Any]:
+    """Join shards (name, document) into one run; they must be of the same configuration, and a
+    case found in two of them must have the same record in both."""
+    if not docs:
+        raise ResultsError("nothing to merge")
+    first_name, first = docs[0]
+    records: Dict[str, Tuple[str, Mapping]] = {}
+    for name, doc in docs:
+        for f in SAME_RUN:
+            if doc.get(f) != first.get(f):
+                raise ResultsError(f"{name}: {f} {doc.get(f)!r} differs from {first_name}'s {first.get(f)!r}; "
+                                   f"shards of one run share it")
+        for r in doc["records"]:
+            seen = records.get(r["key"])
+            if seen is not None and seen[1] != r:
+                raise ResultsError(f"{name}: conflicting records for {r['key']} (also in {seen[0]}): "
+                                   f"{seen[1]['outcome']} vs {r['outcome']}")
+            records[r["key"]] = (name, r)
+    products = sorted({p for _, d in docs for p in d["products"]})
+    run = {f: first[f] for f in RUN_FIELDS if f not in ("schema_version", "suite_version", "counts", "records")
+           and f in first}
+    run.update(products=products, shard=None,
+               merged_from=[d.get("shard") or n for n, d in docs])
+    return make_document(run, (r for _, r in records.values()))
+
+
+# -- diff --------------------------------------------------------------------------------------
+ULP_GROWTH = 1.0
+ULP_RATIO = 2.0
+FAILING = ("failed",)
+GOOD = ("passed", "xpassed")
+
+
+@dataclass
+class Diff:
+    new_failures: List[Tuple[Mapping, Optional[Mapping]]] = field(default_factory=list)
+    fixed: List[Tuple[Mapping, Mapping]] = field(default_factory=list)
+    regressions: List[Tuple[Mapping, Mapping]] = field(default_factory=list)
+    appeared: List[Mapping] = field(default_factory=list)
+    vanished: List[Mapping] = field(default_factory=list)
+    notes: List[str] = field(default_factory=list)
+    allow_vanished: bool = False
+
+    @property
+    def worse(self) -> bool:
+        return bool(self.new_failures or self.regressions or (self.vanished and not self.allow_vanished))
+
+
+def worst_ulp(r: Mapping) -> Optional[float]:
+    m = r.get("metrics") or {}
+    return number(m.get("max_ulp"))
+
+
+def diff(base: Mapping, new: Mapping, ulp_growth: float = ULP_GROWTH, ulp_ratio: float = ULP_RATIO,
+         allow_vanished: bool = False) -> Diff:
+    """What changed from BASE to NEW. A precision regression is a case passing in both whose worst
+    ulp error grew by more than `ulp_growth` ulps AND to more than `ulp_ratio` times its old value."""
+    d = Diff(allow_vanished=allow_vanished)
+    for f in ("suite_version", "manifest_hash", "backend", "standard_override"):
+        if base.get(f) != new.get(f):
+            d.notes.append(f"{f} differs: {base.get(f)!r} -> {new.get(f)!r}")
+    b = {r["key"]: r for r in base["records"]}
+    n = {r["key"]: r for r in new["records"]}
+    for key, nr in n.items():
+        br = b.get(key)
+        if br is None:
+            d.appeared.append(nr)
+            if nr["outcome"] in FAILING:
+                d.new_failures.append((nr, None))
+            continue
+        if nr["outcome"] in FAILING and br["outcome"] not in FAILING:
+            d.new_failures.append((nr, br))
+        elif br["outcome"] in FAILING and nr["outcome"] in GOOD:
+            d.fixed.append((br, nr))
+        elif br["outcome"] in GOOD and nr["outcome"] in GOOD:
+            bu, nu = worst_ulp(br), worst_ulp(nr)
+            if bu is not None and nu is not None and nu - bu > ulp_growth and nu > ulp_ratio * bu:
+                d.regressions.append((br, nr))
+    d.vanished = [r for k, r in b.items() if k not in n]
+    return d
+
+
+def _fmt_ulp(v: Optional[float]) -> str:
+    return "-" if v is None else f"{v:.3g}"
+
+
+def _section(title: str, lines: List[str], limit: int) -> List[str]:
+    if not lines:
+        return []
+    out = [f"{title} ({len(lines)}):"] + [f"  {x}" for x in lines[:limit]]
+    if len(lines) > limit:
+        out.append(f"  ... and {len(lines) - limit} more")
+    return out
+
+
+def render_diff(d: Diff, limit: int = 10) -> str:
+    """One screen: the verdict first, then each list truncated to `limit` lines with a count."""
+    why = []
+    if d.new_failures:
+        why.append(f"{len(d.new_failures)} new failures")
+    if d.regressions:
+        why.append(f"{len(d.regressions)} precision regressions")
+    if d.vanished and not d.allow_vanished:
+        why.append(f"{len(d.vanished)} vanished cases")
+    head = (f"WORSE: {', '.join(why)}" if d.worse else "OK: no new failures, no precision regressions"
+            + (f" ({len(d.vanished)} vanished cases allowed)" if d.vanished else ""))
+    lines = [head]
+    lines += [f"note: {x}" for x in d.notes]
+    lines += _section("new failures", [f"{r['key']}  ({'new case' if b is None else b['outcome'] + ' before'})"
+                                       + (f"\n    reproduce: {r['reproduce']}" if r.get("reproduce") else "")
+                                       for r, b in d.new_failures], limit)
+    lines += _section("precision regressions", [f"{n['key']}  {_fmt_ulp(worst_ulp(b))} -> {_fmt_ulp(worst_ulp(n))} ulp"
+                                                for b, n in d.regressions], limit)
+    lines += _section("vanished", [r["key"] for r in d.vanished], limit)
+    lines += _section("fixed", [n["key"] for _, n in d.fixed], limit)
+    lines += _section("appeared", [r["key"] for r in d.appeared], limit)
+    return "\n".join(lines)

@@ -1,0 +1,30 @@
+"""Helpers for the report and gate tests: one real pytest session of the suite, in a subprocess."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import List
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_suite(args: List[str], timeout: int = 300) -> subprocess.CompletedProcess:
+    """`python -m pytest ARGS` at the project root (the conformance suite), output captured."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("PYTEST_XDIST_WORKER", None)
+    env.pop("PYTEST_ADDOPTS", None)
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def cli(args: List[str]) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "suite.cli", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def comparable(records: list) -> dict:
+    """Records by key: what must agree between runs of the same cases (all of it)."""
+    return {r["key"]: r for r in records}

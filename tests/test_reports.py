@@ -1,0 +1,188 @@
+"""Reports: results.json (schema, records, metrics), summary.md, report.html, the terminal table,
+--junitxml alongside, xdist, and sharding + merge on the real case files."""
+from __future__ import annotations
+
+import copy
+import json
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from suite import html, results, shard
+from suite.cases import load_cases
+from suite.golden import GoldenStore
+from tests.reportkit import ROOT, cli, comparable, run_suite
+
+SLICE = "MseLossBackward and atlas-a2 and 2x3"          # numbers, determinism and rejection cases
+MSE = "--cases=" + str(ROOT / "cases" / "mse_loss_backward.yaml")     # less to collect
+
+
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory):
+    """One plain run of the slice with --report-dir and --junitxml."""
+    d = tmp_path_factory.mktemp("plain")
+    p = run_suite([MSE, "-k", SLICE, "--report-dir=" + str(d / "rep"), "--junitxml", str(d / "junit.xml")])
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    return d, p, results.read(d / "rep" / "results.json")
+
+
+def test_results_json_validates_and_holds_every_case(plain):
+    d, p, doc = plain
+    assert results.validate(doc) == []
+    n = int(re.findall(r"(\d+) passed", p.stdout)[-1])
+    assert len(doc["records"]) == n == doc["counts"]["passed"]
+    kinds = {r["kind"] for r in doc["records"]}
+    assert kinds == {"numbers", "determinism", "rejection"}
+    assert doc["backend"]["name"] == "reference" and doc["backend"]["spec"] == "reference"
+    assert doc["manifest_hash"] == GoldenStore(ROOT / "golden").manifest_hash() != ""
+    assert set(doc["machine"]) == {"platform", "python", "numpy", "hostname"}
+    num = next(r for r in doc["records"] if r["kind"] == "numbers" and r["out_dtype"] == "float16"
+               and r["shapes"]["self"] == [2, 3])
+    assert num["op"] == "MseLossBackward" and num["product"] == "atlas-a2" and num["status"] == 0
+    assert set(num["metrics"]) == set(results.METRICS) and 0 <= num["metrics"]["max_ulp"] <= 0.5
+    rej = next(r for r in doc["records"] if r["kind"] == "rejection")
+    assert rej["status"] == rej["expect"] != 0 and rej["metrics"] is None
+
+
+def test_validator_rejects_what_departs_from_the_schema(plain):
+    doc = plain[2]
+    bad = []
+    for mutate in (lambda x: x.pop("manifest_hash"),
+                   lambda x: x["records"][0].update(outcome="maybe"),
+                   lambda x: x["records"][0].update(extra=1),
+                   lambda x: x["records"][0]["metrics"].update(max_ulp="lots") if x["records"][0]["metrics"]
+                   else x["records"][0].update(metrics={"max_ulp": "lots"}),
+                   lambda x: x["records"].append(copy.deepcopy(x["records"][0])),
+                   lambda x: x.update(schema_version=99),
+                   lambda x: x["counts"].update(passed=0)):
+        x = copy.deepcopy(doc)
+        mutate(x)
+        bad.append(results.validate(x))
+    assert all(bad), bad
+
+
+def test_non_finite_metrics_round_trip(tmp_path, plain):
+    doc = copy.deepcopy(plain[2])
+    r = next(r for r in doc["records"] if r["metrics"])
+    r["metrics"]["max_ulp"] = results.jsonable_number(float("inf"))
+    results.write(tmp_path / "r.json", doc)
+    assert results.number(results.read(tmp_path / "r.json")["records"][doc["records"].index(r)]
+                          ["metrics"]["max_ulp"]) == float("inf")
+
+
+def test_junitxml_still_written(plain):
+    d, _, doc = plain
+    suite_el = ET.parse(d / "junit.xml").getroot().find("testsuite")
+    assert int(suite_el.get("tests")) == len(doc["records"])
+
+
+def test_summary_md_and_terminal_table(plain):
+    d, p, doc = plain
+    md = (d / "rep" / "summary.md").read_text()
+    assert "| MseLossBackward | float16 | atlas-a2 |" in md
+    assert re.search(r"MseLossBackward\s+float16\s+atlas-a2\s+\d+ passed 0 failed 0 skipped\s+worst 0\.\d+ ulp",
+                     p.stdout), p.stdout[-2000:]
+
+
+def test_report_html_is_self_contained_with_pictures(plain):
+    page = (plain[0] / "rep" / "report.html").read_text()
+    assert "<script" not in page and "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    assert "https://" not in page and "<link" not in page
+    assert page.count("<svg") == 3                               # a histogram per output dtype
+    n_numbers = sum(1 for r in plain[2]["records"] if r["kind"] == "numbers")
+    bars = [int(x) for x in re.findall(r"ulp: (\d+) cases", page)]
+    assert sum(bars) == n_numbers
+    assert 'class="cov passed"' in page and 'class="cov failed"' not in page
+    for row in ("rank 2", "broadcast", "empty", "large"):
+        assert f">{row}</th>" in page
+
+
+def test_histogram_bins_and_coverage_colors():
+    assert [html.bin_of(u) for u in (0.0, 0.3, 0.5, 0.9, 3.0, 1e9, float("inf"))] == [0, 1, 1, 2, 4, 8, 9]
+    rec = {"kind": "numbers", "out_dtype": "float16", "reduction": 1, "shapes": {"a": [2, 3]},
+           "out_shape": [2, 3], "outcome": "failed", "metrics": {"max_ulp": 3.0}, "dtypes": {"a": "float16"}}
+    page = html.coverage_table([rec, dict(rec, outcome="passed", metrics={"max_ulp": 0.2})])
+    assert 'class="cov mixed"' in page and "1 fail" in page
+
+
+def test_xdist_gives_the_same_records(plain, tmp_path):
+    p = run_suite([MSE, "-k", SLICE, "-n", "2", f"--report-dir={tmp_path}"])
+    assert p.returncode == 0, p.stdout[-3000:]
+    doc = results.read(tmp_path / "results.json")
+    a, b = comparable(plain[2]["records"]), comparable(doc["records"])
+    assert a == b
+    assert doc["backend"] == plain[2]["backend"]             # info came back from the workers
+    assert "MseLossBackward" in p.stdout.split("aclnn conformance: per operator")[1]
+
+
+def _collected(out: str) -> tuple:
+    ids = [line for line in out.splitlines() if "::" in line]
+    m = re.search(r"(\d+)/(\d+) tests collected \((\d+) deselected\)", out)
+    return ids, int(m.group(2)), int(m.group(3))
+
+
+def test_shards_partition_the_real_case_files():
+    """Collect-only on every case: each test lands in exactly one of three shards."""
+    seen, totals = [], set()
+    for k in (1, 2, 3):
+        p = run_suite(["--collect-only", "--shard", f"{k}/3"])
+        ids, total, deselected = _collected(p.stdout)
+        assert len(ids) == total - deselected and ids, p.stdout[-2000:]
+        seen.append(set(ids))
+        totals.add(total)
+    (total,) = totals
+    assert sum(map(len, seen)) == total == len(set().union(*seen))        # disjoint and complete
+    assert max(map(len, seen)) - min(map(len, seen)) < 0.05 * total        # balanced
+    # a case's tests (numbers, determinism) share a shard
+    case = lambda i: i.split("[", 1)[1]                                     # noqa: E731
+    owner = {}
+    for k, ids in enumerate(seen):
+        for i in ids:
+            assert owner.setdefault(case(i), k) == k
+
+
+def test_shard_assignment_is_stable_and_balanced():
+    ids = [c.id for c in load_cases([ROOT / "cases"])[0]]
+    a, b = shard.assign(ids, 4), shard.assign(list(reversed(ids)), 4)
+    assert a == b
+    sizes = [list(a.values()).count(k) for k in (1, 2, 3, 4)]
+    assert max(sizes) - min(sizes) <= 1
+    with pytest.raises(shard.ShardError):
+        shard.parse("4/3")
+    with pytest.raises(shard.ShardError):
+        shard.parse("x")
+
+
+def test_shards_merge_back_to_the_unsharded_run(plain, tmp_path):
+    parts = []
+    for k in (1, 2, 3):
+        p = run_suite([MSE, "-k", SLICE, "--shard", f"{k}/3", "--report-dir=" + str(tmp_path / str(k))])
+        assert p.returncode == 0, p.stdout[-3000:]
+        parts.append(str(tmp_path / str(k) / "results.json"))
+    out = tmp_path / "merged.json"
+    m = cli(["report", "merge", *parts, "-o", str(out)])
+    assert m.returncode == 0, m.stderr
+    merged = results.read(out)
+    assert comparable(merged["records"]) == comparable(plain[2]["records"])
+    assert merged["counts"] == plain[2]["counts"] and merged["merged_from"] == ["1/3", "2/3", "3/3"]
+    # the same unsharded run diffs clean against the merge
+    assert cli(["report", "diff", str(plain[0] / "rep" / "results.json"), str(out)]).returncode == 0
+
+
+def test_merge_refuses_conflicts_and_mixed_runs(plain, tmp_path):
+    doc = plain[2]
+    other = copy.deepcopy(doc)
+    other["records"][0]["outcome"] = "failed"
+    other["counts"] = results.count_outcomes(other["records"])
+    with pytest.raises(results.ResultsError, match="conflicting records"):
+        results.merge([("a", doc), ("b", other)])
+    other = copy.deepcopy(doc)
+    other["manifest_hash"] = "0" * 64
+    with pytest.raises(results.ResultsError, match="manifest_hash"):
+        results.merge([("a", doc), ("b", other)])
+    results.write(tmp_path / "a.json", doc)
+    (tmp_path / "bad.json").write_text(json.dumps({"schema_version": 1}))
+    p = cli(["report", "merge", str(tmp_path / "a.json"), str(tmp_path / "bad.json"), "-o", str(tmp_path / "o")])
+    assert p.returncode == 2 and "bad.json" in p.stderr and "missing field" in p.stderr
