@@ -108,6 +108,8 @@ class AclnnBackend:
             return PRODUCTS  # collect every case so each is reported as skipped with the reason
         if self._product_override:
             return (self._product_override,)
+        if self._detected:
+            return (self._detected,)  # known: asking again (e.g. after close()) must not re-initialise
         try:
             self._ensure_ready()
         except Unsupported:
