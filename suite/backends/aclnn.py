@@ -25,7 +25,8 @@ hiascend.com .../aolapi/operatorlist_00019.html) says of `stride` "The value can
 number" / "a non-negative integer" (offset likewise). So by default (`negative_strides=skip`) a
 view with a negative stride raises Unsupported instead of being silently copied into a positive
 layout, which would test something other than the case asks; `negative_strides=pass` hands the
-negative strides to CANN as they are (offset then points at the first element).
+negative strides to CANN as they are (offset then points at the first element); if aclCreateTensor
+then refuses the view (returns NULL), the call is Unsupported too, with that reason.
 """
 from __future__ import annotations
 
@@ -241,6 +242,9 @@ class AclnnBackend:
         storage = _int64s([layout.storage.size])
         t = self._fn["aclCreateTensor"](dims, len(layout.dims), layout.code, strides, layout.offset,
                                         ACL_FORMAT_ND, storage, 1, buf)
+        if not t and any(st < 0 for st in layout.strides):  # only reachable with negative_strides=pass
+            raise Unsupported(f"aclCreateTensor refused the negative-stride view of {name} (dims {layout.dims}, "
+                              f"strides {layout.strides}); CANN documents strides as non-negative")
         if not t:
             raise RuntimeError(f"aclCreateTensor returned NULL for {name} (dims {layout.dims}, strides "
                                f"{layout.strides}, offset {layout.offset}, dtype code {layout.code})")
