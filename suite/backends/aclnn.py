@@ -75,7 +75,8 @@ class AclnnBackend:
     def __init__(self, lib_dir: Optional[str] = None, device: str = "0", product: Optional[str] = None,
                  negative_strides: str = "skip", _bf16_code: Optional[str] = None,
                  _out_layout: str = "contiguous") -> None:
-        # _bf16_code and _out_layout are test hooks: a mis-declared bfloat16 code (a planted fault)
+        # _bf16_code and _out_layout are test-only hooks (never for real runs), reachable from the
+        # suite as --backend-opt: a mis-declared bfloat16 code (a planted fault, e.g. _bf16_code=1)
         # and a Fortran-ordered, offset out tensor (to prove strided writes reach the kernel).
         if product is not None and product not in PRODUCTS:
             raise ValueError(f"product={product!r}; expected one of {', '.join(PRODUCTS)}")
