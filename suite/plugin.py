@@ -139,6 +139,11 @@ class Conformance:
             out.append(pytest.param(c, id=c.id, marks=marks))
         return out
 
+    @property
+    def backend(self) -> Optional[Any]:
+        """The backend if this session has made one; never makes one (for plugins that inspect it)."""
+        return self._runner.backend if self._runner is not None else None
+
     def close(self) -> None:
         if self._runner is not None:
             close = getattr(self._runner.backend, "close", None)

@@ -25,7 +25,8 @@ hiascend.com .../aolapi/operatorlist_00019.html) says of `stride` "The value can
 number" / "a non-negative integer" (offset likewise). So by default (`negative_strides=skip`) a
 view with a negative stride raises Unsupported instead of being silently copied into a positive
 layout, which would test something other than the case asks; `negative_strides=pass` hands the
-negative strides to CANN as they are (offset then points at the first element).
+negative strides to CANN as they are (offset then points at the first element); if aclCreateTensor
+then refuses the view (returns NULL), the call is Unsupported too, with that reason.
 """
 from __future__ import annotations
 
@@ -74,7 +75,8 @@ class AclnnBackend:
     def __init__(self, lib_dir: Optional[str] = None, device: str = "0", product: Optional[str] = None,
                  negative_strides: str = "skip", _bf16_code: Optional[str] = None,
                  _out_layout: str = "contiguous") -> None:
-        # _bf16_code and _out_layout are test hooks: a mis-declared bfloat16 code (a planted fault)
+        # _bf16_code and _out_layout are test-only hooks (never for real runs), reachable from the
+        # suite as --backend-opt: a mis-declared bfloat16 code (a planted fault, e.g. _bf16_code=1)
         # and a Fortran-ordered, offset out tensor (to prove strided writes reach the kernel).
         if product is not None and product not in PRODUCTS:
             raise ValueError(f"product={product!r}; expected one of {', '.join(PRODUCTS)}")
@@ -108,6 +110,8 @@ class AclnnBackend:
             return PRODUCTS  # collect every case so each is reported as skipped with the reason
         if self._product_override:
             return (self._product_override,)
+        if self._detected:
+            return (self._detected,)  # known: asking again (e.g. after close()) must not re-initialise
         try:
             self._ensure_ready()
         except Unsupported:
@@ -239,6 +243,9 @@ class AclnnBackend:
         storage = _int64s([layout.storage.size])
         t = self._fn["aclCreateTensor"](dims, len(layout.dims), layout.code, strides, layout.offset,
                                         ACL_FORMAT_ND, storage, 1, buf)
+        if not t and any(st < 0 for st in layout.strides):  # only reachable with negative_strides=pass
+            raise Unsupported(f"aclCreateTensor refused the negative-stride view of {name} (dims {layout.dims}, "
+                              f"strides {layout.strides}); CANN documents strides as non-negative")
         if not t:
             raise RuntimeError(f"aclCreateTensor returned NULL for {name} (dims {layout.dims}, strides "
                                f"{layout.strides}, offset {layout.offset}, dtype code {layout.code})")

@@ -1,0 +1,243 @@
+"""The conformance suite itself, run through the `aclnn` backend against the host emulator.
+
+tests/test_aclnn_backend.py proves the backend with hand-made calls; this module proves the whole
+chain a user runs (`pytest --backend aclnn ...`: case files, goldens, plugin, runner, backend,
+emulator) in real pytest sessions, one subprocess each (an emulator build must own its process:
+the loader resolves libascendcl.so by soname, so two builds cannot share one). It shows:
+  - every product family: the full suite passes, the only skips are the negative-stride views,
+    and the emulator holds zero live buffers, tensors, executors and streams after close()
+    (read by tests.aclnn_leakcheck; atlas-inference runs under xdist, one record per worker);
+  - planted faults are caught by the suite, with messages naming the case and a reproducer;
+  - with no CANN library, every case is skipped with a reason naming what was looked for where.
+It proves the marshalling and the harness, never the conformance of real Ascend kernels.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Tuple
+
+import pytest
+
+from suite.backends.aclnn import AclnnBackend
+from suite.contract import PRODUCTS
+from tests.emulator.build import BuildError, build, find_compiler
+
+ROOT = Path(__file__).resolve().parents[1]
+NEGSTRIDE_REASON = "CANN cannot take negative-stride views"
+KINDS = {"test_numerics", "test_status", "test_determinism"}
+ZERO = {"buffers": 0, "tensors": 0, "executors": 0, "streams": 0}
+
+
+@dataclass
+class Session:
+    """One pytest run of the conformance suite: exit code, output and per-case outcomes."""
+    returncode: int
+    output: str
+    cases: Dict[str, Tuple[str, str]] = field(default_factory=dict)  # nodeid -> (outcome, message)
+    live: List[dict] = field(default_factory=list)                   # tests.aclnn_leakcheck records
+
+    def having(self, outcome: str) -> Dict[str, str]:
+        return {n: m for n, (o, m) in self.cases.items() if o == outcome}
+
+    def tail(self) -> str:
+        return self.output[-3000:]
+
+
+def _env(**extra: str) -> Dict[str, str]:
+    """The caller's environment minus anything that could point at CANN or steer the emulator."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("ASCEND_", "ACLNN_EMU_", "PYTEST_XDIST", "PYTEST_CURRENT"))}
+    ld = [p for p in env.get("LD_LIBRARY_PATH", "").split(":") if p and "ascend" not in p.lower()]
+    env["LD_LIBRARY_PATH"] = ":".join(ld)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in [os.environ.get("PYTHONPATH")] if p])
+    # Unrelated third-party plugins (hypothesis, benchmark) cost ~1.5 s of imports per session.
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    env.update(extra)
+    return env
+
+
+def _parse_junit(path: Path) -> Dict[str, Tuple[str, str]]:
+    cases = {}
+    for tc in ET.parse(path).getroot().iter("testcase"):
+        nodeid = f"{tc.get('classname').replace('.', '/')}.py::{tc.get('name')}"
+        outcome, message = "passed", ""
+        for child in tc:  # a failure's text is the suite's whole message; a skip's message its reason
+            if child.tag in ("failure", "error"):
+                outcome, message = {"failure": "failed"}.get(child.tag, child.tag), child.text or ""
+            elif child.tag == "skipped":
+                outcome, message = "skipped", child.get("message") or ""
+        cases[nodeid] = (outcome, message)
+    return cases
+
+
+def run_suite(tmp: Path, lib_dir: str, *args: str, soc: Optional[str] = None, workers: int = 0,
+              env: Optional[Dict[str, str]] = None) -> Session:
+    """Run `pytest --backend aclnn --backend-opt lib_dir=...` from the repository root."""
+    junit, live = tmp / "junit.xml", tmp / "live.jsonl"
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "tests.aclnn_leakcheck",
+           f"--aclnn-live-counts={live}", f"--junitxml={junit}",
+           "--backend", "aclnn", "--backend-opt", f"lib_dir={lib_dir}", *args]
+    if workers:
+        cmd += ["-p", "xdist.plugin", "-n", str(workers)]
+    proc = subprocess.run(cmd, cwd=ROOT, env=_env(**({"ACLNN_EMU_SOC": soc} if soc else {}), **(env or {})),
+                          capture_output=True, text=True, timeout=600)
+    s = Session(proc.returncode, proc.stdout + proc.stderr)
+    if junit.exists():
+        s.cases = _parse_junit(junit)
+    if live.exists():
+        s.live = [json.loads(line) for line in live.read_text().splitlines()]
+    return s
+
+
+@pytest.fixture(scope="session")
+def emulator(tmp_path_factory) -> Callable[[Optional[str]], str]:
+    """Build (once per session) the emulator, clean or with one planted fault; returns its lib dir."""
+    if find_compiler() is None:
+        pytest.skip("no C compiler (looked for $CC, cc, gcc, clang on PATH): cannot build the emulator")
+    built: Dict[Optional[str], str] = {}
+
+    def get(fault: Optional[str] = None) -> str:
+        if fault not in built:
+            try:
+                built[fault] = str(build(tmp_path_factory.mktemp(f"aclemu-{fault or 'clean'}"), fault))
+            except BuildError as exc:
+                pytest.skip(f"emulator build failed: {exc}")
+        return built[fault]
+    return get
+
+
+# ---- every product family passes, skips only negative strides, leaks nothing -----------------------
+# (product, SoC the emulator reports, xdist workers, negative_strides). atlas-training runs with
+# negative_strides=pass (the emulator honours them), so its negative-stride cases must pass, not skip.
+PRODUCT_RUNS = [
+    ("atlas-a2", "Ascend910B3", 0, "skip"),
+    ("atlas-training", "Ascend910A", 0, "pass"),
+    ("atlas-inference", "Ascend310P3", 2, "skip"),
+    ("atlas-a3", "Ascend910_9391", 0, "skip"),
+]
+
+
+@pytest.mark.parametrize("product,soc,workers,negative_strides", PRODUCT_RUNS, ids=[p[0] for p in PRODUCT_RUNS])
+def test_full_suite_passes_on_each_product_and_leaks_nothing(emulator, tmp_path, product, soc, workers,
+                                                             negative_strides):
+    s = run_suite(tmp_path, emulator(None), "--backend-opt", f"negative_strides={negative_strides}",
+                  soc=soc, workers=workers)
+    assert s.returncode == 0, s.tail()
+    assert s.cases and not s.having("failed") and not s.having("error"), s.tail()
+    # the SoC alone chose the product: every case run is that family's, of all three kinds
+    assert all(f"-{product}-" in n for n in s.cases), "a case of another product ran"
+    assert {n.split("/")[-1].split(".py")[0] for n in s.cases} == KINDS
+    assert s.having("passed")
+    skipped = s.having("skipped")
+    negstride = {n for n in s.cases if "-negstride-" in n}
+    if negative_strides == "pass":
+        assert negstride and negstride <= set(s.having("passed")) and not skipped, s.tail()
+    assert set(skipped) == (negstride if negative_strides == "skip" else set()), "unexpected skips"
+    assert all(NEGSTRIDE_REASON in m for m in skipped.values()), set(skipped.values())
+
+    assert sorted(r["process"] for r in s.live) == (["gw0", "gw1"] if workers == 2 else ["main"]), s.live
+    for r in s.live:
+        assert "error" not in r, r
+        assert r["products"] == [product] and r["soc"] == soc, r
+        # per-call resources gone while the session's stream is still alive: the counters are live
+        assert r["at_session_end"] == {**ZERO, "streams": 1}, r
+        assert r["after_close"] == ZERO, r
+
+
+class LeakyAclnnBackend(AclnnBackend):
+    """The aclnn backend with aclDestroyTensor disabled: proves the live-count check can fail."""
+
+    def __init__(self, **opts: str) -> None:
+        super().__init__(**opts)
+        self._fn["aclDestroyTensor"] = lambda tensor: 0
+
+
+def test_live_count_check_sees_a_leaking_backend(emulator, tmp_path):
+    s = run_suite(tmp_path, emulator(None), "--backend", "tests.test_aclnn_suite:LeakyAclnnBackend",
+                  "-k", "test_results and 2x3.2x3.2x3")
+    assert s.returncode == 0 and s.having("passed"), s.tail()  # the results are right; only the hygiene is not
+    n = len(s.cases)
+    [r] = s.live
+    assert r["at_session_end"]["tensors"] >= 3 * n and r["after_close"]["tensors"] == r["at_session_end"]["tensors"], r
+
+
+# ---- planted faults are caught by the suite --------------------------------------------------------
+@dataclass
+class Fault:
+    build: Optional[str]          # emulator fault build (None: the clean emulator)
+    opts: Tuple[str, ...]         # extra --backend-opt
+    select: str                   # -k slice: cases the fault hits plus unaffected controls
+    hit: Callable[[str], bool]    # the kind of case the fault may fail (some others must pass)
+    says: str                     # what each failure message must say
+
+
+FAULTS = {
+    "operator ignores strides": Fault(
+        "ignore_strides", (), "test_results and float32 and mean and (strided or transposed or 2x3.2x3.2x3)",
+        lambda n: "-strided-" in n or "-transposed-" in n, "fails standard"),
+    "last element unwritten": Fault(
+        "skip_last", (), "2x3.2x3.2x3", lambda n: "::test_results[" in n, "got nan"),
+    "wrong status": Fault(
+        "wrong_status", (), "test_rejected and MseLossBackward and atlas-a2",
+        lambda n: "-reduction" in n, "status 161001 (ACLNN_ERR_PARAM_NULLPTR), expected 161002"),
+    "bfloat16 declared as float16": Fault(
+        None, ("_bf16_code=1",), "2x3.2x3.2x3 and not test_bit_identical", lambda n: "bfloat16" in n, ""),
+}
+
+
+@pytest.mark.parametrize("name", FAULTS)
+def test_planted_fault_is_caught_by_the_suite(emulator, tmp_path, name):
+    f = FAULTS[name]
+    lib_dir = emulator(f.build)
+    opts = [a for o in f.opts for a in ("--backend-opt", o)]
+    s = run_suite(tmp_path, lib_dir, "-k", f.select, *opts)
+    assert s.returncode == 1, s.tail()
+    failed, passed = s.having("failed"), s.having("passed")
+    assert failed, s.tail()
+    assert all(f.hit(n) for n in failed), f"unexpected kind of failure: {[n for n in failed if not f.hit(n)]}"
+    assert any(not f.hit(n) for n in passed), "no unaffected control case ran and passed"
+    for nodeid, msg in failed.items():
+        case_id = nodeid[nodeid.index("[") + 1:-1]
+        assert msg.startswith(f"{case_id}: "), msg
+        assert f.says in msg, msg
+        reproducer = (f"reproduce: pytest {shlex.quote(nodeid)} --backend aclnn --backend-opt "
+                      f"{shlex.quote('lib_dir=' + lib_dir)}" + "".join(f" --backend-opt {o}" for o in f.opts))
+        assert reproducer in msg, msg
+    if f.opts:  # the reproducer alone (carrying the test-only option) reproduces the failure
+        line = next(iter(failed.values())).split("reproduce: ")[1].splitlines()[0]
+        cmd = [sys.executable, "-m"] + shlex.split(line) + ["-q", "-p", "no:cacheprovider"]
+        proc = subprocess.run(cmd, cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 1 and "1 failed" in proc.stdout, proc.stdout[-2000:]
+
+
+# ---- no CANN at all: everything skipped, with the reason -------------------------------------------
+def test_without_cann_every_case_is_skipped_with_the_reason(tmp_path):
+    empty = tmp_path / "no-cann"
+    empty.mkdir()
+    s = run_suite(tmp_path, str(empty), "-k", "2x3.2x3.2x3")
+    assert s.returncode == 0, s.tail()
+    assert s.cases and set(s.having("skipped")) == set(s.cases), s.tail()
+    # the backend could not tell its product, so every family's cases were collected, of every kind
+    assert {p for p in PRODUCTS if any(f"-{p}-" in n for n in s.cases)} == set(PRODUCTS)
+    assert {n.split("/")[-1].split(".py")[0] for n in s.cases} == KINDS
+    for msg in s.having("skipped").values():
+        assert f"CANN library libascendcl.so not found; looked in {empty} (lib_dir)" in msg, msg
+        assert "set_env.sh" in msg, msg
+    assert s.live and all("does not run on the host emulator" in r["error"] for r in s.live), s.live
+
+
+def test_negative_strides_cann_refuses_are_skipped_with_the_reason(emulator, tmp_path):
+    """negative_strides=pass against a CANN whose aclCreateTensor refuses them: skips, not crashes."""
+    s = run_suite(tmp_path, emulator(None), "--backend-opt", "negative_strides=pass", "-k", "negstride",
+                  env={"ACLNN_EMU_REJECT_NEG_STRIDES": "1"})
+    assert s.returncode == 0, s.tail()
+    assert s.cases and set(s.having("skipped")) == set(s.cases), s.tail()
+    assert all("aclCreateTensor refused the negative-stride view" in m for m in s.having("skipped").values())
+    assert [r["after_close"] for r in s.live] == [ZERO]
