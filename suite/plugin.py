@@ -117,6 +117,10 @@ class Conformance:
     def params(self, kind: str) -> list:
         info = self.runner.info
         run_products = [p for p in self.products if p in info.products]
+        if not run_products:
+            raise pytest.UsageError(
+                f"--product {', '.join(self.products)}: backend {info.name} stands for "
+                f"{', '.join(info.products)} only, so no case would run")
         out = []
         for c in self.cases:
             if c.product not in run_products:
