@@ -68,10 +68,19 @@ static void capture(emu_view *v, const aclTensor *t) {
     v->data = t->data;
 }
 
-static aclOpExecutor *new_executor(int op) {
+/* An executor holding the validated call: the four views, the broadcast shape, the reduction. */
+static aclOpExecutor *new_executor(int op, const aclTensor *grad, const aclTensor *self, const aclTensor *target,
+                                   const aclTensor *out, const int64_t *B, int64_t nb, int64_t reduction) {
     aclOpExecutor *ex = calloc(1, sizeof *ex);
     ex->magic = EMU_EXEC_MAGIC;
     ex->op = op;
+    capture(&ex->grad, grad);
+    capture(&ex->self, self);
+    capture(&ex->target, target);
+    capture(&ex->out, out);
+    memcpy(ex->bdims, B, nb * sizeof *B);
+    ex->bndim = nb;
+    ex->reduction = reduction;
     aclemu_count(EMU_EXECUTORS, 1);
     return ex;
 }
@@ -270,14 +279,7 @@ EMU_EXPORT int aclnnMseLossBackwardGetWorkspaceSize(const aclTensor *gradOutput,
         !bcast_into(B, &nb, target->dims, target->ndim))
         return ACLNN_ERR_PARAM_INVALID;
     if (!same_shape(out->dims, out->ndim, B, nb)) return ACLNN_ERR_PARAM_INVALID;
-    aclOpExecutor *ex = new_executor(OP_MSE);
-    capture(&ex->grad, gradOutput);
-    capture(&ex->self, self);
-    capture(&ex->target, target);
-    capture(&ex->out, out);
-    memcpy(ex->bdims, B, nb * sizeof *B);
-    ex->bndim = nb;
-    ex->reduction = reduction;
+    aclOpExecutor *ex = new_executor(OP_MSE, gradOutput, self, target, out, B, nb, reduction);
     ex->empty = numel(gradOutput->dims, gradOutput->ndim) == 0 || numel(self->dims, self->ndim) == 0 ||
                 numel(target->dims, target->ndim) == 0;
     *workspaceSize = 0;
@@ -305,14 +307,8 @@ EMU_EXPORT int aclnnKlDivBackwardGetWorkspaceSize(const aclTensor *gradOutput, c
     ng = nb;
     if (!bcast_into(G, &ng, gradOutput->dims, gradOutput->ndim) || !same_shape(G, ng, B, nb)) return ACLNN_ERR_PARAM_INVALID;
     if (!same_shape(out->dims, out->ndim, self->dims, self->ndim)) return ACLNN_ERR_PARAM_INVALID;
-    aclOpExecutor *ex = new_executor(OP_KL);
-    capture(&ex->grad, gradOutput);
-    capture(&ex->self, self);
-    capture(&ex->target, target);
-    capture(&ex->out, out);
-    memcpy(ex->bdims, B, nb * sizeof *B);
-    ex->bndim = nb;
-    ex->reduction = reduction; /* values outside 0..3 behave as none, like the vendor code */
+    /* reduction values outside 0..3 behave as none, like the vendor code */
+    aclOpExecutor *ex = new_executor(OP_KL, gradOutput, self, target, out, B, nb, reduction);
     ex->log_target = logTarget ? 1 : 0;
     ex->empty = numel(self->dims, self->ndim) == 0;
     ex->workspace = (!ex->empty && !same_shape(self->dims, self->ndim, B, nb))
