@@ -163,9 +163,9 @@ def _read_case(npz, datakey: str, names: List[str]) -> CaseData:
 class GoldenStore:
     """Read side: loads the manifest once, and each bundle's members only when a case asks."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, manifest: Optional[dict] = None) -> None:
         self.root = Path(root)
-        self._manifest: Optional[dict] = None
+        self._manifest = manifest
         self._open: Dict[str, Tuple[object, List[str]]] = {}
 
     @property
@@ -289,8 +289,7 @@ def check(cases: Iterable[Case], root: Path) -> List[str]:
     if m.get("generator_version") != GENERATOR_VERSION:
         problems.append(f"goldens were made by generator version {m.get('generator_version')}, "
                         f"this is {GENERATOR_VERSION}: stale")
-    store = GoldenStore(root)
-    store._manifest = m
+    store = GoldenStore(root, manifest=m)
     for rel, sha in m["files"].items():
         path = root / rel
         if not path.exists():

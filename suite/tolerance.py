@@ -139,10 +139,6 @@ class Verdict:
                                                "max_ulp", "mean_ulp", "max_abs", "max_rel", "rmse")}
 
 
-def _safe_max(a: np.ndarray) -> float:
-    return float(np.max(a)) if a.size else 0.0
-
-
 def judge(got: np.ndarray, golden: Golden, out_dtype: np.dtype, standard: Standard,
           slack_ulps: float, worst: int = 5) -> Verdict:
     """Measure `got` (already of the right shape and dtype) against `golden` under `standard`."""

@@ -58,9 +58,6 @@ def tiny_scale(out_dtype: str, in_dtypes) -> float:
     return max(float(np.sqrt(out_tiny / 8.0)), 4.0 * in_tiny)
 
 
-def finish(draws: Mapping[str, np.ndarray], in_dtypes: Mapping[str, str]) -> dict:
-    return {k: exact(v, in_dtypes[k]) for k, v in draws.items()}
-
 
 # -- value sets shared by operators whose inputs are gradOutput, self and target ----------------
 def uniform_set(sig, rng: np.random.Generator) -> dict:

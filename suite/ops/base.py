@@ -25,12 +25,11 @@ def numel(shape: Shape) -> int:
     return int(np.prod(shape, dtype=np.int64))
 
 
-def reduced_axes(small: Shape, big: Shape) -> Tuple[Tuple[int, ...], Shape]:
+def reduced_axes(small: Shape, big: Shape) -> Tuple[int, ...]:
     """Axes of `big` to sum so that the result reshapes to `small` (autograd's broadcast reduction)."""
     lead = len(big) - len(small)
-    axes = tuple(range(lead)) + tuple(
+    return tuple(range(lead)) + tuple(
         lead + i for i, n in enumerate(small) if n == 1 and big[lead + i] != 1)
-    return axes, small
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ class Float64RoundedOnce(Float32Kernel):
             scale = self.kl_scale(call.attrs["reduction"], s.shape, b)
             if scale is not None:
                 terms = terms / (1.0 / scale)       # the exact divisor: numel(B) or B[0]
-            axes, _ = reduced_axes(s.shape, b)
+            axes = reduced_axes(s.shape, b)
             return np.sum(terms, axis=axes, dtype=np.float64).reshape(s.shape)
 
     def round_out(self, r, call):
@@ -80,7 +80,7 @@ class Float32SequentialSum(Float32Kernel):
     description = "float32, KL broadcast sum accumulated one term at a time"
 
     def kl_sum_back(self, terms: np.ndarray, self_shape: Shape) -> np.ndarray:
-        axes, _ = reduced_axes(self_shape, terms.shape)
+        axes = reduced_axes(self_shape, terms.shape)
         kept = [i for i in range(terms.ndim) if i not in axes]
         moved = np.transpose(terms, list(axes) + kept)
         nterms = numel(tuple(terms.shape[i] for i in axes))

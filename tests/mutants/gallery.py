@@ -94,7 +94,7 @@ class KlBroadcastFirstSlice(Float32Kernel):
     description = "KL: takes the first slice of the broadcast axes instead of summing them"
 
     def kl_sum_back(self, terms, self_shape):
-        axes, _ = reduced_axes(self_shape, terms.shape)
+        axes = reduced_axes(self_shape, terms.shape)
         index = tuple(0 if i in axes else slice(None) for i in range(terms.ndim))
         return np.asarray(terms[index], dtype=np.float32).reshape(self_shape)
 

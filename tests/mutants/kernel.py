@@ -91,7 +91,7 @@ class Float32Kernel:
 
     def kl_sum_back(self, terms: np.ndarray, self_shape: Shape) -> np.ndarray:
         """Autograd's broadcast reduction: sum the terms back to self's shape, in float32."""
-        axes, _ = reduced_axes(self_shape, terms.shape)
+        axes = reduced_axes(self_shape, terms.shape)
         return np.sum(terms, axis=axes, dtype=np.float32).reshape(self_shape)
 
     def kl(self, call: OpCall, g: np.ndarray, s: np.ndarray, t: np.ndarray) -> np.ndarray:
