@@ -6,6 +6,7 @@ from typing import Callable, Dict, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
+from suite import blocks as B
 from suite import dtypes
 from suite.contract import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, OpCall, PRODUCT_DTYPES
 
@@ -21,15 +22,8 @@ def broadcast(*shapes: Shape) -> Optional[Shape]:
         return None
 
 
-def numel(shape: Shape) -> int:
-    return int(np.prod(shape, dtype=np.int64))
-
-
-def reduced_axes(small: Shape, big: Shape) -> Tuple[int, ...]:
-    """Axes of `big` to sum so that the result reshapes to `small` (autograd's broadcast reduction)."""
-    lead = len(big) - len(small)
-    return tuple(range(lead)) + tuple(
-        lead + i for i, n in enumerate(small) if n == 1 and big[lead + i] != 1)
+numel = B.numel
+reduced_axes = B.reduced_axes
 
 
 @dataclass(frozen=True)
@@ -73,8 +67,10 @@ class Operator:
     reductions: Dict[str, int] = {}
     # Attributes beyond reduction, with the values case files may give.
     extra_attrs: Dict[str, Tuple[object, ...]] = {}
-    # Value sets: name -> function(sig, rng) -> {input: float64 array of exactly representable values}.
+    # Value sets: name -> function(sig) -> {input: suite.draw.Dist}.
     value_sets: Dict[str, Callable] = {}
+    # Names this operator's tiling gives shape generators (see `tiling`).
+    tiling_names: Tuple[str, ...] = ()
 
     # -- contract -----------------------------------------------------------------------------
     def out_shape(self, shapes: Mapping[str, Optional[Shape]]) -> Optional[Shape]:
@@ -85,18 +81,77 @@ class Operator:
         """Phase 1: the status aclnn returns for this call, and why."""
         raise NotImplementedError
 
+    def tiling(self, hw, dts: Mapping[str, str]) -> Dict[str, int]:
+        """Where the vendor kernel's tiling puts its boundaries on `hw` (a suite.hardware.Hardware)
+        for these input dtypes: values for `tiling_names`, in elements."""
+        return {}
+
     def outside_contract(self, sig: Signature) -> Optional[str]:
         """Why this combination is not covered by the documented contract (None: it is)."""
         return None
 
     # -- numbers ------------------------------------------------------------------------------
-    def golden(self, x: Mapping[str, np.ndarray], attrs: Mapping[str, object]) -> Golden:
-        """float64 result from exact float64 inputs."""
+    # An operator's result is elementwise terms on the broadcast shape `b_shape`, summed over the
+    # axes that `out_shape` lacks (none for most). The suite walks that shape in blocks, so a
+    # golden or a reference result of any size costs memory for the output and one block only.
+    def b_shape(self, shapes: Mapping[str, Shape]) -> Optional[Shape]:
+        """The shape the elementwise terms live on (None: the inputs do not broadcast)."""
         raise NotImplementedError
 
-    def reference(self, call: OpCall) -> np.ndarray:
-        """The result as the vendor kernel computes it (float32 inside); the call is valid."""
+    def terms(self, x: Mapping[str, np.ndarray], attrs: Mapping[str, object],
+              shapes: Mapping[str, Shape]) -> np.ndarray:
+        """float64 terms on a block of `b_shape`, from exact float64 inputs broadcast to that block
+        (`shapes`: the inputs' own shapes, for divisors such as numel(self))."""
         raise NotImplementedError
+
+    def reference_terms(self, x: Mapping[str, np.ndarray], attrs: Mapping[str, object],
+                        shapes: Mapping[str, Shape]) -> np.ndarray:
+        """The same terms as the vendor kernel computes them, from float32 inputs, in float32."""
+        raise NotImplementedError
+
+    def golden(self, x: Mapping[str, np.ndarray], attrs: Mapping[str, object],
+               block: int = B.BLOCK) -> Golden:
+        """float64 result from exact inputs (any float dtype; widened block by block)."""
+        shapes = {n: tuple(np.shape(a)) for n, a in x.items()}
+        b, out_shape = self.b_shape(shapes), self.out_shape(shapes)
+        axes = reduced_axes(out_shape, b)
+        out = np.zeros(out_shape, dtype=np.float64)
+        scale = np.zeros(out_shape, dtype=np.float64) if axes else None
+        with np.errstate(all="ignore"):
+            for blk in B.blocks(b, block):
+                xb = {n: np.broadcast_to(a, b)[blk].astype(np.float64) for n, a in x.items()}
+                t = np.broadcast_to(self.terms(xb, attrs, shapes), B.block_shape(blk, b))
+                if not axes:
+                    out[blk] = t
+                    continue
+                at = B.target_index(blk, b, out_shape)
+                out[at] += np.sum(t, axis=axes, keepdims=True).reshape(out[at].shape)
+                scale[at] += np.sum(np.abs(t), axis=axes, keepdims=True).reshape(out[at].shape)
+        nterms = numel(b) // numel(out_shape) if numel(out_shape) else 1
+        return Golden(out=out, scale=np.abs(out) if scale is None else scale, nterms=max(nterms, 1))
+
+    def reference(self, call: OpCall, block: int = B.BLOCK) -> np.ndarray:
+        """The result as the vendor kernel computes it (float32 inside, one round to out's dtype),
+        block by block; the call is valid."""
+        x = {n: call.inputs[n] for n in self.inputs}
+        shapes = {n: tuple(a.shape) for n, a in x.items()}
+        b = self.b_shape(shapes)
+        out_shape = tuple(call.out_shape)
+        axes = reduced_axes(out_shape, b)
+        out = np.empty(out_shape, dtype=call.out_dtype)
+        acc = np.zeros(out_shape, dtype=np.float32) if axes else None
+        with np.errstate(all="ignore"):
+            for blk in B.blocks(b, block):
+                xb = {n: np.broadcast_to(a, b)[blk].astype(np.float32) for n, a in x.items()}
+                t = np.broadcast_to(self.reference_terms(xb, dict(call.attrs), shapes), B.block_shape(blk, b))
+                if not axes:
+                    out[blk] = to_out(t, call.out_dtype)
+                    continue
+                at = B.target_index(blk, b, out_shape)
+                acc[at] += np.sum(t, axis=axes, keepdims=True, dtype=np.float32).reshape(acc[at].shape)
+        if acc is not None:
+            out[...] = to_out(acc, call.out_dtype)
+        return out
 
     def describe(self, x: Mapping[str, np.ndarray], attrs: Mapping[str, object],
                  out_shape: Shape, index: Tuple[int, ...]) -> str:
