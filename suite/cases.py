@@ -5,6 +5,7 @@ explicit `expect:` is allowed on single cases and must agree with that derivatio
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 
@@ -45,13 +46,14 @@ class Case:
     source: str                                       # "file:line" of the matrix or case
     datakey: str                                      # what the inputs and golden depend on
     tier: str = "default"                             # "huge": run only with --scale=huge
+    generated: bool = False                           # made by a shape generator (a scale set)
 
     @property
     def signature(self) -> Signature:
         return Signature(dict(self.shapes), dict(self.dtypes), self.out_shape, self.out_dtype,
                          dict(self.attrs), self.product)
 
-    @property
+    @functools.cached_property
     def seed(self) -> int:
         return int.from_bytes(hashlib.sha256(self.datakey.encode()).digest()[:8], "little")
 
@@ -59,7 +61,7 @@ class Case:
     def reduction(self) -> int:
         return dict(self.attrs)["reduction"]
 
-    @property
+    @functools.cached_property
     def elements(self) -> int:
         """What the case's data costs: the elements of its inputs and of its broadcast shape."""
         return _elements(ops.get(self.op), dict(self.shapes))
@@ -257,14 +259,14 @@ def _triple(ctx: _Ctx, op: Operator, node: Any, key: Any, value: Any,
 def _make_case(op: Operator, product: str, ins: Dict[str, Optional[str]], out_dtype: str,
                attrs: Dict[str, Any], shapes: Dict[str, Optional[Shape]], out_shape: Optional[Shape],
                explicit_out: bool, layout_name: str, values: str, determinism: bool,
-               source: str, tier: str = "default") -> Tuple[Optional[Case], Signature]:
+               source: str, tier: str = "default", generated: bool = False) -> Tuple[Optional[Case], Signature]:
     sig = Signature(shapes, ins, out_shape, out_dtype, attrs, product)
     status, why = op.check(sig)
     case_id, datakey = _ids(op, product, ins, out_dtype, attrs, shapes, out_shape, explicit_out,
                             layout_name, values)
     case = Case(case_id, op.name, product, tuple(ins.items()), out_dtype, tuple(shapes.items()),
                 out_shape, tuple(attrs.items()), layout_name, values, status, why,
-                determinism and status == NUMBERS, source, datakey, tier)
+                determinism and status == NUMBERS, source, datakey, tier, generated)
     return case, sig
 
 
@@ -339,7 +341,7 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
             if any(all(point.get(k) == v for k, v in ex.items()) for ex in excludes):
                 continue
             case, sig = _make_case(op, product, dict(ins), od, attrs, dict(shapes), op.out_shape(shapes),
-                                   False, lay, vs, determinism, source, tier)
+                                   False, lay, vs, determinism, source, tier, gen)
             # Large and generated (scale) shapes make no rejection cases: the small sets have
             # those, and a rejected call of a large shape would only cost memory.
             if op.outside_contract(sig) or not layout.applies(lay, shapes.values()) or (gen and case.id in made) or (

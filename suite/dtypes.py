@@ -82,7 +82,7 @@ def round_to(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
         special = ~np.isfinite(x) | (np.abs(x) < _BF16_TINY)
     if np.any(special):
         out = np.where(special, _round_to_bf16_via_odd(x), out)
-    return out
+    return np.asarray(out)              # (0-d arithmetic gives numpy scalars: keep it an array)
 
 
 _BF16_TINY = 2.0 ** -126

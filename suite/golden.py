@@ -15,6 +15,7 @@ check` still proves that what a machine draws and computes is what was generated
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import math
@@ -34,7 +35,7 @@ from suite.cases import NUMBERS, STORED_LIMIT, Case
 from suite.ops.base import Golden, numel
 
 GENERATOR_VERSION = "2"
-FORMAT = 2
+FORMAT = 3
 SAMPLES = 16                     # golden elements a large case's fingerprint keeps
 MANIFEST = "manifest.json"
 BUCKETS = 16
@@ -60,8 +61,9 @@ class GoldenSource:
     shape: Tuple[int, ...]
     nterms: int
 
-    def blocks(self, limit: int = blocks.BLOCK) -> Iterator[Tuple[int, np.ndarray, np.ndarray]]:
-        """(flat start, golden, sum of magnitudes) of consecutive runs of the flattened output."""
+    def blocks(self, limit: int = blocks.BLOCK) -> Iterator[Tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
+        """(flat start, golden, sum of the terms' magnitudes, sum of the partial sums' magnitudes)
+        of consecutive runs of the flattened output (see ops.base.Golden)."""
         raise NotImplementedError
 
     @property
@@ -78,12 +80,13 @@ class Materialized(GoldenSource):
     def blocks(self, limit: int = blocks.BLOCK):
         out = self.golden.out.reshape(-1)
         scale = np.broadcast_to(self.golden.scale, self.shape).reshape(-1)
+        path = np.broadcast_to(self.golden.path, self.shape).reshape(-1)
         for i in range(0, out.size, limit):
-            yield i, out[i:i + limit], scale[i:i + limit]
+            yield i, out[i:i + limit], scale[i:i + limit], path[i:i + limit]
 
     @property
     def nbytes(self) -> int:
-        return int(self.golden.out.nbytes + (0 if self.nterms == 1 else self.golden.scale.nbytes))
+        return int(self.golden.out.nbytes * (1 if self.nterms == 1 else 3))
 
     # what tests and messages read
     @property
@@ -113,7 +116,8 @@ class Elementwise(GoldenSource):
                 xb = {n: np.broadcast_to(a, b)[blk].astype(np.float64) for n, a in self.inputs.items()}
                 t = np.broadcast_to(self.op.terms(xb, self.attrs, self.shapes),
                                     blocks.block_shape(blk, b)).reshape(-1)
-                yield start, t, np.abs(t)
+                a = np.abs(t)
+                yield start, t, a, a
                 start += t.size
 
 
@@ -142,12 +146,23 @@ def compute(case: Case, inputs: Mapping[str, np.ndarray]) -> Golden:
 
 
 def is_stored(case: Case) -> bool:
-    """Committed to golden/ (small), or drawn and computed on demand (large)."""
-    return case.elements <= STORED_LIMIT
+    """Committed to golden/ (small), or drawn and computed on demand (large, and every case of a
+    generated scale set, whatever its size)."""
+    return case.elements <= STORED_LIMIT and not case.generated
 
 
 def spec_hash(case: Case) -> str:
     """Everything a case's data depends on; a change makes the stored golden stale."""
+    key = (case.op, case.dtypes, case.out_dtype, case.shapes, case.attrs, case.values, case.datakey)
+    if key not in _SPECS:
+        _SPECS[key] = _spec_hash(case)
+    return _SPECS[key]
+
+
+_SPECS: Dict[tuple, str] = {}
+
+
+def _spec_hash(case: Case) -> str:
     sig = case.signature
     doc = {"v": GENERATOR_VERSION, "op": case.op, "dtypes": sig.dtypes, "out": sig.out_dtype,
            "shapes": {k: list(v) for k, v in sig.shapes.items()}, "attrs": sig.attrs,
@@ -175,27 +190,64 @@ def _npy(a: np.ndarray) -> bytes:
     return buf.getvalue()
 
 
-def _members(case: Case, inputs: Mapping[str, np.ndarray], g: Golden) -> Dict[str, bytes]:
-    m = {}
-    for n, a in inputs.items():
-        m[f"{case.datakey}/in.{n}.{dtypes.name_of(a.dtype)}.npy"] = _npy(dtypes.to_bits(a))
-    m[f"{case.datakey}/out.npy"] = _npy(g.out)
+def _members(case: Case, inputs: Mapping[str, np.ndarray], g: Golden) -> Dict[str, np.ndarray]:
+    """A case's arrays in a bundle: its inputs in their dtypes, the golden, the sum of magnitudes
+    where it differs from |golden|, and the number of terms."""
+    m = {f"in.{n}": np.asarray(a) for n, a in inputs.items()}
+    m["out"] = np.asarray(g.out, dtype=np.float64)
     if not np.array_equal(g.scale, np.abs(g.out), equal_nan=True):
-        m[f"{case.datakey}/scale.npy"] = _npy(g.scale)
-    m[f"{case.datakey}/nterms.npy"] = _npy(np.array(g.nterms, dtype=np.int64))
+        m["scale"] = np.asarray(g.scale, dtype=np.float64)
+    if g.path is not g.scale and not np.array_equal(g.path, g.scale, equal_nan=True):
+        m["path"] = np.asarray(g.path, dtype=np.float64)
+    m["nterms"] = np.array(g.nterms, dtype=np.int64)
     return m
 
 
-def _bundle_bytes(members: Mapping[str, bytes]) -> bytes:
-    """A zip that np.load reads lazily, byte-identical for identical content (fixed dates, order)."""
+def _bundle_bytes(cases: Mapping[str, Mapping[str, np.ndarray]]) -> bytes:
+    """One zip with two members that np.load reads: `data`, every array's raw bytes one after the
+    other (8-byte aligned; bfloat16 as its bits, with its dtype name in the index), and `index`, a
+    JSON map of datakey -> array name -> [dtype, shape, offset]. Reading a bundle is one
+    decompression, and a case's arrays are views into it. Byte-identical for identical content."""
+    index: Dict[str, Dict[str, list]] = {}
+    chunks: List[bytes] = []
+    offset = 0
+    for key in sorted(cases):
+        index[key] = {}
+        for name in sorted(cases[key]):
+            a = np.asarray(cases[key][name], order="C")     # (ascontiguousarray makes 0-d 1-d)
+            raw = a.tobytes()
+            index[key][name] = [dtypes.name_of(a.dtype), list(a.shape), offset]
+            pad = -len(raw) % 8
+            chunks.append(raw + b"\0" * pad)
+            offset += len(raw) + pad
+    data = np.frombuffer(b"".join(chunks), dtype=np.uint8)
+    text = np.frombuffer(json.dumps(index, sort_keys=True, separators=(",", ":")).encode(), dtype=np.uint8)
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as z:
-        for name in sorted(members):
+        for name, arr in (("data.npy", data), ("index.npy", text)):
             info = zipfile.ZipInfo(name, date_time=_ZIP_DATE)
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
-            z.writestr(info, members[name], compresslevel=6)
+            z.writestr(info, _npy(arr), compresslevel=6)
     return buf.getvalue()
+
+
+def _read_bundle(data: bytes) -> Tuple[dict, bytes]:
+    npz = np.load(io.BytesIO(data), allow_pickle=False)
+    index = json.loads(npz["index"].tobytes().decode())
+    return index, npz["data"].tobytes()
+
+
+_STORED_DTYPES = {"float64": np.dtype(np.float64), "int64": np.dtype(np.int64)}
+
+
+def _unpack(index: dict, data: bytes, key: str) -> Dict[str, np.ndarray]:
+    """A case's arrays, as read-only views of the bundle's bytes."""
+    out = {}
+    for name, (dname, shape, offset) in index[key].items():
+        dt = _STORED_DTYPES.get(dname) or dtypes.dtype_of(dname)
+        out[name] = np.frombuffer(data, dtype=dt, count=math.prod(shape), offset=offset).reshape(tuple(shape))
+    return out
 
 
 def _sha256(data: bytes) -> str:
@@ -225,18 +277,16 @@ def atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
-def _read_case(npz, datakey: str, names: List[str]) -> CaseData:
-    prefix = datakey + "/"
-    inputs: Dict[str, np.ndarray] = {}
-    for member in names:
-        if member.startswith(prefix + "in."):
-            _, name, dname = member[len(prefix):].split(".")
-            inputs[name] = dtypes.from_bits(npz[member], dname)
-    out = npz[prefix + "out"]
-    scale = npz[prefix + "scale"] if prefix + "scale" in names else np.abs(out)
-    for a in inputs.values():
-        a.flags.writeable = False
-    return CaseData(inputs, Materialized(Golden(out=out, scale=scale, nterms=int(npz[prefix + "nterms"]))))
+def _read_case(bundle: Tuple[dict, bytes], datakey: str) -> CaseData:
+    index, data = bundle
+    if datakey not in index:
+        raise KeyError(f"{datakey} is not in its bundle")
+    arrays = _unpack(index, data, datakey)
+    inputs = {k[3:]: v for k, v in arrays.items() if k.startswith("in.")}
+    out = arrays["out"]
+    scale = arrays["scale"] if "scale" in arrays else np.abs(out)
+    return CaseData(inputs, Materialized(Golden(out=out, scale=scale, nterms=int(arrays["nterms"]),
+                                                path=arrays.get("path"))))
 
 
 # -- large cases: fingerprints and the cache ------------------------------------------------------
@@ -259,7 +309,7 @@ def fingerprint(case: Case, inputs: Mapping[str, np.ndarray], source: GoldenSour
     nxt = next(want, None)
     samples, total, mags = [], 0.0, 0.0
     nonfinite = hashlib.sha256()
-    for start, out, scale in source.blocks():
+    for start, out, scale, _ in source.blocks():
         while nxt is not None and nxt < start + out.size:
             samples.append([nxt, _hex(out[nxt - start]), _hex(scale[nxt - start])])
             nxt = next(want, None)
@@ -320,8 +370,10 @@ class GoldenCache:
         self.root = Path(root) if root is not None else None
         self.max_bytes = max_bytes
 
+    FORMAT = 2                     # bump when what an entry holds changes
+
     def _dir(self, case: Case) -> Path:
-        return self.root / f"v{GENERATOR_VERSION}" / case.op / spec_hash(case)
+        return self.root / f"v{GENERATOR_VERSION}.{self.FORMAT}" / case.op / spec_hash(case)
 
     def get(self, case: Case) -> Optional[Golden]:
         if self.root is None:
@@ -337,17 +389,21 @@ class GoldenCache:
                 arrays[name] = np.load(io.BytesIO(data), allow_pickle=False)
             out = arrays["out.npy"]
             scale = arrays.get("scale.npy", None)
-            return Golden(out=out, scale=np.abs(out) if scale is None else scale, nterms=int(meta["nterms"]))
+            if int(meta["nterms"]) != 1 and "path.npy" not in arrays:
+                return None
+            return Golden(out=out, scale=np.abs(out) if scale is None else scale, nterms=int(meta["nterms"]),
+                          path=arrays.get("path.npy"))
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
     def put(self, case: Case, g: Golden) -> None:
-        if self.root is None or g.out.nbytes * (1 if g.nterms == 1 else 2) > self.max_bytes:
+        if self.root is None or g.out.nbytes * (1 if g.nterms == 1 else 3) > self.max_bytes:
             return
         d = self._dir(case)
         files = {"out.npy": _npy(g.out)}
         if g.nterms != 1:
             files["scale.npy"] = _npy(g.scale)
+            files["path.npy"] = _npy(g.path)
         meta = {"spec": spec_hash(case), "nterms": g.nterms,
                 "files": {k: _sha256(v) for k, v in files.items()}}
         try:
@@ -376,7 +432,7 @@ class GoldenStore:
                  cache: Optional[GoldenCache] = None) -> None:
         self.root = Path(root)
         self._manifest = manifest
-        self._open: Dict[str, Tuple[object, List[str]]] = {}
+        self._open: Dict[str, Tuple[dict, bytes]] = {}
         self.cache = cache if cache is not None else GoldenCache(None)
 
     @property
@@ -402,15 +458,13 @@ class GoldenStore:
         """The case's exact inputs (what the determinism check needs: no golden)."""
         entry = self.entry(case)
         if "file" in entry:
-            npz, names = self._bundle(entry["file"])
-            return _read_case(npz, case.datakey, names).inputs
+            return _read_case(self._bundle(entry["file"]), case.datakey).inputs
         return self._drawn(case, entry)
 
     def load(self, case: Case) -> CaseData:
         entry = self.entry(case)
         if "file" in entry:
-            npz, names = self._bundle(entry["file"])
-            return _read_case(npz, case.datakey, names)
+            return _read_case(self._bundle(entry["file"]), case.datakey)
         inputs = self._drawn(case, entry)
         if lazy(case):
             return CaseData(inputs, Elementwise(case.op, inputs, case.attrs))
@@ -442,8 +496,10 @@ class GoldenStore:
             if _sha256(data) != want:
                 raise GoldenError(f"golden bundle {path} is corrupted (sha256 differs from the "
                                   f"manifest); restore it from git or regenerate")
-            npz = np.load(io.BytesIO(data), allow_pickle=False)
-            self._open[rel] = (npz, list(npz.files))
+            try:
+                self._open[rel] = _read_bundle(data)
+            except (ValueError, KeyError, OSError, zipfile.BadZipFile) as e:
+                raise GoldenError(f"golden bundle {path} is unreadable ({e}); regenerate") from None
         return self._open[rel]
 
 
@@ -488,7 +544,7 @@ def generate(cases: Iterable[Case], root: Path, progress: Callable[[str], None] 
     counts. Idempotent and atomic (module docstring). A large case whose fingerprint the manifest
     already holds for the same spec keeps it, unless `fresh` (`golden check` recomputes them)."""
     root = Path(root)
-    per_bundle: Dict[str, Dict[str, bytes]] = {}
+    per_bundle: Dict[str, Dict[str, Dict[str, np.ndarray]]] = {}
     entries: Dict[str, dict] = {}
     todo = numeric_cases(cases)
     try:
@@ -503,7 +559,7 @@ def generate(cases: Iterable[Case], root: Path, progress: Callable[[str], None] 
         inputs, src = _fresh(case)
         if is_stored(case):
             group = f"{case.op}/{bucket_of(key):02d}"
-            per_bundle.setdefault(group, {}).update(_members(case, inputs, src.golden))
+            per_bundle.setdefault(group, {})[key] = _members(case, inputs, src.golden)
             entries[key] = {"group": group, "spec": spec}
         else:
             entries[key] = {"spec": spec, **fingerprint(case, inputs, src)}

@@ -221,38 +221,35 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
         raise pytest.UsageError(state.error)
 
 
-@pytest.fixture(scope="session")
-def conformance(request: pytest.FixtureRequest) -> Conformance:
-    return request.config.stash[STATE]
+def check(request: pytest.FixtureRequest, case: casefiles.Case) -> Dict[str, Any]:
+    """Run one case as its test module's CASE_KIND says (the conformance tests' whole body).
 
-
-@pytest.fixture
-def verify(request: pytest.FixtureRequest, conformance: Conformance):
-    """Run one case of a kind; failures carry their own message and reproducer."""
-    def run(kind: str, case: casefiles.Case) -> Dict[str, Any]:
-        if isinstance(case, SetupError):
-            pytest.fail(str(case), pytrace=False)
-        runner = conformance.runner
-        fn = {"numbers": runner.check_numbers, "rejection": runner.check_rejection,
-              "determinism": runner.check_determinism}[kind]
-        request.node.stash[RECORD] = {"status": None}
-        skip = failure = None
-        try:
-            record = fn(case, request.node.nodeid)
-        except CaseSkip as e:
-            skip = e.reason
-        except CaseFailure as e:
-            failure = str(e)
-            # The failure's metrics and reproducer go in the record too (suite/report.py writes them).
-            request.node.stash[RECORD] = {"status": None, **e.record, **failure_fields(failure)}
-        # Outside the except blocks, so pytest shows the message once, with no chained traceback.
-        if skip is not None:
-            pytest.skip(skip)
-        if failure is not None:
-            pytest.fail(failure, pytrace=False)
-        request.node.stash[RECORD] = record
-        return record
-    return run
+    A plain function of pytest's own `request`, not a fixture: a fixture costs every one of
+    thousands of small tests more than the check itself."""
+    if isinstance(case, SetupError):
+        pytest.fail(str(case), pytrace=False)
+    node = request.node
+    runner = node.config.stash[STATE].runner
+    kind = node.module.CASE_KIND
+    fn = {"numbers": runner.check_numbers, "rejection": runner.check_rejection,
+          "determinism": runner.check_determinism}[kind]
+    node.stash[RECORD] = {"status": None}
+    skip = failure = None
+    try:
+        record = fn(case, node.nodeid)
+    except CaseSkip as e:
+        skip = e.reason
+    except CaseFailure as e:
+        failure = str(e)
+        # The failure's metrics and reproducer go in the record too (suite/report.py writes them).
+        node.stash[RECORD] = {"status": None, **e.record, **failure_fields(failure)}
+    # Outside the except blocks, so pytest shows the message once, with no chained traceback.
+    if skip is not None:
+        pytest.skip(skip)
+    if failure is not None:
+        pytest.fail(failure, pytrace=False)
+    node.stash[RECORD] = record
+    return record
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -137,13 +137,11 @@ def test_stale_golden(root: Path, cases: List[Case]) -> None:
 
 
 def _rewrite_member(root: Path, case: Case, fn) -> None:
-    """Replace the case's out.npy with fn(out) and re-seal the bundle with a consistent sha."""
+    """Replace the case's golden with fn(out) and re-seal the bundle with a consistent sha."""
     rel = _bundle_of(root, case)
-    with zipfile.ZipFile(root / rel) as z:
-        members = {n: z.read(n) for n in z.namelist()}
-    name = f"{case.datakey}/out.npy"
-    out = np.load(io.BytesIO(members[name]), allow_pickle=False)
-    members[name] = golden._npy(fn(out))
+    index, raw = golden._read_bundle((root / rel).read_bytes())
+    members = {key: {k: np.array(v) for k, v in golden._unpack(index, raw, key).items()} for key in index}
+    members[case.datakey]["out"] = fn(members[case.datakey]["out"])
     data = golden._bundle_bytes(members)
     (root / rel).write_bytes(data)
     m = manifest(root)

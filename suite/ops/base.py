@@ -15,11 +15,23 @@ MAX_RANK = 8
 
 
 def broadcast(*shapes: Shape) -> Optional[Shape]:
-    """NumPy broadcast of `shapes`, or None when they do not broadcast."""
-    try:
-        return tuple(np.broadcast_shapes(*shapes))
-    except ValueError:
-        return None
+    """NumPy broadcast of `shapes`, or None when they do not broadcast (numpy's rules, without
+    numpy's per-call overhead: this runs several times per case)."""
+    rank = max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(rank):
+        n = 1
+        for s in shapes:
+            j = len(s) - rank + i
+            if j < 0:
+                continue
+            d = s[j]
+            if d != 1:
+                if n != 1 and d != n:
+                    return None
+                n = d
+        out.append(n)
+    return tuple(out)
 
 
 numel = B.numel
@@ -48,12 +60,19 @@ class Signature:
 
 @dataclass
 class Golden:
-    """A float64 result, with what judging it needs: per element, the sum of the magnitudes of the
-    terms that make it (the budget for sums of mixed-sign terms) and how many terms were summed."""
+    """A float64 result, with what judging a sum needs, per element: the sum of the magnitudes of
+    its terms (`scale`: the budget for sums of mixed-sign terms), the sum of the magnitudes of its
+    running partial sums in memory order (`path`: what a sequential float32 sum's rounding errors
+    scale with), and how many terms were summed. For an elementwise result both are |out|."""
 
     out: np.ndarray
     scale: np.ndarray
     nterms: int = 1
+    path: Optional[np.ndarray] = None
+
+    def __post_init__(self) -> None:
+        if self.path is None:
+            self.path = self.scale
 
 
 Rejection = Tuple[int, str]       # (status, why); status 0 = accepted
@@ -117,18 +136,26 @@ class Operator:
         axes = reduced_axes(out_shape, b)
         out = np.zeros(out_shape, dtype=np.float64)
         scale = np.zeros(out_shape, dtype=np.float64) if axes else None
+        path = np.zeros(out_shape, dtype=np.float64) if axes else None
         with np.errstate(all="ignore"):
-            for blk in B.blocks(b, block):
-                xb = {n: np.broadcast_to(a, b)[blk].astype(np.float64) for n, a in x.items()}
+            for blk in _blocks(b, block):
+                xb = {n: _part(a, b, blk, np.float64) for n, a in x.items()}
                 t = np.broadcast_to(self.terms(xb, attrs, shapes), B.block_shape(blk, b))
                 if not axes:
                     out[blk] = t
                     continue
                 at = B.target_index(blk, b, out_shape)
+                # the running sums of each output's terms, in memory order, carried across blocks
+                run = np.moveaxis(t, axes, range(len(axes)))
+                run = run.reshape(numel(run.shape[:len(axes)]), -1)
+                partial = np.cumsum(run, axis=0) + out[at].reshape(-1)
+                path[at] += np.sum(np.abs(partial), axis=0).reshape(out[at].shape)
                 out[at] += np.sum(t, axis=axes, keepdims=True).reshape(out[at].shape)
                 scale[at] += np.sum(np.abs(t), axis=axes, keepdims=True).reshape(out[at].shape)
         nterms = numel(b) // numel(out_shape) if numel(out_shape) else 1
-        return Golden(out=out, scale=np.abs(out) if scale is None else scale, nterms=max(nterms, 1))
+        if scale is None:
+            return Golden(out=out, scale=np.abs(out), nterms=max(nterms, 1))
+        return Golden(out=out, scale=scale, nterms=max(nterms, 1), path=path)
 
     def reference(self, call: OpCall, block: int = B.BLOCK) -> np.ndarray:
         """The result as the vendor kernel computes it (float32 inside, one round to out's dtype),
@@ -141,8 +168,8 @@ class Operator:
         out = np.empty(out_shape, dtype=call.out_dtype)
         acc = np.zeros(out_shape, dtype=np.float32) if axes else None
         with np.errstate(all="ignore"):
-            for blk in B.blocks(b, block):
-                xb = {n: np.broadcast_to(a, b)[blk].astype(np.float32) for n, a in x.items()}
+            for blk in _blocks(b, block):
+                xb = {n: _part(a, b, blk, np.float32) for n, a in x.items()}
                 t = np.broadcast_to(self.reference_terms(xb, dict(call.attrs), shapes), B.block_shape(blk, b))
                 if not axes:
                     out[blk] = to_out(t, call.out_dtype)
@@ -193,6 +220,21 @@ class Operator:
             if len(s) > MAX_RANK:
                 return ACLNN_ERR_PARAM_INVALID, f"{n} has {len(s)} dimensions (at most {MAX_RANK})"
         return None
+
+
+def _blocks(b: Shape, block: int):
+    """One block of everything when it is small (the common case: no slicing at all)."""
+    if numel(b) <= block:
+        return [(slice(None),) * len(b)] if numel(b) else []
+    return B.blocks(b, block)
+
+
+def _part(a: np.ndarray, b: Shape, blk, dtype) -> np.ndarray:
+    """Input `a`'s part of block `blk` of the broadcast shape, in `dtype` (a whole small input is
+    widened as it is and left to numpy's broadcasting)."""
+    if all(s == slice(None) for s in blk):
+        return np.asarray(a).astype(dtype)
+    return np.broadcast_to(a, b)[blk].astype(dtype)
 
 
 def widen(inputs: Mapping[str, np.ndarray]) -> Dict[str, np.ndarray]:

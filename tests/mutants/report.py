@@ -36,7 +36,7 @@ def kill_table() -> List[Row]:
 
 def markdown(rows: List[Row]) -> str:
     killed = sum(1 for r in rows if r.kills)
-    lines = [f"Subset: {len(harness.subset())} of {len(harness.all_cases())} cases "
+    lines = [f"Subset: {len(harness.subset())} of the {len(harness.small_cases())} small cases "
              f"(pairwise covering, the same for every mutant). Killed: {killed} of {len(rows)} "
              f"({killed / len(rows):.0%}). Issue 2's five are marked *.",
              "",
