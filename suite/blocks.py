@@ -8,7 +8,7 @@ from typing import Iterator, Tuple
 
 import numpy as np
 
-BLOCK = 1 << 20                        # elements per block
+BLOCK = 1 << 16                        # elements per block: float64 temporaries stay in cache
 
 Index = Tuple[slice, ...]
 

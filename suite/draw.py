@@ -18,7 +18,7 @@ import numpy as np
 
 from suite import dtypes
 
-CHUNK = 1 << 20                       # elements drawn per step: bounds float64 temporaries
+CHUNK = 1 << 16                       # elements drawn per step: bounds float64 temporaries
 _U53 = 2.0 ** -53
 
 

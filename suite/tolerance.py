@@ -209,7 +209,7 @@ class _Tally:
 
 
 def judge(got: np.ndarray, golden, out_dtype: np.dtype, standard: Standard,
-          slack_ulps: float, worst: int = 5, block: int = 1 << 20) -> Verdict:
+          slack_ulps: float, worst: int = 5, block: int = 1 << 16) -> Verdict:
     """Measure `got` (already of the right shape and dtype) against `golden` (a Golden, or a
     GoldenSource read block by block) under `standard`."""
     from suite.golden import GoldenSource, Materialized
