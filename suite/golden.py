@@ -113,7 +113,8 @@ class Elementwise(GoldenSource):
         start = 0
         with np.errstate(all="ignore"):
             for blk in blocks.blocks(b, limit):
-                xb = {n: np.broadcast_to(a, b)[blk].astype(np.float64) for n, a in self.inputs.items()}
+                xb = {n: np.broadcast_to(a, b)[blk].astype(np.float64) for n, a in self.inputs.items()
+                      if self.op.reads is None or n in self.op.reads}
                 t = np.broadcast_to(self.op.terms(xb, self.attrs, self.shapes),
                                     blocks.block_shape(blk, b)).reshape(-1)
                 a = np.abs(t)

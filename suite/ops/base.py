@@ -90,6 +90,8 @@ class Operator:
     value_sets: Dict[str, Callable] = {}
     # Names this operator's tiling gives shape generators (see `tiling`).
     tiling_names: Tuple[str, ...] = ()
+    # The inputs whose values the result depends on (the others give only a shape); None: all.
+    reads: Optional[Tuple[str, ...]] = None
 
     # -- contract -----------------------------------------------------------------------------
     def out_shape(self, shapes: Mapping[str, Optional[Shape]]) -> Optional[Shape]:
@@ -128,6 +130,9 @@ class Operator:
         """The same terms as the vendor kernel computes them, from float32 inputs, in float32."""
         raise NotImplementedError
 
+    def _reads(self, name: str) -> bool:
+        return self.reads is None or name in self.reads
+
     def golden(self, x: Mapping[str, np.ndarray], attrs: Mapping[str, object],
                block: int = B.BLOCK) -> Golden:
         """float64 result from exact inputs (any float dtype; widened block by block)."""
@@ -139,7 +144,7 @@ class Operator:
         path = np.zeros(out_shape, dtype=np.float64) if axes else None
         with np.errstate(all="ignore"):
             for blk in _blocks(b, block):
-                xb = {n: _part(a, b, blk, np.float64) for n, a in x.items()}
+                xb = {n: _part(a, b, blk, np.float64) for n, a in x.items() if self._reads(n)}
                 t = np.broadcast_to(self.terms(xb, attrs, shapes), B.block_shape(blk, b))
                 if not axes:
                     out[blk] = t
@@ -169,7 +174,7 @@ class Operator:
         acc = np.zeros(out_shape, dtype=np.float32) if axes else None
         with np.errstate(all="ignore"):
             for blk in _blocks(b, block):
-                xb = {n: _part(a, b, blk, np.float32) for n, a in x.items()}
+                xb = {n: _part(a, b, blk, np.float32) for n, a in x.items() if self._reads(n)}
                 t = np.broadcast_to(self.reference_terms(xb, dict(call.attrs), shapes), B.block_shape(blk, b))
                 if not axes:
                     out[blk] = to_out(t, call.out_dtype)

@@ -47,6 +47,7 @@ class KlDivBackward(Operator):
                   "tiny": _tiny, "specials": V.specials_set}
 
     tiling_names = ("tile", "tile_sgrad")
+    reads = ("gradOutput", "target")          # self gives the output's shape, never a value
 
     def tiling(self, hw, dts) -> Dict[str, int]:
         """ops-nn's Ascend C KlDivLossGrad tiling for 910B (experimental/loss/kl_div_loss_grad @e5c3fa93,
