@@ -6,7 +6,6 @@ import itertools
 import math
 from typing import Iterator, Tuple
 
-import numpy as np
 
 BLOCK = 1 << 16                        # elements per block: float64 temporaries stay in cache
 

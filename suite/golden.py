@@ -15,7 +15,6 @@ check` still proves that what a machine draws and computes is what was generated
 """
 from __future__ import annotations
 
-import functools
 import hashlib
 import io
 import math

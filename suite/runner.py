@@ -2,14 +2,14 @@
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from dataclasses import dataclass
+from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
 from suite import dtypes, golden, layout, memory, ops
 from suite.backend import BackendInfo
-from suite.cases import NUMBERS, Case
+from suite.cases import Case
 from suite.contract import AclnnError, OpCall, Unsupported, status_name
 from suite.golden import CaseData, GoldenError, GoldenStore, make_inputs
 from suite.tolerance import Standard, ToleranceTable, Verdict, judge

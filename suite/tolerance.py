@@ -20,7 +20,6 @@ from typing import Dict, List, Mapping, Optional
 import numpy as np
 
 from suite import dtypes
-from suite.ops.base import Golden
 from suite.yamlfile import FileError, LineDict, load
 
 F32_U = 2.0 ** -24

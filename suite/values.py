@@ -8,7 +8,7 @@ from typing import Dict
 import numpy as np
 
 from suite import dtypes
-from suite.draw import Binades, Dist, Sprinkle, Uniform
+from suite.draw import Dist, Sprinkle, Uniform
 
 SPECIALS = (np.nan, np.inf, -np.inf, -0.0, 0.0)
 LN2 = 0.6931471805599453              # a literal, so no libm's last bit can move a draw

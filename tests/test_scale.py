@@ -11,11 +11,9 @@ import pytest
 
 from suite import golden
 from suite.cases import load_cases
-from suite.golden import GoldenCache, GoldenError, GoldenStore
 from suite.ops.base import Golden
-from suite.runner import CaseSkip, Runner
 from suite.tolerance import judge, load_table
-from tests.core_helpers import write
+from tests.core_helpers import suite_folder, write
 from tests.mutants import harness
 from tests.mutants.scale import BY_NAME, HUGE_ONLY, SCALE_MUTANTS, Int32Offsets, StaleElementPerCore
 
@@ -201,15 +199,7 @@ matrices:
 
 @pytest.fixture
 def scale_dir(pytester: pytest.Pytester, monkeypatch) -> pytest.Pytester:
-    monkeypatch.setenv("PYTHONPATH", str(ROOT))
-    for mod in ("test_numerics", "test_status", "test_determinism"):
-        pytester.makepyfile(**{mod: (ROOT / "suite" / "conformance" / f"{mod}.py").read_text()})
-    cases = pytester.path / "cases"
-    cases.mkdir()
-    write(cases, "mse.yaml", LARGE)
-    (cases / "tolerances.yaml").write_text((ROOT / "cases" / "tolerances.yaml").read_text())
-    golden.generate(load_cases([cases])[0], pytester.path / "golden")
-    return pytester
+    return suite_folder(pytester, monkeypatch, ROOT, {"mse.yaml": LARGE})
 
 
 def _run(p: pytest.Pytester, *args: str) -> pytest.RunResult:

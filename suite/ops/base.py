@@ -1,7 +1,7 @@
 """What every operator module provides, and the shape arithmetic they share."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Dict, Mapping, Optional, Sequence, Tuple
 
 import numpy as np

@@ -102,27 +102,21 @@ class KlDivBackward(Operator):
     def b_shape(self, shapes: Mapping[str, Shape]) -> Optional[Shape]:
         return self._b(shapes)
 
-    def terms(self, x, attrs, shapes) -> np.ndarray:
-        base = np.exp(x["target"]) if attrs["logTarget"] else x["target"]
-        t = -base * x["gradOutput"]
+    def _divisor(self, attrs, shapes) -> Optional[int]:
+        """mean: numel(B); batchmean: B[0]; otherwise none."""
         b = self._b(shapes)
         red, n = attrs["reduction"], numel(b)
-        if red == 1 and n:
-            return t / n
-        if red == 3 and n:
-            return t / b[0]
-        return t
+        return n if red == 1 and n else b[0] if red == 3 and n else None
+
+    def terms(self, x, attrs, shapes) -> np.ndarray:
+        t = -(np.exp(x["target"]) if attrs["logTarget"] else x["target"]) * x["gradOutput"]
+        d = self._divisor(attrs, shapes)
+        return t if d is None else t / d                       # float64: the exact division
 
     def reference_terms(self, x, attrs, shapes) -> np.ndarray:
-        base = np.exp(x["target"]) if attrs["logTarget"] else x["target"]
-        t = -base * x["gradOutput"]
-        b = self._b(shapes)
-        red, n = attrs["reduction"], numel(b)
-        if red == 1 and n:
-            return t * np.float32(1.0 / n)
-        if red == 3 and n:
-            return t * np.float32(1.0 / b[0])
-        return t
+        t = -(np.exp(x["target"]) if attrs["logTarget"] else x["target"]) * x["gradOutput"]
+        d = self._divisor(attrs, shapes)
+        return t if d is None else t * np.float32(1.0 / d)    # the kernel's float32 coefficient
 
     def describe(self, x, attrs, out_shape, index) -> str:
         b = self._b({"self": x["self"].shape, "target": x["target"].shape})
