@@ -74,7 +74,7 @@ class Runner:
         """Skip, with the numbers, a case whose arrays this machine cannot hold."""
         if golden.is_stored(case):
             return
-        want = memory.need(case, kind)
+        want = memory.need(case, kind, self.info.working_memory)
         have = self.max_memory if self.max_memory is not None else memory.available()
         if have is not None and want > have:
             src = "--max-memory" if self.max_memory is not None else "available now"

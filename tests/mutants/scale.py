@@ -198,6 +198,7 @@ class Int32Offsets(Float32Kernel):
                    "at wrapped offsets (the huge tier's cases only)")
 
     LIMIT = 2 ** 31
+    working_memory = 0.0                                 # the suite's block-by-block reference
 
     def run(self, call):
         self.validate(call)
