@@ -3,12 +3,13 @@
 Every standard measures the same thing first: where a correct kernel may land. A kernel that
 widens to float32, takes a few rounding steps and rounds once to the output dtype lands within
 [golden - slack, golden + slack] rounded to the output dtype, where slack is a few float32 ulps of
-the result, plus one float32 ulp per summed term of the sum of the terms' magnitudes (a
-condition-aware budget: a sum of mixed-sign terms has no relative-error bound of its own). A
-result inside that rounded interval has zero excess error under every standard; standards differ
-in how much excess they then forgive. NaN and infinity must match by position and sign; a
-golden past the dtype's range expects infinity; a result flushed to zero is allowed where the
-golden is subnormal.
+the result, plus for a sum what float32 summation costs (`window`: a budget from the terms, since a
+sum of mixed-sign terms has no relative-error bound of its own). A result inside that rounded
+interval has zero excess error under every standard; standards differ in how much excess they
+then forgive, and none forgives a gross error (`gross_limit`). NaN and infinity must match by
+position and sign; a golden past the dtype's range expects infinity; a result flushed to zero is
+allowed where the golden is subnormal. Outputs are judged in blocks, so judging needs no memory
+proportional to the output.
 """
 from __future__ import annotations
 

@@ -409,3 +409,21 @@ def test_sum_goldens_carry_magnitudes_and_partial_sums() -> None:
     blocked = op.golden({"gradOutput": np.array(-1.0), "self": np.zeros(1), "target": t},
                         {"reduction": 0, "logTarget": False}, block=1)
     assert blocked.out.tolist() == g.out.tolist() and blocked.path.tolist() == g.path.tolist()
+
+
+def test_a_cached_golden_that_disagrees_with_the_manifest_is_recomputed(large, tmp_path: Path) -> None:
+    """A cache filled by other code (an older block size, another formula) is consistent with its
+    own sha256s; the manifest's fingerprint is what it must match."""
+    cases, root = large
+    cache = golden.GoldenCache(tmp_path / "cache")
+    good = GoldenStore(root, cache=cache).load(cases[0]).golden.out.copy()
+    wrong = golden.Golden(out=good * (1 + 1e-9), scale=np.abs(good) * 2, nterms=3001, path=np.abs(good) * 3)
+    cache.put(cases[0], wrong)
+    assert np.array_equal(cache.get(cases[0]).out, wrong.out)
+    again = GoldenStore(root, cache=cache).load(cases[0]).golden.out
+    assert np.array_equal(again, good) and np.array_equal(cache.get(cases[0]).out, good)
+
+
+def test_drift_limit_grows_with_the_number_of_terms() -> None:
+    assert golden.drift_limit(1) == golden.DRIFT_ULPS
+    assert golden.drift_limit(65536) == golden.DRIFT_ULPS * 256

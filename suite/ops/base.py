@@ -242,11 +242,6 @@ def _part(a: np.ndarray, b: Shape, blk, dtype) -> np.ndarray:
     return np.broadcast_to(a, b)[blk].astype(dtype)
 
 
-def widen(inputs: Mapping[str, np.ndarray]) -> Dict[str, np.ndarray]:
-    """Inputs as exact float64 (every float32/float16/bfloat16 value is a float64 value)."""
-    return {k: np.asarray(v).astype(np.float64) for k, v in inputs.items()}
-
-
 def to_out(r32: np.ndarray, out_dtype: np.dtype) -> np.ndarray:
     """float32 result -> out dtype with one round to nearest even (ml_dtypes rounds float32 ->
     bfloat16 correctly; only float64 -> bfloat16 double-rounds)."""
