@@ -93,6 +93,7 @@ class BackendInfo:
     capabilities: FrozenSet[str]
     products: tuple
     deterministic: bool
+    working_memory: float = 2.0         # what run() allocates, in units of the call's array bytes
 
     @classmethod
     def of(cls, backend: Any) -> "BackendInfo":
@@ -100,7 +101,12 @@ class BackendInfo:
         unknown = [p for p in products if p not in PRODUCTS]
         if unknown:
             raise BackendError(f"backend declares unknown products {unknown} (known: {', '.join(PRODUCTS)})")
+        working = getattr(backend, "working_memory", 2.0)
+        if isinstance(working, bool) or not isinstance(working, (int, float)) or not 0 <= working < float("inf"):
+            raise BackendError(f"backend declares working_memory {working!r}: a non-negative number "
+                               f"(bytes run() allocates per byte of the call's inputs and output)")
         return cls(name=str(getattr(backend, "name", type(backend).__name__)),
                    capabilities=frozenset(getattr(backend, "capabilities", ()) or ()),
                    products=products,
-                   deterministic=bool(getattr(backend, "deterministic", True)))
+                   deterministic=bool(getattr(backend, "deterministic", True)),
+                   working_memory=float(working))

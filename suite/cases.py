@@ -5,20 +5,27 @@ explicit `expect:` is allowed on single cases and must agree with that derivatio
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
+
+import numpy as np
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from suite import dtypes, layout, ops
+from suite import dtypes, hardware, layout, ops
 from suite.contract import PRODUCTS
 from suite.ops.base import Operator, Shape, Signature
+from suite.shapegen import Generator
 from suite.yamlfile import FileError, LineDict, LineList, load
 
 MAX_PARSED_RANK = 16
 TOLERANCE_FILE = "tolerances.yaml"
+NOT_CASE_FILES = (TOLERANCE_FILE, hardware.HARDWARE_FILE)
 NUMBERS = 0                      # expect value meaning "the call succeeds with numbers"
+TIERS = ("default", "huge")      # huge: sizes only a device machine's host can hold (--scale=huge)
+STORED_LIMIT = 1 << 15           # elements (inputs + broadcast shape) up to which data is committed
 
 
 @dataclass(frozen=True)
@@ -38,13 +45,15 @@ class Case:
     determinism: bool
     source: str                                       # "file:line" of the matrix or case
     datakey: str                                      # what the inputs and golden depend on
+    tier: str = "default"                             # "huge": run only with --scale=huge
+    generated: bool = False                           # made by a shape generator (a scale set)
 
     @property
     def signature(self) -> Signature:
         return Signature(dict(self.shapes), dict(self.dtypes), self.out_shape, self.out_dtype,
                          dict(self.attrs), self.product)
 
-    @property
+    @functools.cached_property
     def seed(self) -> int:
         return int.from_bytes(hashlib.sha256(self.datakey.encode()).digest()[:8], "little")
 
@@ -52,9 +61,21 @@ class Case:
     def reduction(self) -> int:
         return dict(self.attrs)["reduction"]
 
+    @functools.cached_property
+    def elements(self) -> int:
+        """What the case's data costs: the elements of its inputs and of its broadcast shape."""
+        return _elements(ops.get(self.op), dict(self.shapes))
+
     @property
     def dtype_token(self) -> str:
         return _dtype_token(dict(self.dtypes), self.out_dtype)
+
+
+def _elements(op: Operator, shapes: Mapping[str, Optional[Shape]]) -> int:
+    live = {n: s for n, s in shapes.items() if s is not None}
+    b = op.b_shape(live) if len(live) == len(shapes) else None
+    total = sum(int(np.prod(s, dtype=np.int64)) for s in live.values())
+    return total + (int(np.prod(b, dtype=np.int64)) if b is not None else 0)
 
 
 # -- tokens ------------------------------------------------------------------------------------
@@ -211,7 +232,7 @@ def _bool(ctx: _Ctx, node: Any, key: Any, v: Any) -> bool:
 
 # -- expansion ---------------------------------------------------------------------------------
 MATRIX_KEYS = {"name", "products", "dtypes", "reductions", "logTarget", "shapes", "layouts",
-               "values", "determinism", "exclude"}
+               "values", "determinism", "exclude", "tier"}
 CASE_KEYS = {"name", "product", "dtypes", "reduction", "logTarget", "shapes", "out_shape",
              "layout", "values", "expect", "determinism"}
 FILE_KEYS = {"op", "shapes", "matrices", "cases"}
@@ -221,6 +242,7 @@ FILE_KEYS = {"op", "shapes", "matrices", "cases"}
 class Expansion:
     cases: List[Case] = field(default_factory=list)
     dropped: int = 0                 # combinations outside the contract or layouts that don't apply
+    made: set = field(default_factory=set)   # case ids so far: a generated repeat of one is dropped
 
 
 def _triple(ctx: _Ctx, op: Operator, node: Any, key: Any, value: Any,
@@ -237,18 +259,30 @@ def _triple(ctx: _Ctx, op: Operator, node: Any, key: Any, value: Any,
 def _make_case(op: Operator, product: str, ins: Dict[str, Optional[str]], out_dtype: str,
                attrs: Dict[str, Any], shapes: Dict[str, Optional[Shape]], out_shape: Optional[Shape],
                explicit_out: bool, layout_name: str, values: str, determinism: bool,
-               source: str) -> Tuple[Optional[Case], Signature]:
+               source: str, tier: str = "default", generated: bool = False) -> Tuple[Optional[Case], Signature]:
     sig = Signature(shapes, ins, out_shape, out_dtype, attrs, product)
     status, why = op.check(sig)
     case_id, datakey = _ids(op, product, ins, out_dtype, attrs, shapes, out_shape, explicit_out,
                             layout_name, values)
     case = Case(case_id, op.name, product, tuple(ins.items()), out_dtype, tuple(shapes.items()),
                 out_shape, tuple(attrs.items()), layout_name, values, status, why,
-                determinism and status == NUMBERS, source, datakey)
+                determinism and status == NUMBERS, source, datakey, tier, generated)
     return case, sig
 
 
-def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, list], out: Expansion) -> None:
+def _generated(op: Operator, gen: Generator, hw: Dict[str, hardware.Hardware], product: str,
+               ins: Dict[str, str]) -> List[Dict[str, Shape]]:
+    names = {**hw[product].names(ins["self"]), **op.tiling(hw[product], ins)}
+    return gen.expand(names, op.inputs)
+
+
+def generator_names(op: Operator) -> List[str]:
+    """The names a shape generator may use for this operator."""
+    return ["cores", "ub", "block", "lanes", "reach", *op.tiling_names]
+
+
+def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], out: Expansion,
+            hw: Dict[str, hardware.Hardware]) -> None:
     for k in m:
         if k not in MATRIX_KEYS or (k == "logTarget" and "logTarget" not in op.extra_attrs):
             raise ctx.fail(m, k, f"unknown key (allowed: {', '.join(sorted(MATRIX_KEYS))})")
@@ -263,20 +297,25 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, list], o
     if "logTarget" in op.extra_attrs:
         logts = [_bool(ctx, lst, i, v) for lst in [_as_list(ctx, m, "logTarget", [False, True])]
                  for i, v in enumerate(lst)]
-    combos: List[Tuple[str, Dict[str, Shape]]] = []
+    literal: List[Tuple[str, Dict[str, Shape]]] = []
+    generated: List[Tuple[str, Generator]] = []
     for i, entry in enumerate(_as_list(ctx, m, "shapes")):
         lst = m["shapes"] if isinstance(m["shapes"], list) else None
         if isinstance(entry, str):
             if entry not in shape_sets:
                 raise ctx.fail(lst, i, f"unknown shape set {entry!r} (defined: {', '.join(shape_sets) or 'none'})")
-            combos.extend((entry, s) for s in shape_sets[entry])
+            if isinstance(shape_sets[entry], Generator):
+                generated.append((entry, shape_sets[entry]))
+            else:
+                literal.extend((entry, s) for s in shape_sets[entry])
         else:
-            combos.append(("inline", _triple(ctx, op, lst, i, entry, allow_null=False)))
+            literal.append(("inline", _triple(ctx, op, lst, i, entry, allow_null=False)))
     layouts = [_choice(ctx, lst, i, v, layout.LAYOUTS, "layout")
                for lst in [_as_list(ctx, m, "layouts", ["contiguous"])] for i, v in enumerate(lst)]
     vsets = [_choice(ctx, lst, i, v, op.value_sets, "value set")
              for lst in [_as_list(ctx, m, "values", ["uniform"])] for i, v in enumerate(lst)]
     determinism = _bool(ctx, m, "determinism", m.get("determinism", False))
+    tier = _choice(ctx, m, "tier", m.get("tier", "default"), TIERS, "tier")
     excludes = m.get("exclude", [])
     if not isinstance(excludes, list):
         raise ctx.fail(m, "exclude", "is a list of mappings")
@@ -288,22 +327,30 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, list], o
             if k not in exclude_keys:
                 raise ctx.fail(ex, k, f"unknown key (allowed: {', '.join(sorted(exclude_keys))})")
 
-    for product, (ins, od), red, lt, (set_name, shapes), lay, vs in itertools.product(
-            products, dts, reds, logts, combos, layouts, vsets):
-        attrs: Dict[str, Any] = {"reduction": red}
-        if lt is not None:
-            attrs["logTarget"] = lt
-        point = {"product": product, "dtype": _dtype_token(ins, od), "reduction": op.reduction_name(red),
-                 "logTarget": lt, "shapes": set_name, "layout": lay, "values": vs}
-        if any(all(point.get(k) == v for k, v in ex.items()) for ex in excludes):
-            continue
-        case, sig = _make_case(op, product, dict(ins), od, attrs, dict(shapes), op.out_shape(shapes),
-                               False, lay, vs, determinism, source)
-        if op.outside_contract(sig) or not layout.applies(lay, shapes.values()) or (
-                case.expect != NUMBERS and (lay != layouts[0] or vs != vsets[0])):
-            out.dropped += 1
-            continue
-        out.cases.append(case)
+    made = out.made
+    for product, (ins, od) in itertools.product(products, dts):
+        combos = [(name, s, False) for name, s in literal]
+        for name, gen in generated:
+            combos.extend((name, s, True) for s in _generated(op, gen, hw, product, ins))
+        for red, lt, (set_name, shapes, gen), lay, vs in itertools.product(reds, logts, combos, layouts, vsets):
+            attrs: Dict[str, Any] = {"reduction": red}
+            if lt is not None:
+                attrs["logTarget"] = lt
+            point = {"product": product, "dtype": _dtype_token(ins, od), "reduction": op.reduction_name(red),
+                     "logTarget": lt, "shapes": set_name, "layout": lay, "values": vs}
+            if any(all(point.get(k) == v for k, v in ex.items()) for ex in excludes):
+                continue
+            case, sig = _make_case(op, product, dict(ins), od, attrs, dict(shapes), op.out_shape(shapes),
+                                   False, lay, vs, determinism, source, tier, gen)
+            # Large and generated (scale) shapes make no rejection cases: the small sets have
+            # those, and a rejected call of a large shape would only cost memory.
+            if op.outside_contract(sig) or not layout.applies(lay, shapes.values()) or (gen and case.id in made) or (
+                    case.expect != NUMBERS and (gen or lay != layouts[0] or vs != vsets[0]
+                                                or _elements(op, shapes) > STORED_LIMIT)):
+                out.dropped += 1
+                continue
+            made.add(case.id)
+            out.cases.append(case)
 
 
 def _single(ctx: _Ctx, op: Operator, c: LineDict, out: Expansion) -> None:
@@ -343,10 +390,11 @@ def _single(ctx: _Ctx, op: Operator, c: LineDict, out: Expansion) -> None:
             raise ctx.fail(c, "expect", f"says {want} but the contract gives {derived}")
     if case.expect == NUMBERS and (None in shapes.values() or out_shape is None):
         raise ctx.fail(c, "shapes", "NULL tensors are for rejection cases", line=c.line)
+    out.made.add(case.id)
     out.cases.append(case)
 
 
-def load_file(path: Path) -> Expansion:
+def load_file(path: Path, hw: Optional[Dict[str, hardware.Hardware]] = None) -> Expansion:
     path = Path(path)
     doc = load(path)
     ctx = _Ctx(path)
@@ -361,14 +409,20 @@ def load_file(path: Path) -> Expansion:
         op = ops.get(doc["op"])
     except (KeyError, TypeError):
         raise ctx.fail(doc, "op", f"unknown operator {doc['op']!r} (known: {', '.join(ops.OPERATORS)})") from None
-    shape_sets: Dict[str, list] = {}
+    shape_sets: Dict[str, Any] = {}
     sets = doc.get("shapes", {}) or {}
     if not isinstance(sets, dict):
         raise ctx.fail(doc, "shapes", "is a mapping of set name to a list of shape combinations")
     for name, combos in sets.items():
+        if isinstance(combos, LineDict) and set(combos) == {"generate"}:
+            shape_sets[name] = Generator(path, name, combos, op.inputs, generator_names(op))
+            continue
         if not isinstance(combos, list) or not combos:
-            raise ctx.fail(sets, name, "a shape set is a non-empty list of shape combinations")
+            raise ctx.fail(sets, name, "a shape set is a non-empty list of shape combinations, "
+                                       "or a mapping with one key, generate")
         shape_sets[name] = [_triple(ctx, op, combos, i, v, allow_null=False) for i, v in enumerate(combos)]
+    if hw is None and any(isinstance(v, Generator) for v in shape_sets.values()):
+        hw = hardware.load_hardware()
     out = Expansion()
     for key, handler in (("matrices", _matrix), ("cases", _single)):
         items = doc.get(key, []) or []
@@ -378,7 +432,7 @@ def load_file(path: Path) -> Expansion:
             if not isinstance(item, LineDict):
                 raise ctx.fail(items, i, f"each entry of {key} is a mapping")
             if handler is _matrix:
-                _matrix(ctx, op, item, shape_sets, out)
+                _matrix(ctx, op, item, shape_sets, out, hw)
             else:
                 _single(ctx, op, item, out)
     return out
@@ -387,7 +441,7 @@ def load_file(path: Path) -> Expansion:
 def case_files(path: Path) -> List[Path]:
     path = Path(path)
     if path.is_dir():
-        return sorted(p for p in path.glob("*.yaml") if p.name != TOLERANCE_FILE)
+        return sorted(p for p in path.glob("*.yaml") if p.name not in NOT_CASE_FILES)
     if path.exists():
         return [path]
     raise FileError(path, None, None, "no such case file or folder")

@@ -19,20 +19,24 @@ def _cases(paths: List[str]) -> List[casefiles.Case]:
 
 def cmd_golden_generate(args: argparse.Namespace) -> int:
     stats = golden.generate(_cases(args.cases), Path(args.golden_dir),
-                            progress=lambda s: print(f"  {s}", file=sys.stderr))
-    print(f"goldens: {stats['cases']} cases in {stats['bundles']} bundles, "
-          f"{stats['bytes'] / 1e6:.2f} MB; {stats['written']} bundles written, {stats['removed']} removed")
+                            progress=lambda s: print(f"  {s}", file=sys.stderr), fresh=args.fresh)
+    print(f"goldens: {stats['cases']} cases ({stats['large']} large, fingerprinted), "
+          f"{stats['bundles']} bundles, {stats['bytes'] / 1e6:.2f} MB; {stats['written']} bundles written, "
+          f"{stats['removed']} removed")
     return 0
 
 
 def cmd_golden_check(args: argparse.Namespace) -> int:
-    problems = golden.check(_cases(args.cases), Path(args.golden_dir))
+    tiers = ("default", "huge") if args.scale == "huge" else ("default",)
+    skipped: List[str] = []
+    problems = golden.check(_cases(args.cases), Path(args.golden_dir), tiers, skipped)
     for p in problems:
         print(p)
     if problems:
         print(f"golden check: {len(problems)} problems; run `aclnn-conform golden generate`", file=sys.stderr)
         return 1
-    print("golden check: complete, intact and up to date")
+    note = f" ({len(skipped)} huge-tier cases not recomputed: add --scale huge)" if skipped else ""
+    print(f"golden check: complete, intact and up to date{note}")
     return 0
 
 
@@ -95,6 +99,12 @@ def build_parser() -> argparse.ArgumentParser:
         s = g.add_parser(name, help=hlp)
         s.add_argument("--cases", action="append", default=[], metavar="PATH", help="case file or folder (default cases/)")
         s.add_argument("--golden-dir", default="golden", metavar="DIR")
+        if name == "generate":
+            s.add_argument("--fresh", action="store_true",
+                           help="recompute large cases' fingerprints even where the manifest has them")
+        else:
+            s.add_argument("--scale", choices=("default", "huge"), default="default",
+                           help="also recompute the huge tier's cases (minutes each)")
         s.set_defaults(fn=fn)
 
     c = sub.add_parser("cases", help="validate or list case files").add_subparsers(dest="cmd", required=True)

@@ -64,14 +64,31 @@ def round_to(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """float64 -> `dtype` with one correct round-to-nearest-even.
 
     numpy rounds float64 to float32 and to float16 correctly in one step. ml_dtypes goes to
-    bfloat16 through float32 (double rounding), so for bfloat16 we round to float32 *to odd*
-    first: with 16 spare bits that makes the second rounding exact.
+    bfloat16 through float32 (double rounding), so for bfloat16 we round the float64 bits to 8
+    significant bits ourselves (then the casts are exact); values in bfloat16's subnormal range
+    take the slower path of rounding to float32 *to odd* first, whose 16 spare bits make the
+    second rounding exact.
     """
     dtype = np.dtype(dtype)
     x = np.asarray(x, dtype=np.float64)
     if dtype != bfloat16:
         with np.errstate(over="ignore"):
             return x.astype(dtype)
+    bits = x.view(np.uint64)
+    lsb = (bits >> np.uint64(45)) & np.uint64(1)
+    r = (bits + (np.uint64(0x0FFFFFFFFFFF) + lsb)) & np.uint64(0xFFFFE00000000000)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = r.view(np.float64).astype(np.float32).astype(bfloat16)
+        special = ~np.isfinite(x) | (np.abs(x) < _BF16_TINY)
+    if np.any(special):
+        out = np.where(special, _round_to_bf16_via_odd(x), out)
+    return np.asarray(out)              # (0-d arithmetic gives numpy scalars: keep it an array)
+
+
+_BF16_TINY = 2.0 ** -126
+
+
+def _round_to_bf16_via_odd(x: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):
         f = x.astype(np.float32)
         back = f.astype(np.float64)
@@ -95,10 +112,12 @@ def from_bits(bits: np.ndarray, name: str) -> np.ndarray:
 
 
 def ulp(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """The spacing of `dtype` at |x| (float64 in, float64 out); the subnormal spacing below tiny."""
+    """The spacing of `dtype` at |x| (float64 in, float64 out); the subnormal spacing below tiny,
+    inf for inf and NaN. The exponent is read from the float64 bits (exact, and no log2)."""
     fi = finfo(dtype)
-    ax = np.abs(np.asarray(x, dtype=np.float64))
-    with np.errstate(divide="ignore"):
-        e = np.where(ax > 0, np.floor(np.log2(np.where(ax > 0, ax, 1.0))), fi.min_exp)
-    e = np.maximum(e, fi.min_exp)
-    return np.where(np.isfinite(ax), np.exp2(e - fi.mant_bits), np.inf)
+    x = np.asarray(x, dtype=np.float64)
+    e = ((x.view(np.uint64) >> np.uint64(52)) & np.uint64(0x7FF)).astype(np.int64) - 1023
+    out = np.ldexp(1.0, np.maximum(e, fi.min_exp) - fi.mant_bits)
+    if e.size and e.max() == 1024:
+        out = np.where(e == 1024, np.inf, out)
+    return out

@@ -10,7 +10,8 @@ import numpy as np
 
 
 def _contiguous(a: np.ndarray) -> np.ndarray:
-    return np.array(a, order="C", copy=True)
+    """The array itself when it is C-contiguous (a view of it: no copy of a large input)."""
+    return a.view() if a.flags.c_contiguous else np.array(a, order="C", copy=True)
 
 
 def _transposed(a: np.ndarray) -> np.ndarray:
@@ -52,6 +53,15 @@ def applies(name: str, shapes: Iterable[Optional[Tuple[int, ...]]]) -> bool:
     if name == "transposed":
         return any(sum(1 for n in s if n > 1) >= 2 for s in shapes)
     return any(any(n > 1 for n in s) for s in shapes)
+
+
+def buffer_factor(name: str, shape: Tuple[int, ...]) -> float:
+    """Memory the layout allocates beyond the input itself, in units of the input's size."""
+    if name == "contiguous" or not shape:
+        return 0.0
+    if name == "strided":
+        return float(np.prod([2.0 * n + 1 for n in shape]) / max(np.prod([float(n) for n in shape]), 1.0)) * 1.5
+    return 1.0
 
 
 def view(name: str, a: np.ndarray) -> np.ndarray:

@@ -12,7 +12,9 @@ import pytest
 from suite import cases as casefiles
 from suite.backend import BackendError, BackendInfo, make_backend, parse_opts
 from suite.contract import PRODUCTS
-from suite.golden import GoldenStore
+from suite import golden
+from suite.golden import GoldenCache, GoldenStore
+from suite.memory import parse_size
 from suite.results import case_fields, failure_fields
 from suite.runner import CaseFailure, CaseSkip, Runner
 from suite.tolerance import load_table
@@ -23,6 +25,7 @@ from suite.yamlfile import FileError
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 RECORD = pytest.StashKey[Dict[str, Any]]()
 STATE = pytest.StashKey["Conformance"]()
+SCALES = ("small", "default", "huge")
 pytest_plugins = ["suite.report"]          # reports, known failures, sharding
 
 
@@ -42,6 +45,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="tolerance table (default cases/tolerances.yaml)")
     g.addoption("--standard", default=None, metavar="NAME",
                 help="judge every case by this standard instead of the table's per-operator choice")
+    g.addoption("--scale", default="default", choices=SCALES, metavar="TIER",
+                help="which cases run: small (committed goldens only, seconds), default (plus the "
+                     "scale sets: tile, core-split and reduction boundaries), huge (plus past 2^31 "
+                     "elements: a device machine's host memory)")
+    g.addoption("--golden-cache", default=None, metavar="DIR",
+                help="where computed goldens of large cases are kept (default: $ACLNN_CONFORMANCE_CACHE, "
+                     "else ~/.cache/aclnn-conformance); 'none' keeps nothing")
+    g.addoption("--max-memory", default=None, metavar="SIZE",
+                help="skip cases whose arrays need more than SIZE (e.g. 16G; default: the memory "
+                     "available when each case starts)")
 
 
 class SetupError(str):
@@ -69,6 +82,12 @@ class Conformance:
             self.backend_opts = parse_opts(opt.backend_opt)
         except BackendError as e:
             raise pytest.UsageError(str(e)) from None
+        cache = opt.golden_cache
+        self.cache_dir = None if cache == "none" else Path(cache) if cache else golden.default_cache_dir()
+        try:
+            self.max_memory = parse_size(opt.max_memory) if opt.max_memory else None
+        except ValueError as e:
+            raise pytest.UsageError(f"--max-memory: {e}") from None
         self._runner: Optional[Runner] = None
         self.error: Optional[str] = None
         self._cases: Optional[List[casefiles.Case]] = None
@@ -83,10 +102,12 @@ class Conformance:
         for name in ("cases", "product"):
             for v in getattr(opt, name):
                 parts += [f"--{name}", v]
-        for name in ("golden_dir", "tolerances", "standard"):
+        for name in ("golden_dir", "tolerances", "standard", "golden_cache", "max_memory"):
             v = getattr(opt, name)
             if v:
                 parts += [f"--{name.replace('_', '-')}", v]
+        if opt.scale == "huge":
+            parts += ["--scale", "huge"]
         return "".join(" " + shlex.quote(p) for p in parts)
 
     @property
@@ -102,7 +123,8 @@ class Conformance:
             if std and std not in table.standards:
                 raise pytest.UsageError(f"--standard {std}: not in {self.tolerance_path} "
                                         f"({', '.join(table.standards)})")
-            self._runner = Runner(backend, info, GoldenStore(self.golden_dir), table, std, self.replay_args())
+            store = GoldenStore(self.golden_dir, cache=GoldenCache(self.cache_dir))
+            self._runner = Runner(backend, info, store, table, std, self.replay_args(), self.max_memory)
         return self._runner
 
     @property
@@ -122,8 +144,10 @@ class Conformance:
                 f"--product {', '.join(self.products)}: backend {info.name} stands for "
                 f"{', '.join(info.products)} only, so no case would run")
         out = []
+        scale = self.config.option.scale
         for c in self.cases:
-            if c.product not in run_products:
+            if c.product not in run_products or (c.tier == "huge" and scale != "huge") or (
+                    scale == "small" and c.expect == casefiles.NUMBERS and not golden.is_stored(c)):
                 continue
             marks = []
             if kind == "numbers" and c.expect != casefiles.NUMBERS:
@@ -167,9 +191,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def pytest_report_header(config: pytest.Config) -> Optional[str]:
     opt = config.option
+    state = config.stash[STATE]
     return (f"aclnn-conformance: backend {opt.backend or 'reference'}"
             f"{' ' + ' '.join(opt.backend_opt) if opt.backend_opt else ''}; "
-            f"products {', '.join(config.stash[STATE].products)}")
+            f"products {', '.join(state.products)}; scale {opt.scale}; "
+            f"golden cache {state.cache_dir or 'none'}")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -195,38 +221,35 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
         raise pytest.UsageError(state.error)
 
 
-@pytest.fixture(scope="session")
-def conformance(request: pytest.FixtureRequest) -> Conformance:
-    return request.config.stash[STATE]
+def check(request: pytest.FixtureRequest, case: casefiles.Case) -> Dict[str, Any]:
+    """Run one case as its test module's CASE_KIND says (the conformance tests' whole body).
 
-
-@pytest.fixture
-def verify(request: pytest.FixtureRequest, conformance: Conformance):
-    """Run one case of a kind; failures carry their own message and reproducer."""
-    def run(kind: str, case: casefiles.Case) -> Dict[str, Any]:
-        if isinstance(case, SetupError):
-            pytest.fail(str(case), pytrace=False)
-        runner = conformance.runner
-        fn = {"numbers": runner.check_numbers, "rejection": runner.check_rejection,
-              "determinism": runner.check_determinism}[kind]
-        request.node.stash[RECORD] = {"status": None}
-        skip = failure = None
-        try:
-            record = fn(case, request.node.nodeid)
-        except CaseSkip as e:
-            skip = e.reason
-        except CaseFailure as e:
-            failure = str(e)
-            # The failure's metrics and reproducer go in the record too (suite/report.py writes them).
-            request.node.stash[RECORD] = {"status": None, **e.record, **failure_fields(failure)}
-        # Outside the except blocks, so pytest shows the message once, with no chained traceback.
-        if skip is not None:
-            pytest.skip(skip)
-        if failure is not None:
-            pytest.fail(failure, pytrace=False)
-        request.node.stash[RECORD] = record
-        return record
-    return run
+    A plain function of pytest's own `request`, not a fixture: a fixture costs every one of
+    thousands of small tests more than the check itself."""
+    if isinstance(case, SetupError):
+        pytest.fail(str(case), pytrace=False)
+    node = request.node
+    runner = node.config.stash[STATE].runner
+    kind = node.module.CASE_KIND
+    fn = {"numbers": runner.check_numbers, "rejection": runner.check_rejection,
+          "determinism": runner.check_determinism}[kind]
+    node.stash[RECORD] = {"status": None}
+    skip = failure = None
+    try:
+        record = fn(case, node.nodeid)
+    except CaseSkip as e:
+        skip = e.reason
+    except CaseFailure as e:
+        failure = str(e)
+        # The failure's metrics and reproducer go in the record too (suite/report.py writes them).
+        node.stash[RECORD] = {"status": None, **e.record, **failure_fields(failure)}
+    # Outside the except blocks, so pytest shows the message once, with no chained traceback.
+    if skip is not None:
+        pytest.skip(skip)
+    if failure is not None:
+        pytest.fail(failure, pytrace=False)
+    node.stash[RECORD] = record
+    return record
 
 
 @pytest.hookimpl(hookwrapper=True)

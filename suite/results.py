@@ -19,8 +19,8 @@ from suite.golden import atomic_write
 SCHEMA_VERSION = 1
 OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed")
 KINDS = ("numbers", "rejection", "determinism")
-METRICS = ("standard", "n", "n_over", "share_over", "mismatches", "max_ulp", "mean_ulp", "max_abs",
-           "max_rel", "rmse")
+METRICS = ("standard", "n", "n_over", "share_over", "mismatches", "n_gross", "max_ulp", "mean_ulp",
+           "max_abs", "max_rel", "rmse")
 _NUM_METRICS = METRICS[1:]
 
 
@@ -66,6 +66,7 @@ RECORD_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {
     "metrics": (("dict", "null"), True),       # numbers/determinism metrics below, or null
 }
 METRIC_TYPES = {"standard": ("str",), "n": ("int",), "n_over": ("int",), "mismatches": ("int",),
+                "n_gross": ("int",),
                 "share_over": ("num",), "max_ulp": ("num",), "mean_ulp": ("num",), "max_abs": ("num",),
                 "max_rel": ("num",), "rmse": ("num",)}
 

@@ -1,47 +1,17 @@
-"""Building blocks for value sets: float64 draws that are exactly representable in the input's
-dtype, so the float64 golden is computed from the very values the backend receives."""
+"""Value sets: for each input of a call, the distribution its values are drawn from (suite/draw.py
+makes them, exactly representable in the input's dtype, so the float64 golden is computed from the
+very values the backend receives)."""
 from __future__ import annotations
 
-from typing import Mapping, Tuple
+from typing import Dict
 
 import numpy as np
 
 from suite import dtypes
-
-
-def exact(a: np.ndarray, dtype_name: str) -> np.ndarray:
-    """Round a float64 draw to the input dtype and back: the values the backend will see."""
-    return dtypes.round_to(a, dtypes.dtype_of(dtype_name)).astype(np.float64)
-
-
-def uniform(rng: np.random.Generator, shape: Tuple[int, ...], lo: float, hi: float) -> np.ndarray:
-    return rng.uniform(lo, hi, size=shape)
-
-
-def magnitudes(rng: np.random.Generator, shape: Tuple[int, ...], lo: float, hi: float,
-               signed: bool = True) -> np.ndarray:
-    """Log-uniform magnitudes in [lo, hi], random signs: every decade gets its share."""
-    m = np.exp(rng.uniform(np.log(lo), np.log(hi), size=shape))
-    if signed:
-        m = m * rng.choice([-1.0, 1.0], size=shape)
-    return m
-
-
-def sprinkle(rng: np.random.Generator, a: np.ndarray, values: Tuple[float, ...],
-             share: float) -> np.ndarray:
-    """Replace about `share` of the elements (at least one, if any) with picks from `values`."""
-    a = np.array(a, dtype=np.float64)
-    if a.size == 0:
-        return a
-    flat = a.reshape(-1)
-    hit = rng.random(flat.size) < share
-    if not hit.any():
-        hit[rng.integers(flat.size)] = True
-    flat[hit] = rng.choice(np.array(values, dtype=np.float64), size=int(hit.sum()))
-    return flat.reshape(a.shape)
-
+from suite.draw import Dist, Sprinkle, Uniform
 
 SPECIALS = (np.nan, np.inf, -np.inf, -0.0, 0.0)
+LN2 = 0.6931471805599453              # a literal, so no libm's last bit can move a draw
 
 
 def narrowest(dtype_names) -> str:
@@ -58,20 +28,24 @@ def tiny_scale(out_dtype: str, in_dtypes) -> float:
     return max(float(np.sqrt(out_tiny / 8.0)), 4.0 * in_tiny)
 
 
+def ln_tiny(dtype_name: str) -> float:
+    """ln of the dtype's smallest normal, 2^min_exp, from a literal ln 2 (exact inputs forever)."""
+    return dtypes.finfo(dtypes.dtype_of(dtype_name)).min_exp * LN2
+
 
 # -- value sets shared by operators whose inputs are gradOutput, self and target ----------------
-def uniform_set(sig, rng: np.random.Generator) -> dict:
-    """Every input uniform on [-5, 5] (the field's standard test range)."""
-    return {n: uniform(rng, sig.shapes[n], -5.0, 5.0) for n in sig.shapes}
+def uniform_set(sig) -> Dict[str, Dist]:
+    """Every input uniform on [-5, 5) (the field's standard test range)."""
+    return {n: Uniform(-5.0, 5.0) for n in sig.shapes}
 
 
-def nonpos_targets_set(sig, rng: np.random.Generator) -> dict:
+def nonpos_targets_set(sig) -> Dict[str, Dist]:
     """Targets <= 0, a quarter of them exact zeros of either sign."""
-    d = uniform_set(sig, rng)
-    d["target"] = sprinkle(rng, uniform(rng, sig.shapes["target"], -5.0, 0.0), (0.0, -0.0), 0.25)
+    d = uniform_set(sig)
+    d["target"] = Sprinkle(Uniform(-5.0, 0.0), (0.0, -0.0), 0.25)
     return d
 
 
-def specials_set(sig, rng: np.random.Generator) -> dict:
+def specials_set(sig) -> Dict[str, Dist]:
     """NaN, +-inf and +-0 sprinkled into every input."""
-    return {n: sprinkle(rng, v, SPECIALS, 0.2) for n, v in uniform_set(sig, rng).items()}
+    return {n: Sprinkle(v, SPECIALS, 0.2) for n, v in uniform_set(sig).items()}

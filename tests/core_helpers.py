@@ -45,3 +45,20 @@ matrices:
     shapes:
       - [2x3, 3, 2x3]
 """
+
+
+def suite_folder(pytester, monkeypatch, root: Path, case_files: dict):
+    """A pytester folder with the conformance modules, the given case files, the tolerance table
+    and the goldens they need."""
+    from suite import golden
+    from suite.cases import load_cases
+    monkeypatch.setenv("PYTHONPATH", str(root))
+    for mod in ("test_numerics", "test_status", "test_determinism"):
+        pytester.makepyfile(**{mod: (root / "suite" / "conformance" / f"{mod}.py").read_text()})
+    cases = pytester.path / "cases"
+    cases.mkdir()
+    for name, text in case_files.items():
+        write(cases, name, text)
+    (cases / "tolerances.yaml").write_text((root / "cases" / "tolerances.yaml").read_text())
+    golden.generate(load_cases([cases])[0], pytester.path / "golden")
+    return pytester

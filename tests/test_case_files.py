@@ -134,7 +134,8 @@ def test_cli_subprocess_exit_code_and_no_traceback(tmp_path: Path) -> None:
 def test_pytest_cases_option_is_a_usage_error(pytester: pytest.Pytester, tmp_path: Path, name: str) -> None:
     """The plugin turns a bad --cases file into one usage error (exit 4), once."""
     path = _bad_file(tmp_path, name)
-    pytester.makepyfile(test_x="CASE_KIND = 'numbers'\ndef test_results(case, verify):\n    verify('numbers', case)\n")
+    pytester.makepyfile(test_x="from suite.plugin import check\nCASE_KIND = 'numbers'\n"
+                                "def test_results(case, request):\n    check(request, case)\n")
     r = pytester.runpytest("-p", "suite.plugin", f"--cases={path}",
                            "-p", "no:cacheprovider", "-p", "no:benchmark")
     assert r.ret == pytest.ExitCode.USAGE_ERROR

@@ -50,7 +50,8 @@ def test_broken_backend_fails_the_gate(runs):
     p = cli(["report", "diff", str(d / "ref" / "results.json"), str(d / "bad" / "results.json"), "--limit", "3"])
     assert p.returncode == 1, p.stdout
     assert p.stdout.startswith(f"WORSE: {len(failed)} new failures")
-    shown = [line.strip().split()[0] for line in p.stdout.splitlines() if line.startswith("  suite/")]
+    failures = p.stdout.split("new failures (")[1].split("precision regressions")[0]
+    shown = [line.strip().split()[0] for line in failures.splitlines() if line.startswith("  suite/")]
     assert len(shown) == 3 and set(shown) <= failed
     assert f"... and {len(failed) - 3} more" in p.stdout and "reproduce: pytest " in p.stdout
     back = cli(["report", "diff", str(d / "bad" / "results.json"), str(d / "ref" / "results.json")])

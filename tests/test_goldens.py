@@ -3,10 +3,8 @@ names, atomicity, bit-exact storage, and the float64 formulas against hand compu
 from __future__ import annotations
 
 import dataclasses
-import io
 import json
 import math
-import zipfile
 from pathlib import Path
 from typing import Dict, List
 
@@ -137,13 +135,11 @@ def test_stale_golden(root: Path, cases: List[Case]) -> None:
 
 
 def _rewrite_member(root: Path, case: Case, fn) -> None:
-    """Replace the case's out.npy with fn(out) and re-seal the bundle with a consistent sha."""
+    """Replace the case's golden with fn(out) and re-seal the bundle with a consistent sha."""
     rel = _bundle_of(root, case)
-    with zipfile.ZipFile(root / rel) as z:
-        members = {n: z.read(n) for n in z.namelist()}
-    name = f"{case.datakey}/out.npy"
-    out = np.load(io.BytesIO(members[name]), allow_pickle=False)
-    members[name] = golden._npy(fn(out))
+    index, raw = golden._read_bundle((root / rel).read_bytes())
+    members = {key: {k: np.array(v) for k, v in golden._unpack(index, raw, key).items()} for key in index}
+    members[case.datakey]["out"] = fn(members[case.datakey]["out"])
     data = golden._bundle_bytes(members)
     (root / rel).write_bytes(data)
     m = manifest(root)
@@ -292,3 +288,142 @@ def test_stored_kl_golden_matches_hand_computation(root: Path, cases: List[Case]
 def test_project_goldens_stay_under_20_mb() -> None:
     size = sum(p.stat().st_size for p in (ROOT / "golden").rglob("*") if p.is_file())
     assert 0 < size < 20e6, size
+
+
+# -- large cases: fingerprints in the manifest, arrays computed on demand and cached ------------
+LARGE = """
+op: KlDivBackward
+cases:
+  - {product: atlas-a2, dtypes: float16, reduction: mean, logTarget: true, shapes: [16, 16, 3001x16]}
+  - {product: atlas-a2, dtypes: float32, reduction: none, shapes: [20000, 20000, 20000], values: specials}
+"""
+
+
+@pytest.fixture
+def large(tmp_path: Path):
+    cases = load_cases([write(tmp_path, "large.yaml", LARGE)])[0]
+    r = tmp_path / "golden"
+    golden.generate(cases, r)
+    return cases, r
+
+
+def test_large_cases_commit_a_fingerprint_not_arrays(large) -> None:
+    cases, root = large
+    m = manifest(root)
+    assert m["files"] == {} and not list(root.rglob("*.npz"))
+    for c in cases:
+        e = m["cases"][c.datakey]
+        assert not golden.is_stored(c) and "file" not in e
+        assert set(e["inputs"]) == {"gradOutput", "self", "target"} and len(e["samples"]) >= 2
+        assert e["nterms"] == (3001 if "3001" in c.id else 1)
+    assert golden.check(cases, root) == []
+
+
+@pytest.mark.parametrize("tamper,says", [
+    (lambda e: e["inputs"].update(target="0" * 64), "input target differs"),
+    (lambda e: e["samples"][1].__setitem__(1, (float.fromhex(e["samples"][1][1]) * (1 + 1e-12)).hex()),
+     "recomputed result differs"),
+    (lambda e: e.update(sum=(float.fromhex(e["sum"]) + 1.0).hex()), "recomputed result differs"),
+    (lambda e: e.update(nonfinite="0" * 32), "NaN/inf positions"),
+])
+def test_golden_check_recomputes_large_cases(large, tamper, says: str) -> None:
+    cases, root = large
+    m = manifest(root)
+    case = cases[1] if "nonfinite" in says else cases[0]
+    tamper(m["cases"][case.datakey])
+    (root / "manifest.json").write_text(json.dumps(m))
+    problems = golden.check(cases, root)
+    assert len(problems) == 1 and case.datakey in problems[0] and says in problems[0], problems
+
+
+def test_generate_keeps_fingerprints_and_fresh_recomputes(large) -> None:
+    cases, root = large
+    before = snapshot(root)
+    golden.generate(cases, root)
+    assert snapshot(root) == before
+    m = manifest(root)
+    key = cases[0].datakey
+    m["cases"][key]["sum"] = "0x1.0p+0"
+    (root / "manifest.json").write_text(json.dumps(m))
+    golden.generate(cases, root)                                        # kept as it is
+    assert manifest(root)["cases"][key]["sum"] == "0x1.0p+0"
+    golden.generate(cases, root, fresh=True)                            # recomputed
+    assert snapshot(root) == before
+
+
+def test_huge_tier_cases_are_recomputed_only_when_asked(tmp_path: Path) -> None:
+    text = LARGE.replace("cases:\n", "matrices:\n  - {products: [atlas-a2], dtypes: [float32], reductions: [sum],"
+                         " logTarget: [false], tier: huge, shapes: [[5000x4, 4, 5000x4]]}\ncases:\n")
+    cases = load_cases([write(tmp_path, "h.yaml", text)])[0]
+    root = tmp_path / "golden"
+    golden.generate(cases, root)
+    huge = next(c for c in cases if c.tier == "huge")
+    m = manifest(root)
+    m["cases"][huge.datakey]["sum"] = "0x1.0p+0"
+    (root / "manifest.json").write_text(json.dumps(m))
+    skipped: list = []
+    assert golden.check(cases, root, skipped=skipped) == [] and skipped == [huge.datakey]
+    assert "recomputed result differs" in golden.check(cases, root, tiers=("default", "huge"))[0]
+
+
+def test_store_refuses_inputs_that_differ_from_the_fingerprint(large) -> None:
+    cases, root = large
+    m = manifest(root)
+    m["cases"][cases[0].datakey]["inputs"]["gradOutput"] = "f" * 64
+    (root / "manifest.json").write_text(json.dumps(m))
+    with pytest.raises(GoldenError, match="differs from what the generator draws now"):
+        GoldenStore(root).load(cases[0])
+    with pytest.raises(GoldenError, match="differs from what the generator draws now"):
+        GoldenStore(root).inputs(cases[0])
+
+
+def test_cache_holds_a_case_once_and_only_for_its_spec(large, tmp_path: Path) -> None:
+    cases, root = large
+    cache = golden.GoldenCache(tmp_path / "cache")
+    a = GoldenStore(root, cache=cache).load(cases[0])
+    entries = list((tmp_path / "cache").rglob("meta.json"))
+    assert len(entries) == 1 and f"v{golden.GENERATOR_VERSION}." in str(entries[0])
+    got = cache.get(cases[0])
+    assert got is not None and np.array_equal(got.out, a.golden.out) and np.array_equal(got.path, a.golden.golden.path)
+    assert cache.get(dataclasses.replace(cases[0], values="tiny")) is None      # another spec: a miss
+    (entries[0].parent / "path.npy").unlink()                                   # an incomplete entry
+    assert cache.get(cases[0]) is None
+    assert golden.GoldenCache(None).get(cases[0]) is None
+
+
+def test_cache_that_cannot_be_written_is_no_cache(large, tmp_path: Path) -> None:
+    cases, root = large
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    d = GoldenStore(root, cache=golden.GoldenCache(blocker / "cache")).load(cases[0])
+    assert d.golden.out.shape == (16,)
+
+
+def test_sum_goldens_carry_magnitudes_and_partial_sums() -> None:
+    op = ops.get("KlDivBackward")
+    t = np.array([[1.0], [-2.0], [4.0], [-8.0]])
+    g = op.golden({"gradOutput": np.array(-1.0), "self": np.zeros(1), "target": t},
+                  {"reduction": 0, "logTarget": False})
+    assert g.out.tolist() == [-5.0] and g.scale.tolist() == [15.0] and g.nterms == 4
+    assert g.path.tolist() == [1 + 1 + 3 + 5]                  # |1|, |1-2|, |-1+4|, |3-8|
+    blocked = op.golden({"gradOutput": np.array(-1.0), "self": np.zeros(1), "target": t},
+                        {"reduction": 0, "logTarget": False}, block=1)
+    assert blocked.out.tolist() == g.out.tolist() and blocked.path.tolist() == g.path.tolist()
+
+
+def test_a_cached_golden_that_disagrees_with_the_manifest_is_recomputed(large, tmp_path: Path) -> None:
+    """A cache filled by other code (an older block size, another formula) is consistent with its
+    own sha256s; the manifest's fingerprint is what it must match."""
+    cases, root = large
+    cache = golden.GoldenCache(tmp_path / "cache")
+    good = GoldenStore(root, cache=cache).load(cases[0]).golden.out.copy()
+    wrong = golden.Golden(out=good * (1 + 1e-9), scale=np.abs(good) * 2, nterms=3001, path=np.abs(good) * 3)
+    cache.put(cases[0], wrong)
+    assert np.array_equal(cache.get(cases[0]).out, wrong.out)
+    again = GoldenStore(root, cache=cache).load(cases[0]).golden.out
+    assert np.array_equal(again, good) and np.array_equal(cache.get(cases[0]).out, good)
+
+
+def test_drift_limit_grows_with_the_number_of_terms() -> None:
+    assert golden.drift_limit(1) == golden.DRIFT_ULPS
+    assert golden.drift_limit(65536) == golden.DRIFT_ULPS * 256

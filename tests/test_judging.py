@@ -252,7 +252,8 @@ def test_verdict_metrics_on_a_known_case() -> None:
     assert v.max_rel == pytest.approx((raw / g).max(), rel=1e-12)
     assert v.rmse == pytest.approx(math.sqrt((raw ** 2).mean()), rel=1e-12)
     assert v.mean_ulp == pytest.approx((raw / ulp_of_g).mean(), rel=1e-12)
-    assert v.worst == [3, 1, 4, 0, 2]                  # 3 ulps, 2 ulps, 0.5 ulp, then the exact ones
+    assert v.worst == [3, 1, 4]                        # the elements over: 3 ulps, 2 ulps, 0.5 ulp
+    assert [e.why for e in v.elements] == ["over"] * 3 and v.n_gross == 0
 
 
 def test_a_mismatch_is_the_worst_element() -> None:

@@ -10,9 +10,8 @@ from typing import Dict, List
 
 import pytest
 
-from suite import golden
 from suite.cases import load_cases
-from tests.core_helpers import write
+from tests.core_helpers import suite_folder
 
 pytest_plugins = ["pytester"]
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,16 +44,7 @@ matrices:
 @pytest.fixture
 def suite_dir(pytester: pytest.Pytester, monkeypatch) -> pytest.Pytester:
     """A pytester folder with the conformance modules, two case files and their goldens."""
-    monkeypatch.setenv("PYTHONPATH", str(ROOT))
-    for mod in ("test_numerics", "test_status", "test_determinism"):
-        pytester.makepyfile(**{mod: (ROOT / "suite" / "conformance" / f"{mod}.py").read_text()})
-    cases = pytester.path / "cases"
-    cases.mkdir()
-    write(cases, "mse.yaml", MSE)
-    write(cases, "kl.yaml", KL)
-    (cases / "tolerances.yaml").write_text((ROOT / "cases" / "tolerances.yaml").read_text())
-    golden.generate(load_cases([cases])[0], pytester.path / "golden")
-    return pytester
+    return suite_folder(pytester, monkeypatch, ROOT, {"mse.yaml": MSE, "kl.yaml": KL})
 
 
 def run(p: pytest.Pytester, *args: str, backend: str = "reference") -> pytest.RunResult:

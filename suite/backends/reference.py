@@ -13,6 +13,7 @@ class ReferenceBackend:
     name = "reference"
     capabilities = {"status"}
     products = PRODUCTS
+    working_memory = 0.0        # computes block by block: nothing the size of a tensor beyond out
 
     def run(self, call: OpCall) -> np.ndarray:
         op = ops.get(call.op)

@@ -1,11 +1,12 @@
 """What every operator module provides, and the shape arithmetic they share."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Dict, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
+from suite import blocks as B
 from suite import dtypes
 from suite.contract import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, OpCall, PRODUCT_DTYPES
 
@@ -14,22 +15,27 @@ MAX_RANK = 8
 
 
 def broadcast(*shapes: Shape) -> Optional[Shape]:
-    """NumPy broadcast of `shapes`, or None when they do not broadcast."""
-    try:
-        return tuple(np.broadcast_shapes(*shapes))
-    except ValueError:
-        return None
+    """NumPy broadcast of `shapes`, or None when they do not broadcast (numpy's rules, without
+    numpy's per-call overhead: this runs several times per case)."""
+    rank = max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(rank):
+        n = 1
+        for s in shapes:
+            j = len(s) - rank + i
+            if j < 0:
+                continue
+            d = s[j]
+            if d != 1:
+                if n != 1 and d != n:
+                    return None
+                n = d
+        out.append(n)
+    return tuple(out)
 
 
-def numel(shape: Shape) -> int:
-    return int(np.prod(shape, dtype=np.int64))
-
-
-def reduced_axes(small: Shape, big: Shape) -> Tuple[int, ...]:
-    """Axes of `big` to sum so that the result reshapes to `small` (autograd's broadcast reduction)."""
-    lead = len(big) - len(small)
-    return tuple(range(lead)) + tuple(
-        lead + i for i, n in enumerate(small) if n == 1 and big[lead + i] != 1)
+numel = B.numel
+reduced_axes = B.reduced_axes
 
 
 @dataclass(frozen=True)
@@ -54,12 +60,19 @@ class Signature:
 
 @dataclass
 class Golden:
-    """A float64 result, with what judging it needs: per element, the sum of the magnitudes of the
-    terms that make it (the budget for sums of mixed-sign terms) and how many terms were summed."""
+    """A float64 result, with what judging a sum needs, per element: the sum of the magnitudes of
+    its terms (`scale`: the budget for sums of mixed-sign terms), the sum of the magnitudes of its
+    running partial sums in memory order (`path`: what a sequential float32 sum's rounding errors
+    scale with), and how many terms were summed. For an elementwise result both are |out|."""
 
     out: np.ndarray
     scale: np.ndarray
     nterms: int = 1
+    path: Optional[np.ndarray] = None
+
+    def __post_init__(self) -> None:
+        if self.path is None:
+            self.path = self.scale
 
 
 Rejection = Tuple[int, str]       # (status, why); status 0 = accepted
@@ -73,8 +86,12 @@ class Operator:
     reductions: Dict[str, int] = {}
     # Attributes beyond reduction, with the values case files may give.
     extra_attrs: Dict[str, Tuple[object, ...]] = {}
-    # Value sets: name -> function(sig, rng) -> {input: float64 array of exactly representable values}.
+    # Value sets: name -> function(sig) -> {input: suite.draw.Dist}.
     value_sets: Dict[str, Callable] = {}
+    # Names this operator's tiling gives shape generators (see `tiling`).
+    tiling_names: Tuple[str, ...] = ()
+    # The inputs whose values the result depends on (the others give only a shape); None: all.
+    reads: Optional[Tuple[str, ...]] = None
 
     # -- contract -----------------------------------------------------------------------------
     def out_shape(self, shapes: Mapping[str, Optional[Shape]]) -> Optional[Shape]:
@@ -85,18 +102,88 @@ class Operator:
         """Phase 1: the status aclnn returns for this call, and why."""
         raise NotImplementedError
 
+    def tiling(self, hw, dts: Mapping[str, str]) -> Dict[str, int]:
+        """Where the vendor kernel's tiling puts its boundaries on `hw` (a suite.hardware.Hardware)
+        for these input dtypes: values for `tiling_names`, in elements."""
+        return {}
+
     def outside_contract(self, sig: Signature) -> Optional[str]:
         """Why this combination is not covered by the documented contract (None: it is)."""
         return None
 
     # -- numbers ------------------------------------------------------------------------------
-    def golden(self, x: Mapping[str, np.ndarray], attrs: Mapping[str, object]) -> Golden:
-        """float64 result from exact float64 inputs."""
+    # An operator's result is elementwise terms on the broadcast shape `b_shape`, summed over the
+    # axes that `out_shape` lacks (none for most). The suite walks that shape in blocks, so a
+    # golden or a reference result of any size costs memory for the output and one block only.
+    def b_shape(self, shapes: Mapping[str, Shape]) -> Optional[Shape]:
+        """The shape the elementwise terms live on (None: the inputs do not broadcast)."""
         raise NotImplementedError
 
-    def reference(self, call: OpCall) -> np.ndarray:
-        """The result as the vendor kernel computes it (float32 inside); the call is valid."""
+    def terms(self, x: Mapping[str, np.ndarray], attrs: Mapping[str, object],
+              shapes: Mapping[str, Shape]) -> np.ndarray:
+        """float64 terms on a block of `b_shape`, from exact float64 inputs broadcast to that block
+        (`shapes`: the inputs' own shapes, for divisors such as numel(self))."""
         raise NotImplementedError
+
+    def reference_terms(self, x: Mapping[str, np.ndarray], attrs: Mapping[str, object],
+                        shapes: Mapping[str, Shape]) -> np.ndarray:
+        """The same terms as the vendor kernel computes them, from float32 inputs, in float32."""
+        raise NotImplementedError
+
+    def _reads(self, name: str) -> bool:
+        return self.reads is None or name in self.reads
+
+    def golden(self, x: Mapping[str, np.ndarray], attrs: Mapping[str, object],
+               block: int = B.BLOCK) -> Golden:
+        """float64 result from exact inputs (any float dtype; widened block by block)."""
+        shapes = {n: tuple(np.shape(a)) for n, a in x.items()}
+        b, out_shape = self.b_shape(shapes), self.out_shape(shapes)
+        axes = reduced_axes(out_shape, b)
+        out = np.zeros(out_shape, dtype=np.float64)
+        scale = np.zeros(out_shape, dtype=np.float64) if axes else None
+        path = np.zeros(out_shape, dtype=np.float64) if axes else None
+        with np.errstate(all="ignore"):
+            for blk in _blocks(b, block):
+                xb = {n: _part(a, b, blk, np.float64) for n, a in x.items() if self._reads(n)}
+                t = np.broadcast_to(self.terms(xb, attrs, shapes), B.block_shape(blk, b))
+                if not axes:
+                    out[blk] = t
+                    continue
+                at = B.target_index(blk, b, out_shape)
+                # the running sums of each output's terms, in memory order, carried across blocks
+                run = np.moveaxis(t, axes, range(len(axes)))
+                run = run.reshape(numel(run.shape[:len(axes)]), -1)
+                partial = np.cumsum(run, axis=0) + out[at].reshape(-1)
+                path[at] += np.sum(np.abs(partial), axis=0).reshape(out[at].shape)
+                out[at] += np.sum(t, axis=axes, keepdims=True).reshape(out[at].shape)
+                scale[at] += np.sum(np.abs(t), axis=axes, keepdims=True).reshape(out[at].shape)
+        nterms = numel(b) // numel(out_shape) if numel(out_shape) else 1
+        if scale is None:
+            return Golden(out=out, scale=np.abs(out), nterms=max(nterms, 1))
+        return Golden(out=out, scale=scale, nterms=max(nterms, 1), path=path)
+
+    def reference(self, call: OpCall, block: int = B.BLOCK) -> np.ndarray:
+        """The result as the vendor kernel computes it (float32 inside, one round to out's dtype),
+        block by block; the call is valid."""
+        x = {n: call.inputs[n] for n in self.inputs}
+        shapes = {n: tuple(a.shape) for n, a in x.items()}
+        b = self.b_shape(shapes)
+        out_shape = tuple(call.out_shape)
+        axes = reduced_axes(out_shape, b)
+        out = np.empty(out_shape, dtype=call.out_dtype)
+        acc = np.zeros(out_shape, dtype=np.float32) if axes else None
+        with np.errstate(all="ignore"):
+            for blk in _blocks(b, block):
+                xb = {n: _part(a, b, blk, np.float32) for n, a in x.items() if self._reads(n)}
+                t = np.broadcast_to(self.reference_terms(xb, dict(call.attrs), shapes), B.block_shape(blk, b))
+                if not axes:
+                    out[blk] = to_out(t, call.out_dtype)
+                    continue
+                at = B.target_index(blk, b, out_shape)
+                acc[at] += np.sum(t, axis=axes, keepdims=True, dtype=np.float32).reshape(acc[at].shape)
+        if acc is not None:
+            out[...] = to_out(acc, call.out_dtype)
+        return out
 
     def describe(self, x: Mapping[str, np.ndarray], attrs: Mapping[str, object],
                  out_shape: Shape, index: Tuple[int, ...]) -> str:
@@ -140,9 +227,19 @@ class Operator:
         return None
 
 
-def widen(inputs: Mapping[str, np.ndarray]) -> Dict[str, np.ndarray]:
-    """Inputs as exact float64 (every float32/float16/bfloat16 value is a float64 value)."""
-    return {k: np.asarray(v).astype(np.float64) for k, v in inputs.items()}
+def _blocks(b: Shape, block: int):
+    """One block of everything when it is small (the common case: no slicing at all)."""
+    if numel(b) <= block:
+        return [(slice(None),) * len(b)] if numel(b) else []
+    return B.blocks(b, block)
+
+
+def _part(a: np.ndarray, b: Shape, blk, dtype) -> np.ndarray:
+    """Input `a`'s part of block `blk` of the broadcast shape, in `dtype` (a whole small input is
+    widened as it is and left to numpy's broadcasting)."""
+    if all(s == slice(None) for s in blk):
+        return np.asarray(a).astype(dtype)
+    return np.broadcast_to(a, b)[blk].astype(dtype)
 
 
 def to_out(r32: np.ndarray, out_dtype: np.dtype) -> np.ndarray:

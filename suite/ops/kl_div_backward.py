@@ -2,42 +2,40 @@
 scaled by the reduction, then summed back to self's shape (spec/KlDivBackward.md)."""
 from __future__ import annotations
 
-from typing import Mapping, Optional
+from typing import Dict, Mapping, Optional
 
 import numpy as np
 
-from suite import dtypes
 from suite import values as V
-from suite.contract import ACLNN_ERR_PARAM_INVALID, OpCall
-from suite.ops.base import (Golden, Operator, Rejection, Shape, Signature, broadcast,
-                            element_inputs, numel, reduced_axes, to_out)
+from suite.contract import ACLNN_ERR_PARAM_INVALID
+from suite.draw import Binades, Dist, Uniform
+from suite.ops.base import (Operator, Rejection, Shape, Signature, broadcast, element_inputs, numel,
+                            reduced_axes)
 
 
-def _large(sig: Signature, rng) -> dict:
+def _large(sig: Signature) -> Dict[str, Dist]:
     # Past float16's range in the result (and, for wider inputs, in the inputs themselves), while
     # every float32 intermediate stays far below float32's maximum.
-    d = V.uniform_set(sig, rng)
+    d = V.uniform_set(sig)
     half = V.narrowest(sig.dtypes.values()) == "float16"
-    tshape, gshape = sig.shapes["target"], sig.shapes["gradOutput"]
     if sig.attrs.get("logTarget"):
-        d["target"] = V.uniform(rng, tshape, 6.0, 15.0) if half else V.uniform(rng, tshape, 20.0, 60.0)
+        d["target"] = Uniform(6.0, 15.0) if half else Uniform(20.0, 60.0)
     else:
-        d["target"] = V.magnitudes(rng, tshape, 2e3, 3e4) if half else V.magnitudes(rng, tshape, 1e5, 1e12)
-    d["gradOutput"] = V.magnitudes(rng, gshape, 1.0, 4.0) if half else V.magnitudes(rng, gshape, 1.0, 1e3)
+        d["target"] = Binades(2e3, 3e4) if half else Binades(1e5, 1e12)
+    d["gradOutput"] = Binades(1.0, 4.0) if half else Binades(1.0, 1e3)
     return d
 
 
-def _tiny(sig: Signature, rng) -> dict:
-    d = V.uniform_set(sig, rng)
-    tshape, gshape = sig.shapes["target"], sig.shapes["gradOutput"]
+def _tiny(sig: Signature) -> Dict[str, Dist]:
+    d = V.uniform_set(sig)
     if sig.attrs.get("logTarget"):
-        ln_tiny = float(np.log(dtypes.finfo(dtypes.dtype_of(sig.out_dtype)).tiny))
-        d["target"] = V.uniform(rng, tshape, ln_tiny - 4.0, ln_tiny + 0.5)
-        d["gradOutput"] = V.magnitudes(rng, gshape, 0.05, 1.0)
+        ln_tiny = V.ln_tiny(sig.out_dtype)
+        d["target"] = Uniform(ln_tiny - 4.0, ln_tiny + 0.5)
+        d["gradOutput"] = Binades(0.05, 1.0)
     else:
         a = V.tiny_scale(sig.out_dtype, sig.dtypes.values())
-        d["target"] = V.magnitudes(rng, tshape, a / 4, a)
-        d["gradOutput"] = V.magnitudes(rng, gshape, a / 4, a)
+        d["target"] = Binades(a / 4, a)
+        d["gradOutput"] = Binades(a / 4, a)
     return d
 
 
@@ -47,6 +45,21 @@ class KlDivBackward(Operator):
     extra_attrs = {"logTarget": (False, True)}
     value_sets = {"uniform": V.uniform_set, "nonpos_targets": V.nonpos_targets_set, "large": _large,
                   "tiny": _tiny, "specials": V.specials_set}
+
+    tiling_names = ("tile", "tile_sgrad")
+    reads = ("gradOutput", "target")          # self gives the output's shape, never a value
+
+    def tiling(self, hw, dts) -> Dict[str, int]:
+        """ops-nn's Ascend C KlDivLossGrad tiling for 910B (experimental/loss/kl_div_loss_grad @e5c3fa93,
+        the only public one for these chips): the UB's 32-byte blocks split into 6 (float32) or 12
+        (16-bit, with float32 staging) double-buffered tiles, 4 or 8 when gradOutput is a scalar;
+        cores get whole blocks, the first (blocks mod cores) one block more. The same arithmetic
+        estimates the built-in kernel's boundaries on every product."""
+        wide = dts["self"] == "float32" and dts["target"] == "float32"
+        block_elems = hw.block_bytes // (4 if wide else 2)
+        blocks = hw.ub_bytes // hw.block_bytes
+        return {"tile": blocks // (6 if wide else 12) * block_elems,
+                "tile_sgrad": blocks // (4 if wide else 8) * block_elems}
 
     def out_shape(self, shapes: Mapping[str, Optional[Shape]]) -> Optional[Shape]:
         return shapes.get("self")
@@ -86,37 +99,24 @@ class KlDivBackward(Operator):
             return "an empty broadcast shape with a non-empty self is undocumented"
         return None
 
-    def golden(self, x: Mapping[str, np.ndarray], attrs: Mapping[str, object]) -> Golden:
-        s_shape = x["self"].shape
-        b = self._b({"self": s_shape, "target": x["target"].shape})
-        with np.errstate(all="ignore"):
-            base = np.exp(x["target"]) if attrs["logTarget"] else x["target"]
-            terms = np.broadcast_to(-base * x["gradOutput"], b)
-            red, n = attrs["reduction"], numel(b)
-            if red == 1 and n:
-                terms = terms / n
-            elif red == 3 and n:
-                terms = terms / b[0]
-            axes = reduced_axes(s_shape, b)
-            out = np.sum(terms, axis=axes).reshape(s_shape)
-            scale = np.sum(np.abs(terms), axis=axes).reshape(s_shape)
-        nterms = numel(b) // numel(s_shape) if numel(s_shape) else 1
-        return Golden(out=np.asarray(out, np.float64), scale=np.asarray(scale, np.float64), nterms=nterms)
+    def b_shape(self, shapes: Mapping[str, Shape]) -> Optional[Shape]:
+        return self._b(shapes)
 
-    def reference(self, call: OpCall) -> np.ndarray:
-        g, s, t = (np.asarray(call.inputs[n], dtype=np.float32) for n in self.inputs)
-        b = self._b({"self": s.shape, "target": t.shape})
-        with np.errstate(all="ignore"):
-            base = np.exp(t) if call.attrs["logTarget"] else t
-            terms = np.broadcast_to(-base * g, b)
-            red, n = call.attrs["reduction"], numel(b)
-            if red == 1 and n:
-                terms = terms * np.float32(1.0 / n)
-            elif red == 3 and n:
-                terms = terms * np.float32(1.0 / b[0])
-            axes = reduced_axes(s.shape, b)
-            r = np.sum(terms, axis=axes, dtype=np.float32).reshape(s.shape)
-        return to_out(r, call.out_dtype)
+    def _divisor(self, attrs, shapes) -> Optional[int]:
+        """mean: numel(B); batchmean: B[0]; otherwise none."""
+        b = self._b(shapes)
+        red, n = attrs["reduction"], numel(b)
+        return n if red == 1 and n else b[0] if red == 3 and n else None
+
+    def terms(self, x, attrs, shapes) -> np.ndarray:
+        t = -(np.exp(x["target"]) if attrs["logTarget"] else x["target"]) * x["gradOutput"]
+        d = self._divisor(attrs, shapes)
+        return t if d is None else t / d                       # float64: the exact division
+
+    def reference_terms(self, x, attrs, shapes) -> np.ndarray:
+        t = -(np.exp(x["target"]) if attrs["logTarget"] else x["target"]) * x["gradOutput"]
+        d = self._divisor(attrs, shapes)
+        return t if d is None else t * np.float32(1.0 / d)    # the kernel's float32 coefficient
 
     def describe(self, x, attrs, out_shape, index) -> str:
         b = self._b({"self": x["self"].shape, "target": x["target"].shape})

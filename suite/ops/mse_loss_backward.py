@@ -2,33 +2,29 @@
 broadcast shape of all three inputs (spec/MseLossBackward.md)."""
 from __future__ import annotations
 
-from typing import Mapping, Optional
+from typing import Dict, Mapping, Optional
 
 import numpy as np
 
 from suite import values as V
-from suite.contract import ACLNN_ERR_PARAM_INVALID, OpCall
-from suite.ops.base import (Golden, Operator, Rejection, Shape, Signature, broadcast,
-                            element_inputs, numel, to_out)
+from suite.contract import ACLNN_ERR_PARAM_INVALID
+from suite.draw import Binades, Dist, Uniform
+from suite.ops.base import Operator, Rejection, Shape, Signature, broadcast, element_inputs, numel
 
 
-def _large(sig: Signature, rng) -> dict:
+def _large(sig: Signature) -> Dict[str, Dist]:
     # float16 inputs: |(x - y) * 2 * g| reaches ~5e5, past float16's 65504; wider inputs: 1e5..1e12,
     # beyond float16's range yet with every intermediate far below float32's maximum.
     if V.narrowest(sig.dtypes.values()) == "float16":
         lo, hi, glo, ghi = 2e3, 3e4, 1.0, 4.0
     else:
         lo, hi, glo, ghi = 1e5, 1e12, 1.0, 1e3
-    return {"gradOutput": V.magnitudes(rng, sig.shapes["gradOutput"], glo, ghi),
-            "self": V.magnitudes(rng, sig.shapes["self"], lo, hi),
-            "target": V.magnitudes(rng, sig.shapes["target"], lo, hi)}
+    return {"gradOutput": Binades(glo, ghi), "self": Binades(lo, hi), "target": Binades(lo, hi)}
 
 
-def _tiny(sig: Signature, rng) -> dict:
+def _tiny(sig: Signature) -> Dict[str, Dist]:
     a = V.tiny_scale(sig.out_dtype, sig.dtypes.values())
-    return {"gradOutput": V.magnitudes(rng, sig.shapes["gradOutput"], a / 4, a),
-            "self": V.uniform(rng, sig.shapes["self"], -a, a),
-            "target": V.uniform(rng, sig.shapes["target"], -a, a)}
+    return {"gradOutput": Binades(a / 4, a), "self": Uniform(-a, a), "target": Uniform(-a, a)}
 
 
 class MseLossBackward(Operator):
@@ -36,6 +32,17 @@ class MseLossBackward(Operator):
     reductions = {"none": 0, "mean": 1, "sum": 2}
     value_sets = {"uniform": V.uniform_set, "nonpos_targets": V.nonpos_targets_set, "large": _large,
                   "tiny": _tiny, "specials": V.specials_set}
+
+    tiling_names = ("tile", "db_after")
+
+    def tiling(self, hw, dts) -> Dict[str, int]:
+        """ops-nn MseLossGradV2 host tiling (loss/mse_loss_grad_v2/op_host/mse_loss_grad_v2_tiling.cpp
+        @e5c3fa93): a UB tile is ceil(ub / bytes per element), 16 bytes for float32 (four buffers)
+        and 24 for float16/bfloat16 (four buffers plus float32 staging); double buffering from
+        N > 65536. The 910 (atlas-training) runs an older kernel whose source is not public: the
+        same arithmetic is the best estimate of its boundaries."""
+        per = 16 if dts["self"] == "float32" else 24
+        return {"tile": -(-hw.ub_bytes // per), "db_after": 256 * 256}
 
     def out_shape(self, shapes: Mapping[str, Optional[Shape]]) -> Optional[Shape]:
         if any(s is None for s in shapes.values()):
@@ -69,22 +76,19 @@ class MseLossBackward(Operator):
             return ACLNN_ERR_PARAM_INVALID, f"out shape {tuple(sig.out_shape)} is not the broadcast shape {b}"
         return 0, ""
 
-    def golden(self, x: Mapping[str, np.ndarray], attrs: Mapping[str, object]) -> Golden:
-        with np.errstate(all="ignore"):
-            out = x["gradOutput"] * (x["self"] - x["target"]) * 2.0
-            if attrs["reduction"] == 1 and x["self"].size:
-                out = out / x["self"].size
-        out = np.asarray(out, dtype=np.float64)
-        return Golden(out=out, scale=np.abs(out), nterms=1)
+    def b_shape(self, shapes: Mapping[str, Shape]) -> Optional[Shape]:
+        return broadcast(*shapes.values())
 
-    def reference(self, call: OpCall) -> np.ndarray:
-        g, s, t = (np.asarray(call.inputs[n], dtype=np.float32) for n in self.inputs)
-        n = numel(s.shape)
-        cof = np.float32(2.0) / np.float32(n) if call.attrs["reduction"] == 1 and n else np.float32(2.0)
-        with np.errstate(all="ignore"):
-            d = (s - t) * cof                 # the kernel's order: d = self - target; d *= cof
-            r = d * g                         # r = d * gradOutput
-        return to_out(np.broadcast_to(r, call.out_shape), call.out_dtype)
+    def terms(self, x, attrs, shapes) -> np.ndarray:
+        out = x["gradOutput"] * (x["self"] - x["target"]) * 2.0
+        n = numel(shapes["self"])
+        return out / n if attrs["reduction"] == 1 and n else out
+
+    def reference_terms(self, x, attrs, shapes) -> np.ndarray:
+        n = numel(shapes["self"])
+        cof = np.float32(2.0) / np.float32(n) if attrs["reduction"] == 1 and n else np.float32(2.0)
+        d = (x["self"] - x["target"]) * cof     # the kernel's order: d = self - target; d *= cof
+        return d * x["gradOutput"]              # r = d * gradOutput
 
     def describe(self, x, attrs, out_shape, index) -> str:
         return element_inputs(x, out_shape, index)

@@ -1,5 +1,8 @@
-"""Three correct kernels that differ from the reference in ways the contract allows. The suite
-must pass all three on every case: a failure is a false alarm of the tolerance model.
+"""Correct kernels that differ from the reference in ways the contract allows: float32 with
+numpy's pairwise sums (the control, Float32Kernel), float64 rounded once, float32 in another
+operation order, float32 sequential sums, and a 48-core split combined in order. The suite must
+pass all of them on every case of the default run: a failure is a false alarm of the tolerance
+model.
 """
 from __future__ import annotations
 
@@ -73,23 +76,48 @@ class Float32OtherOrder(Float32Kernel):
             return self.kl_sum_back(np.asarray(terms, dtype=np.float32), s.shape)
 
 
+def _terms_first(terms: np.ndarray, self_shape: Shape) -> np.ndarray:
+    """The terms as (number of terms per output, outputs...): each output's terms in memory order."""
+    axes = reduced_axes(self_shape, terms.shape)
+    kept = [i for i in range(terms.ndim) if i not in axes]
+    moved = np.transpose(terms, list(axes) + kept)
+    nterms = numel(tuple(terms.shape[i] for i in axes))
+    return moved.reshape((nterms,) + tuple(terms.shape[i] for i in kept))
+
+
 class Float32SequentialSum(Float32Kernel):
-    """float32, the broadcast sum accumulated one term at a time (no pairwise summation)."""
+    """float32, the broadcast sum accumulated one term at a time (no pairwise summation):
+    numpy's accumulate adds in order, each step rounded to float32."""
 
     name = "float32-sequential-sum"
     description = "float32, KL broadcast sum accumulated one term at a time"
 
     def kl_sum_back(self, terms: np.ndarray, self_shape: Shape) -> np.ndarray:
-        axes = reduced_axes(self_shape, terms.shape)
-        kept = [i for i in range(terms.ndim) if i not in axes]
-        moved = np.transpose(terms, list(axes) + kept)
-        nterms = numel(tuple(terms.shape[i] for i in axes))
-        seq = moved.reshape((nterms,) + tuple(terms.shape[i] for i in kept))
-        acc = np.zeros(seq.shape[1:], dtype=np.float32)
+        seq = _terms_first(terms, self_shape)
+        if seq.shape[0] == 0:
+            return np.zeros(self_shape, dtype=np.float32)
         with np.errstate(all="ignore"):
-            for k in range(nterms):
-                acc = acc + seq[k]
+            return np.cumsum(seq, axis=0, dtype=np.float32)[-1].reshape(self_shape)
+
+
+class Float32CoresInOrder(Float32Kernel):
+    """float32, each output's terms split over 48 cores, each core sums its share sequentially,
+    and the partial sums are combined in core order (a deterministic multi-core reduction)."""
+
+    name = "float32-cores-in-order"
+    description = "float32, KL sum split over 48 cores (sequential each), combined in core order"
+
+    def kl_sum_back(self, terms: np.ndarray, self_shape: Shape) -> np.ndarray:
+        seq = _terms_first(terms, self_shape)
+        n = seq.shape[0]
+        acc = np.zeros(seq.shape[1:], dtype=np.float32)
+        bounds = np.linspace(0, n, 49).astype(int)
+        with np.errstate(all="ignore"):
+            for a, b in zip(bounds[:-1], bounds[1:]):
+                if b > a:
+                    acc = acc + np.cumsum(seq[a:b], axis=0, dtype=np.float32)[-1]
         return acc.reshape(self_shape)
 
 
-CORRECT: List[Type[Float32Kernel]] = [Float64RoundedOnce, Float32OtherOrder, Float32SequentialSum]
+CORRECT: List[Type[Float32Kernel]] = [Float32Kernel, Float64RoundedOnce, Float32OtherOrder,
+                                      Float32SequentialSum, Float32CoresInOrder]

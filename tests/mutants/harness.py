@@ -19,7 +19,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 from suite import cases as casefiles
 from suite.backend import BackendInfo
 from suite.cases import NUMBERS, Case
-from suite.golden import CaseData, GoldenStore
+from suite.golden import CaseData, GoldenCache, GoldenStore, default_cache_dir, is_stored
 from suite.runner import CaseFailure, CaseSkip, Runner
 from suite.tolerance import ToleranceTable, load_table
 
@@ -29,13 +29,16 @@ KINDS = ("numbers", "rejection", "determinism")
 
 
 class CachedStore(GoldenStore):
-    """A GoldenStore that keeps what it loaded: many backends are run over the same cases."""
+    """A GoldenStore that keeps what it loaded of small cases (many backends are run over the same
+    cases); large cases' goldens go to the on-disk cache like a pytest run's."""
 
     def __init__(self, root: Path) -> None:
-        super().__init__(root)
+        super().__init__(root, cache=GoldenCache(default_cache_dir()))
         self._cache: Dict[str, CaseData] = {}
 
     def load(self, case: Case) -> CaseData:
+        if not is_stored(case):
+            return super().load(case)
         if case.datakey not in self._cache:
             self._cache[case.datakey] = super().load(case)
         return self._cache[case.datakey]
@@ -43,8 +46,21 @@ class CachedStore(GoldenStore):
 
 @lru_cache(maxsize=None)
 def all_cases() -> Tuple[Case, ...]:
+    """Every case of the default run (`pytest` with no --scale): small and scale sets."""
     cases, _ = casefiles.load_cases([ROOT / "cases"])
-    return tuple(cases)
+    return tuple(c for c in cases if c.tier == "default")
+
+
+@lru_cache(maxsize=None)
+def small_cases() -> Tuple[Case, ...]:
+    """The cases with committed goldens (and every rejection): `pytest --scale small`."""
+    return tuple(c for c in all_cases() if c.expect != NUMBERS or is_stored(c))
+
+
+@lru_cache(maxsize=None)
+def scale_cases() -> Tuple[Case, ...]:
+    """The scale sets of the default run: numeric cases drawn and computed on demand."""
+    return tuple(c for c in all_cases() if c.expect == NUMBERS and not is_stored(c))
 
 
 @lru_cache(maxsize=None)
@@ -92,7 +108,8 @@ def pairwise_subset(cases: Sequence[Case]) -> List[Case]:
 
 @lru_cache(maxsize=None)
 def subset() -> Tuple[Case, ...]:
-    return tuple(pairwise_subset(all_cases()))
+    """The pairwise subset of the small cases (the classic gallery's defects all show there)."""
+    return tuple(pairwise_subset(small_cases()))
 
 
 @dataclass

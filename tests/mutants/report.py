@@ -36,7 +36,7 @@ def kill_table() -> List[Row]:
 
 def markdown(rows: List[Row]) -> str:
     killed = sum(1 for r in rows if r.kills)
-    lines = [f"Subset: {len(harness.subset())} of {len(harness.all_cases())} cases "
+    lines = [f"Subset: {len(harness.subset())} of the {len(harness.small_cases())} small cases "
              f"(pairwise covering, the same for every mutant). Killed: {killed} of {len(rows)} "
              f"({killed / len(rows):.0%}). Issue 2's five are marked *.",
              "",
@@ -49,5 +49,38 @@ def markdown(rows: List[Row]) -> str:
     return "\n".join(lines)
 
 
+def scale_table() -> List[Row]:
+    """Each scale mutant over the default run's scale cases, smallest first, up to its first
+    failure (the case that kills it); the huge tier's mutant is listed with no kill."""
+    from tests.mutants.scale import HUGE_ONLY, SCALE_MUTANTS
+    cases = sorted(harness.scale_cases(), key=lambda c: (c.elements, c.id))
+    rows = []
+    for m in SCALE_MUTANTS:
+        kill = None
+        if m.__name__ not in HUGE_ONLY:
+            for c in cases:
+                o = harness.run_backend(m(), [c])
+                if o.failures:
+                    kill = (c.id, ", ".join(o.kinds()))
+                    break
+        rows.append(Row(m.__name__, m.description, int(kill is not None), kill[1] if kill else "",
+                        kill[0] if kill else ""))
+    return rows
+
+
+def scale_markdown(rows: List[Row]) -> str:
+    lines = [f"Scale mutants: {sum(r.kills for r in rows)} of {len(rows)} killed by the default run "
+             f"(each passes every small case).", "",
+             "| mutant | defect | failed check | first killing case (smallest) |", "| --- | --- | --- | --- |"]
+    for r in rows:
+        lines.append(f"| `{r.mutant}` | {r.description} | {r.kinds or 'huge tier only'} | "
+                     f"{'`' + r.example + '`' if r.example else '`--scale huge`'} |")
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
-    print(markdown(kill_table()))
+    import sys
+    if "--scale" in sys.argv:
+        print(scale_markdown(scale_table()))
+    else:
+        print(markdown(kill_table()))
