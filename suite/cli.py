@@ -71,11 +71,13 @@ def cmd_report_diff(args: argparse.Namespace) -> int:
 
 def cmd_report_merge(args: argparse.Namespace) -> int:
     docs = [(p, results.read(Path(p))) for p in args.paths]
-    merged = results.merge(docs)
+    merged = results.merge(docs, allow_partial=args.allow_partial)
     results.write(Path(args.output), merged)
     c = merged["counts"]
     print(f"merged {len(docs)} files into {args.output}: {len(merged['records'])} records "
           f"({', '.join(f'{n} {o}' for o, n in c.items() if n)})")
+    for problem in results.shard_set(docs):
+        print(f"partial: {problem}")
     return 0
 
 
@@ -134,6 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = r.add_parser("merge", help="join shards' results.json into one")
     s.add_argument("paths", nargs="+", metavar="RESULTS")
     s.add_argument("-o", "--output", required=True, metavar="OUT")
+    s.add_argument("--allow-partial", action="store_true",
+                   help="merge shards that are not one complete K/N set, saying what is missing")
     s.set_defaults(fn=cmd_report_merge)
     return p
 

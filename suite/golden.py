@@ -549,6 +549,8 @@ def generate(cases: Iterable[Case], root: Path, progress: Callable[[str], None] 
     counts. Idempotent and atomic (module docstring). A large case whose fingerprint the manifest
     already holds for the same spec keeps it, unless `fresh` (`golden check` recomputes them)."""
     root = Path(root)
+    for stray in _leftovers(root):           # a write killed before its rename (SIGKILL, power)
+        stray.unlink(missing_ok=True)
     per_bundle: Dict[str, Dict[str, Dict[str, np.ndarray]]] = {}
     entries: Dict[str, dict] = {}
     todo = numeric_cases(cases)
@@ -617,6 +619,11 @@ def generate(cases: Iterable[Case], root: Path, progress: Callable[[str], None] 
 DRIFT_ULPS = 4
 
 
+def _leftovers(root: Path) -> List[Path]:
+    """Temporary files of atomic_write that never got renamed into place."""
+    return sorted(p for p in Path(root).rglob(".*.tmp") if p.is_file()) if Path(root).is_dir() else []
+
+
 def check(cases: Iterable[Case], root: Path, tiers: Iterable[str] = ("default",),
           skipped: Optional[List[str]] = None) -> List[str]:
     """Every problem with the goldens as one line each; empty when complete, intact and current.
@@ -642,6 +649,9 @@ def check(cases: Iterable[Case], root: Path, tiers: Iterable[str] = ("default",)
         rel = p.relative_to(root).as_posix()
         if rel not in m["files"]:
             problems.append(f"orphaned file {rel} (not in the manifest)")
+    for p in _leftovers(root):
+        problems.append(f"leftover temporary file {p.relative_to(root).as_posix()} (a write that was "
+                        f"interrupted; `aclnn-conform golden generate` removes it)")
     want = numeric_cases(cases)
     for key in sorted(set(m["cases"]) - set(want)):
         problems.append(f"orphaned golden {key} (no case makes it)")

@@ -241,9 +241,40 @@ def read(path: Path) -> Dict[str, Any]:
 SAME_RUN = ("schema_version", "suite_version", "manifest_hash", "backend", "standard_override")
 
 
-def merge(docs: Sequence[Tuple[str, Mapping]]) -> Dict[str, Any]:
-    """Join shards (name, document) into one run; they must be of the same configuration, and a
-    case found in two of them must have the same record in both."""
+def shard_set(docs: Sequence[Tuple[str, Mapping]]) -> List[str]:
+    """What keeps the shards from being one complete set: one K/N scheme, every K once. Empty when
+    they are complete (a single unsharded run is complete by itself)."""
+    specs = [(name, d.get("shard")) for name, d in docs]
+    if len(docs) == 1 and specs[0][1] is None:
+        return []
+    problems, parts = [], {}
+    for name, spec in specs:
+        try:
+            k, n = (int(x) for x in str(spec).split("/"))
+        except ValueError:
+            problems.append(f"{name}: not a shard (shard {spec!r}); merge the shards of one --shard K/N run")
+            continue
+        parts.setdefault(n, []).append((k, name))
+    if len(parts) > 1:
+        problems.append("shards of different schemes: " + ", ".join(
+            f"{'/'.join(str(k) for k, _ in sorted(v))} of {n}" for n, v in sorted(parts.items())))
+    for n, got in sorted(parts.items()):
+        ks = [k for k, _ in got]
+        missing = [k for k in range(1, n + 1) if k not in ks]
+        twice = sorted({k for k in ks if ks.count(k) > 1})
+        if missing:
+            problems.append(f"missing shard{'s' if len(missing) > 1 else ''} "
+                            f"{', '.join(f'{k}/{n}' for k in missing)}")
+        if twice:
+            problems.append(f"shard{'s' if len(twice) > 1 else ''} given twice: "
+                            f"{', '.join(f'{k}/{n}' for k in twice)}")
+    return problems
+
+
+def merge(docs: Sequence[Tuple[str, Mapping]], allow_partial: bool = False) -> Dict[str, Any]:
+    """Join shards (name, document) into one run; they must be of the same configuration and one
+    complete set of shards (unless `allow_partial`), and a case found in two of them must have the
+    same record in both."""
     if not docs:
         raise ResultsError("nothing to merge")
     first_name, first = docs[0]
@@ -259,6 +290,9 @@ def merge(docs: Sequence[Tuple[str, Mapping]]) -> Dict[str, Any]:
                 raise ResultsError(f"{name}: conflicting records for {r['key']} (also in {seen[0]}): "
                                    f"{seen[1]['outcome']} vs {r['outcome']}")
             records[r["key"]] = (name, r)
+    incomplete = shard_set(docs)
+    if incomplete and not allow_partial:
+        raise ResultsError("; ".join(incomplete) + " (--allow-partial merges them anyway)")
     products = sorted({p for _, d in docs for p in d["products"]})
     run = {f: first[f] for f in RUN_FIELDS if f not in ("schema_version", "suite_version", "counts", "records")
            and f in first}

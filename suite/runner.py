@@ -138,14 +138,18 @@ class Runner:
     def check_determinism(self, case: Case, nodeid: str) -> Dict[str, Any]:
         self.fits(case, "determinism")
         inputs = self._inputs(case)
-        results = []
-        for _ in range(2):
-            got, status = self._call(case, build_call(case, inputs), nodeid)
+        results, handed = [], []
+        for k in range(2):
+            call = build_call(case, inputs)
+            got, status = self._call(case, call, nodeid)
             if status is not None:
                 raise CaseFailure(f"{case.id}: the backend rejected a valid call with status {status}\n"
                                   f"  reproduce: {self.reproducer(nodeid)}")
+            got = self._check_array(case, got, nodeid)
+            self._not_aliased(case, got, call, handed, nodeid)
+            handed.append(got)
             # A copy: a backend that hands back the same buffer twice must not compare it with itself.
-            results.append(np.array(self._check_array(case, got, nodeid), copy=True))
+            results.append(np.array(got, copy=True))
         a, b = (dtypes.to_bits(r).reshape(-1) for r in results)
         both_nan = np.isnan(results[0].astype(np.float32)).reshape(-1) & np.isnan(
             results[1].astype(np.float32)).reshape(-1)
@@ -160,6 +164,22 @@ class Runner:
                               f"{a.size} elements (the operator is documented as deterministic)\n"
                               + "\n".join(lines) + f"\n  reproduce: {self.reproducer(nodeid)}")
         return {"status": 0, "deterministic": True}
+
+    def _not_aliased(self, case: Case, got: np.ndarray, call: OpCall, earlier: list, nodeid: str) -> None:
+        """A result must be the backend's own new memory: not a view of an input, and not a buffer
+        it handed out before (an earlier result would change under the caller)."""
+        if got.size == 0:
+            return
+        for name, a in call.inputs.items():
+            if a is not None and np.may_share_memory(got, a):
+                raise CaseFailure(f"{case.id}: the result shares memory with input {name}: the backend "
+                                  f"returned a view of its input, not a result of its own\n"
+                                  f"  reproduce: {self.reproducer(nodeid)}")
+        for prev in earlier:
+            if np.may_share_memory(got, prev):
+                raise CaseFailure(f"{case.id}: the second call's result shares memory with the first's: "
+                                  f"the backend hands out a buffer it reuses, so an earlier result changes "
+                                  f"under the caller\n  reproduce: {self.reproducer(nodeid)}")
 
     # -- messages ------------------------------------------------------------------------------
     def _numbers_message(self, case: Case, data: CaseData, v: Verdict, nodeid: str) -> str:

@@ -92,9 +92,9 @@ def load_table(path: Path) -> ToleranceTable:
             for dt, num in val.items():
                 if dt not in dtypes.DTYPES:
                     raise FileError(path, val.line_of(dt), f"{where}.{key}.{dt}", "unknown dtype")
-                if isinstance(num, bool) or not isinstance(num, (int, float)) or num < 0:
+                if isinstance(num, bool) or not isinstance(num, (int, float)) or not 0 <= num < math.inf:
                     raise FileError(path, val.line_of(dt), f"{where}.{key}.{dt}",
-                                    f"expected a non-negative number, got {num!r}")
+                                    f"expected a finite non-negative number, got {num!r}")
                 if key == "gross" and not (0 < num < math.inf):
                     raise FileError(path, val.line_of(dt), f"{where}.{key}.{dt}",
                                     f"the gross-error guard is a finite positive relative error, got {num!r}")
@@ -113,8 +113,9 @@ def load_table(path: Path) -> ToleranceTable:
         if std not in standards:
             raise FileError(path, operators.line_of(op), f"operators.{op}", f"names no standard {std!r}")
     slack = doc.get("float32_slack_ulps", 8)
-    if isinstance(slack, bool) or not isinstance(slack, (int, float)) or slack < 0:
-        raise FileError(path, doc.line_of("float32_slack_ulps"), "float32_slack_ulps", "a non-negative number")
+    if isinstance(slack, bool) or not isinstance(slack, (int, float)) or not 0 <= slack < math.inf:
+        raise FileError(path, doc.line_of("float32_slack_ulps"), "float32_slack_ulps",
+                        f"a finite non-negative number, not {slack!r}")
     return ToleranceTable(standards, default, dict(operators), float(slack), str(path))
 
 

@@ -427,3 +427,16 @@ def test_a_cached_golden_that_disagrees_with_the_manifest_is_recomputed(large, t
 def test_drift_limit_grows_with_the_number_of_terms() -> None:
     assert golden.drift_limit(1) == golden.DRIFT_ULPS
     assert golden.drift_limit(65536) == golden.DRIFT_ULPS * 256
+
+
+def test_leftover_temporary_files_are_flagged_and_removed(root: Path, cases: List[Case]) -> None:
+    """What a `golden generate` killed by SIGKILL leaves: a temporary file never renamed."""
+    rel = _bundle_of(root, numeric(cases)[0])
+    stray = (root / rel).parent / f".{Path(rel).name}.abc123.tmp"
+    stray.write_bytes(b"half a bundle")
+    top = root / ".manifest.json.xyz.tmp"
+    top.write_text("{")
+    problems = golden.check(cases, root)
+    assert len(problems) == 2 and all(p.startswith("leftover temporary file") for p in problems), problems
+    golden.generate(cases, root)
+    assert not stray.exists() and not top.exists() and golden.check(cases, root) == []

@@ -278,6 +278,14 @@ BAD_TABLES = {
     "negative": ("default: cann\nstandards:\n  cann:\n    rule: share\n    threshold:\n      float16: 1.0e-3\n"
                  "      bfloat16: -1.0e-3 #<\n      float32: 1.0e-4\n", "standards.cann.threshold.bfloat16",
                  "non-negative number"),
+    "infinite": ("default: cann\nstandards:\n  cann:\n    rule: share\n    threshold:\n      float16: 1.0e-3\n"
+                 "      bfloat16: .inf #<\n      float32: 1.0e-4\n", "standards.cann.threshold.bfloat16",
+                 "finite non-negative number"),
+    "NaN": ("default: cann\nstandards:\n  cann:\n    rule: share\n    threshold:\n      float16: .nan #<\n"
+            "      bfloat16: 1.0e-3\n      float32: 1.0e-4\n", "standards.cann.threshold.float16",
+            "finite non-negative number"),
+    "infinite slack": ("float32_slack_ulps: .inf #<\n" + GOOD.lstrip("\n"), "float32_slack_ulps",
+                       "finite non-negative number, not inf"),
     "default names no standard": (GOOD.replace("default: cann", "default: loose #<").lstrip("\n"), "default",
                                   "names no standard"),
     "operator names no standard": (GOOD.lstrip("\n") + "operators:\n  KlDivBackward: loose #<\n",

@@ -186,3 +186,37 @@ def test_merge_refuses_conflicts_and_mixed_runs(plain, tmp_path):
     (tmp_path / "bad.json").write_text(json.dumps({"schema_version": 1}))
     p = cli(["report", "merge", str(tmp_path / "a.json"), str(tmp_path / "bad.json"), "-o", str(tmp_path / "o")])
     assert p.returncode == 2 and "bad.json" in p.stderr and "missing field" in p.stderr
+
+
+def _shard(doc, spec):
+    d = copy.deepcopy(doc)
+    d["shard"] = spec
+    return d
+
+
+@pytest.mark.parametrize("specs,says", [
+    (["1/3", "3/3"], "missing shard 2/3"),
+    (["1/3", "2/3", "2/3", "3/3"], "shard given twice: 2/3"),
+    (["1/3", "2/3", "1/2"], "different schemes"),
+    (["1/2", None], "not a shard"),
+])
+def test_merge_refuses_an_incomplete_shard_set(plain, tmp_path, specs, says):
+    doc = plain[2]
+    docs = [(f"s{i}", _shard(doc, s)) for i, s in enumerate(specs)]
+    with pytest.raises(results.ResultsError, match=says):
+        results.merge(docs)
+    assert results.merge(docs, allow_partial=True)["records"]
+    paths = []
+    for name, d in docs:
+        results.write(tmp_path / f"{name}.json", d)
+        paths.append(str(tmp_path / f"{name}.json"))
+    p = cli(["report", "merge", *paths, "-o", str(tmp_path / "o.json")])
+    assert p.returncode == 2 and says in p.stderr and "--allow-partial" in p.stderr
+    p = cli(["report", "merge", *paths, "-o", str(tmp_path / "o.json"), "--allow-partial"])
+    assert p.returncode == 0 and f"partial: " in p.stdout and says in p.stdout
+
+
+def test_merge_of_a_complete_set_in_any_order(plain):
+    doc = plain[2]
+    merged = results.merge([("c", _shard(doc, "3/3")), ("a", _shard(doc, "1/3")), ("b", _shard(doc, "2/3"))])
+    assert results.shard_set([("x", merged)]) == [] and merged["shard"] is None

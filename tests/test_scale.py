@@ -266,7 +266,24 @@ def test_determinism_compares_two_buffers_not_one(tmp_path: Path) -> None:
             return buf
 
     o = harness.run_backend(Reused(), cases, kinds=("determinism",))
-    assert o.failures and all(k == "determinism" for _, k in o.failures)
+    assert len(o.failures) == len(cases) and all(k == "determinism" for _, k in o.failures)
+    assert all("a buffer it reuses" in why for why in o.failures.values())
+
+
+def test_a_result_that_is_a_view_of_an_input_fails_determinism() -> None:
+    cases = [c for c in harness.small_cases() if c.determinism and c.op == "MseLossBackward"
+             and len({s for _, s in c.shapes}) == 1 and c.out_dtype == dict(c.dtypes)["self"]
+             and c.layout == "contiguous"][:10]
+    assert cases
+
+    class Echo:
+        name, capabilities = "echo", set()
+
+        def run(self, call):
+            return call.inputs["self"]             # its input, handed back
+
+    o = harness.run_backend(Echo(), cases, kinds=("determinism",))
+    assert len(o.failures) == len(cases) and all("a view of its input" in w for w in o.failures.values())
 
 
 def test_memory_estimate_and_size_parsing() -> None:
