@@ -95,22 +95,16 @@ class Elementwise(GoldenSource):
     def __init__(self, op_name: str, inputs: Mapping[str, np.ndarray], attrs: Mapping) -> None:
         self.op = ops.get(op_name)
         self.inputs, self.attrs = dict(inputs), dict(attrs)
-        self.shapes = {n: tuple(a.shape) for n, a in self.inputs.items()}
-        self.shape = tuple(self.op.out_shape(self.shapes))
+        self.shape = tuple(self.op.out_shape({n: tuple(a.shape) for n, a in self.inputs.items()}))
         self.nterms = 1
 
     def blocks(self, limit: int = blocks.BLOCK):
-        b = self.op.b_shape(self.shapes)
         start = 0
-        with np.errstate(all="ignore"):
-            for blk in blocks.blocks(b, limit):
-                xb = {n: np.broadcast_to(a, b)[blk].astype(np.float64) for n, a in self.inputs.items()
-                      if self.op.reads is None or n in self.op.reads}
-                t = np.broadcast_to(self.op.terms(xb, self.attrs, self.shapes),
-                                    blocks.block_shape(blk, b)).reshape(-1)
-                a = np.abs(t)
-                yield start, t, a, a
-                start += t.size
+        for _, t in self.op.term_blocks(self.inputs, self.attrs, np.float64, limit):
+            t = t.reshape(-1)
+            a = np.abs(t)
+            yield start, t, a, a
+            start += t.size
 
 
 # -- inputs ------------------------------------------------------------------------------------
@@ -437,6 +431,11 @@ class GoldenStore:
         self._manifest = manifest
         self._open: Dict[str, Tuple[dict, bytes]] = {}
         self.cache = cache if cache is not None else GoldenCache(None)
+        # (datakey, spec) of large cases whose drawn inputs and cached golden this process has
+        # already checked against the manifest: the numbers and determinism tests, and every
+        # product and layout of a case, share them, so the hashing is done once
+        self._inputs_ok: set = set()
+        self._golden_ok: set = set()
 
     @property
     def manifest(self) -> dict:
@@ -471,8 +470,10 @@ class GoldenStore:
         inputs = self._drawn(case, entry)
         if lazy(case):
             return CaseData(inputs, Elementwise(case.op, inputs, case.attrs))
+        key = (case.datakey, entry["spec"])
         g = self.cache.get(case)
-        if g is not None and compare_fingerprints(case.datakey, entry, fingerprint(case, None, Materialized(g))):
+        if g is not None and key not in self._golden_ok and compare_fingerprints(
+                case.datakey, entry, fingerprint(case, None, Materialized(g))):
             g = None                           # made by other code than today's: compute it again
         if g is None:
             g = compute(case, inputs)
@@ -480,14 +481,19 @@ class GoldenStore:
             if problems:
                 raise GoldenError(problems[0] + "; run `aclnn-conform golden check`")
             self.cache.put(case, g)
+        self._golden_ok.add(key)
         return CaseData(inputs, Materialized(g))
 
     def _drawn(self, case: Case, entry: dict) -> Dict[str, np.ndarray]:
         inputs = make_inputs(case)
+        key = (case.datakey, entry["spec"])
+        if key in self._inputs_ok:             # the same draw, already checked in this process
+            return inputs
         for n, a in inputs.items():
             if entry.get("inputs", {}).get(n) != draw.digest(a):
                 raise GoldenError(f"stale golden {case.datakey}: input {n} differs from what the "
                                   f"generator draws now; run `aclnn-conform golden check`")
+        self._inputs_ok.add(key)
         return inputs
 
     def _bundle(self, rel: str):

@@ -46,8 +46,8 @@ def need(case: Case, kind: str, working: float = WORKING_MEMORY) -> int:
     """Bytes a case takes at its peak, for `kind` numbers or determinism: its inputs (with the
     layout's buffer), the output (twice for determinism: both runs are kept), the golden when it
     is held, the backend's working memory (`working` times the inputs' and output's bytes) and the
-    block temporaries. (Measured on the huge tier's
-    float16 MSE case: 4.1 GiB peak RSS against 4.4 GiB estimated.)"""
+    block temporaries. (Measured on the huge tier's float16 MSE case: 4.1 GiB peak RSS against
+    4.4 GiB estimated.)"""
     shapes = dict(case.shapes)
     total = arrays = 0
     for name, dt in case.dtypes:

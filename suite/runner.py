@@ -139,7 +139,7 @@ class Runner:
         self.fits(case, "determinism")
         inputs = self._inputs(case)
         results, handed = [], []
-        for k in range(2):
+        for _ in range(2):
             call = build_call(case, inputs)
             got, status = self._call(case, call, nodeid)
             if status is not None:

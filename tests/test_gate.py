@@ -174,3 +174,16 @@ def test_diff_rejects_a_file_of_another_schema(tmp_path, runs):
     (tmp_path / "v2.json").write_text(json.dumps(doc))
     p = cli(["report", "diff", str(runs[0] / "ref" / "results.json"), str(tmp_path / "v2.json")])
     assert p.returncode == 2 and "schema_version 2" in p.stderr
+
+
+def test_a_passing_case_skipped_now_is_no_longer_tested(runs):
+    """A smaller gate machine (--max-memory, MemAvailable) or a backend that lost a capability
+    skips cases it used to pass: the diff must not call that OK."""
+    _, ref, _ = runs
+    skipped = copy.deepcopy(ref)
+    skipped["records"][0].update(outcome="skipped", reason="needs about 5 GiB of memory; 1 GiB available now")
+    skipped["counts"] = results.count_outcomes(skipped["records"])
+    d = results.diff(ref, skipped)
+    assert d.worse and [r["key"] for r in d.vanished] == [ref["records"][0]["key"]]
+    assert not results.diff(ref, skipped, allow_vanished=True).worse
+    assert not results.diff(skipped, ref).worse                   # skipped then passing: fine

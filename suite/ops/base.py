@@ -130,8 +130,19 @@ class Operator:
         """The same terms as the vendor kernel computes them, from float32 inputs, in float32."""
         raise NotImplementedError
 
-    def _reads(self, name: str) -> bool:
-        return self.reads is None or name in self.reads
+    def term_blocks(self, x: Mapping[str, np.ndarray], attrs: Mapping[str, object], dtype,
+                    block: int = B.BLOCK, reference: bool = False):
+        """(index, terms) for consecutive blocks of `b_shape` in C order: the inputs the result
+        reads, widened to `dtype` one block at a time, through `terms` (or `reference_terms`).
+        The golden, the reference kernel and a lazily read golden all walk a shape this way."""
+        shapes = {n: tuple(np.shape(a)) for n, a in x.items()}
+        b = self.b_shape(shapes)
+        fn = self.reference_terms if reference else self.terms
+        with np.errstate(all="ignore"):
+            for blk in _blocks(b, block):
+                xb = {n: _part(a, b, blk, dtype) for n, a in x.items()
+                      if self.reads is None or n in self.reads}
+                yield blk, np.broadcast_to(fn(xb, attrs, shapes), B.block_shape(blk, b))
 
     def golden(self, x: Mapping[str, np.ndarray], attrs: Mapping[str, object],
                block: int = B.BLOCK) -> Golden:
@@ -143,9 +154,7 @@ class Operator:
         scale = np.zeros(out_shape, dtype=np.float64) if axes else None
         path = np.zeros(out_shape, dtype=np.float64) if axes else None
         with np.errstate(all="ignore"):
-            for blk in _blocks(b, block):
-                xb = {n: _part(a, b, blk, np.float64) for n, a in x.items() if self._reads(n)}
-                t = np.broadcast_to(self.terms(xb, attrs, shapes), B.block_shape(blk, b))
+            for blk, t in self.term_blocks(x, attrs, np.float64, block):
                 if not axes:
                     out[blk] = t
                     continue
@@ -173,9 +182,7 @@ class Operator:
         out = np.empty(out_shape, dtype=call.out_dtype)
         acc = np.zeros(out_shape, dtype=np.float32) if axes else None
         with np.errstate(all="ignore"):
-            for blk in _blocks(b, block):
-                xb = {n: _part(a, b, blk, np.float32) for n, a in x.items() if self._reads(n)}
-                t = np.broadcast_to(self.reference_terms(xb, dict(call.attrs), shapes), B.block_shape(blk, b))
+            for blk, t in self.term_blocks(x, dict(call.attrs), np.float32, block, reference=True):
                 if not axes:
                     out[blk] = to_out(t, call.out_dtype)
                     continue
