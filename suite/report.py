@@ -84,8 +84,8 @@ class Reporter:
         opt = self.config.option
         info = self.backend
         if info is None:
-            runner = getattr(self.state(), "_runner", None)
-            info = _info_dict(runner.info) if runner is not None else {}
+            made = self.state().info
+            info = _info_dict(made) if made is not None else {}
         return {"spec": opt.backend or "reference", "options": self.state().backend_opts, **info}
 
     def document(self) -> Dict[str, Any]:
@@ -177,9 +177,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if rep is None:
         return
     if _is_worker(config):
-        runner = getattr(rep.state(), "_runner", None)
-        if runner is not None:
-            config.workeroutput[BACKEND_KEY] = _info_dict(runner.info)
+        made = rep.state().info
+        if made is not None:
+            config.workeroutput[BACKEND_KEY] = _info_dict(made)
         return
     if rep.dir is not None:
         rep.write()
