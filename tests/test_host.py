@@ -92,7 +92,7 @@ def test_wire_round_trip_and_refusals():
     import struct
     a, b = socket.socketpair()
     head = pickle.dumps((Fault("x", "y"), []), protocol=4)
-    a.sendall(struct.pack("<QQ", len(head), 0) + head)
+    a.sendall(struct.pack("<QQQ", len(head), 0, 0) + head)
     with pytest.raises(pickle.UnpicklingError, match="may not name"):
         recv(b, None)
 
