@@ -16,6 +16,7 @@ A file is refused, as one FileError, before it can cost much time or memory:
 """
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 from pathlib import Path
@@ -143,13 +144,23 @@ def line_at(text: str, pos: int) -> int:
 
 def read_text(path: Path, max_bytes: int = MAX_BYTES) -> str:
     """The file as UTF-8 text; too large, unreadable or not UTF-8 is one FileError."""
+    too_large = FileError(path, None, None, f"larger than {max_bytes >> 20} MiB")
+    chunks, size = [], 0
     try:
         with open(path, "rb") as f:
-            data = f.read(max_bytes + 1)
+            if os.fstat(f.fileno()).st_size > max_bytes:
+                raise too_large
+            while size <= max_bytes:            # in chunks: read(n) would first allocate n bytes
+                chunk = f.read(1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
     except OSError as e:
         raise FileError(path, None, None, f"cannot read: {e.strerror}") from None
-    if len(data) > max_bytes:
-        raise FileError(path, None, None, f"larger than {max_bytes >> 20} MiB")
+    if size > max_bytes:                        # a file that grew, or a pipe
+        raise too_large
+    data = b"".join(chunks)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:

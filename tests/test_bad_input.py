@@ -4,11 +4,14 @@ end, expand aliases without end or are too large; case shapes past their tier's 
 from __future__ import annotations
 
 import subprocess
+import tracemalloc
 import sys
 from pathlib import Path
 from typing import Callable
 
 import pytest
+
+pytest_plugins = ["pytester"]
 
 from suite import cli, hardware, knownfail, tolerance, yamlfile
 from suite.cases import load_cases
@@ -116,3 +119,78 @@ def test_cli_validate_bad_bytes_exits_2_with_one_line(tmp_path: Path) -> None:
                        cwd=ROOT, capture_output=True, text=True)
     assert (r.returncode, r.stdout) == (2, "")
     assert r.stderr == f"error: {path}:2: not UTF-8 text (byte 0xe9 at offset 25)\n"
+
+
+# -- shapes past their tier's limit ---------------------------------------------------------------
+CASE = "  - {product: atlas-a2, dtypes: float32, reduction: none, shapes: %s%s}\n"
+MATRIX = "matrices:\n  - dtypes: [float32]\n    products: [atlas-a2]\n    shapes: [%s]\n"
+DEFAULT = f"past the default tier's limit of {1 << 28} per array"
+HUGE = f"past the huge tier's limit of {1 << 33} per array"
+
+# name -> (case file, line, field, words of the message)
+TOO_BIG = {
+    "single-case": ("cases:\n" + CASE % ("[100000x100000, 2x3, 2x3]", ""), 3, "shapes.gradOutput",
+                    f"100000x100000 is 10000000000 elements, {DEFAULT}"),
+    "single-case-broadcast": ("cases:\n" + CASE % ("[100000x1, 1x100000, 1]", ""), 3, "shapes",
+                              f"the broadcast shape 100000x100000 is 10000000000 elements, {DEFAULT}"),
+    "single-case-out": ("cases:\n" + CASE % ("[2x3, 2x3, 2x3]", ", out_shape: 100000x100000"), 3, "out_shape",
+                        f"100000x100000 is 10000000000 elements, {DEFAULT}"),
+    "inline": (MATRIX % "[2x3, 2x3, 2x3], [5, 5, 100000x100000]", 5, "shapes.target", DEFAULT),
+    "shape-set": ("shapes:\n  s:\n    - [2, 2, 2]\n    - [3, [65536, 65536], 3]\n" + MATRIX % "s", 5,
+                  "shapes.self", f"65536x65536 is 4294967296 elements, {DEFAULT}"),
+    "overflowing-int64": (MATRIX % "[1, 1, 4294967296x4294967296]", 5, "shapes.target",
+                          "4294967296x4294967296 is 18446744073709551616 elements"),
+    "huge-tier": (MATRIX.replace("dtypes", "tier: huge\n    dtypes") % "[1, 1, 100000x100000]", 6,
+                  "shapes.target", HUGE),
+    "generated": ("shapes:\n  g:\n    generate:\n      shapes: [[N], [N], [N]]\n      N: [cores * 10000000]\n"
+                  + MATRIX % "g", 4, "shapes.g",
+                  f"400000000 (made for atlas-a2, float32) is 400000000 elements, {DEFAULT}"),
+    "lowered-limit": ("limits: {default: 1000}\n" + MATRIX % "[1, 1, 1001]", 6, "shapes.target",
+                      "1001 is 1001 elements, past the default tier's limit of 1000 per array"),
+    "limits-not-a-mapping": ("limits: [1000]\n", 2, "limits", "a mapping of tier (default, huge)"),
+    "limits-unknown-tier": ("limits:\n  small: 1000\n", 3, "small", "unknown tier (known: default, huge)"),
+    "limits-negative": ("limits:\n  huge: -1\n", 3, "huge", "a positive number of elements, not -1"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TOO_BIG))
+def test_shape_past_the_tier_limit_is_refused_when_read(tmp_path: Path, name: str, capsys) -> None:
+    text, line, field, words = TOO_BIG[name]
+    path = _write(tmp_path, MSE + text.encode())
+    tracemalloc.start()
+    try:
+        message = _one_error(lambda p: load_cases([p]), path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert message.startswith(f"{path}:{line}: field '{field}': "), message
+    assert words in message
+    assert peak < 8 << 20                                    # refused before anything is drawn
+    assert cli.main(["cases", "validate", str(path)]) == 2
+    out, err = capsys.readouterr()
+    assert (out, err) == ("", f"error: {message}\n")
+
+
+def test_limits_raise_and_the_huge_tier_takes_what_default_refuses(tmp_path: Path) -> None:
+    raised = _write(tmp_path, MSE + b"limits: {default: 10000000000}\n"
+                    + (MATRIX % "[1, 1, 100000x100000]").encode(), "raised.yaml")
+    assert [c.shapes[2][1] for c in load_cases([raised])[0]] == [(100000, 100000)] * 3
+    huge = _write(tmp_path, MSE + (MATRIX.replace("dtypes", "tier: huge\n    dtypes")
+                                   % "[1, 1, 65536x65536]").encode(), "huge.yaml")
+    assert {c.tier for c in load_cases([huge])[0]} == {"huge"}
+
+
+def test_project_case_files_fit_their_tiers(capsys) -> None:
+    assert cli.main(["cases", "validate", str(ROOT / "cases")]) == 0
+    assert capsys.readouterr().out.startswith("ok: ")
+
+
+def test_pytest_refuses_a_shape_past_the_limit(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    path = _write(tmp_path, MSE + ("cases:\n" + CASE % ("[100000x100000, 2x3, 2x3]", "")).encode())
+    pytester.makepyfile(test_x="from suite.plugin import check\nCASE_KIND = 'numbers'\n"
+                               "def test_results(case, request):\n    check(request, case)\n")
+    r = pytester.runpytest("-p", "suite.plugin", f"--cases={path}", "-p", "no:cacheprovider", "-p", "no:benchmark")
+    assert r.ret == pytest.ExitCode.USAGE_ERROR
+    err, out = r.stderr.str(), r.stdout.str()
+    assert f"ERROR: {path}:3: field 'shapes.gradOutput': 100000x100000 is 10000000000 elements" in err
+    assert err.count("ERROR:") == 1 and "Traceback" not in err + out
