@@ -3,9 +3,11 @@ one), never a traceback, and nothing runs. Files that are not UTF-8, hold NUL by
 end, expand aliases without end or are too large; case shapes past their tier's limit."""
 from __future__ import annotations
 
+import json
+import re
 import subprocess
-import tracemalloc
 import sys
+import tracemalloc
 from pathlib import Path
 from typing import Callable
 
@@ -13,7 +15,7 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
-from suite import cli, hardware, knownfail, tolerance, yamlfile
+from suite import cli, golden, hardware, jsonfile, knownfail, results, tolerance, yamlfile
 from suite.cases import load_cases
 from suite.yamlfile import FileError
 
@@ -194,3 +196,127 @@ def test_pytest_refuses_a_shape_past_the_limit(pytester: pytest.Pytester, tmp_pa
     err, out = r.stderr.str(), r.stdout.str()
     assert f"ERROR: {path}:3: field 'shapes.gradOutput': 100000x100000 is 10000000000 elements" in err
     assert err.count("ERROR:") == 1 and "Traceback" not in err + out
+
+
+# -- golden manifest -----------------------------------------------------------------------------
+SHA = "0" * 64
+SMALL = {"file": "MseLossBackward/01-000000000000.npz", "spec": "abc"}
+LARGE = {"spec": "abc", "sum": "0x1.0p+0", "abs_sum": "0x1.0p+0", "nonfinite": "00", "nterms": 3,
+         "samples": [[0, "0x1.0p+0", "0x1.0p+0"]], "inputs": {"self": SHA}}
+
+
+def _manifest(**change) -> dict:
+    m = {"format": golden.FORMAT, "generator_version": golden.GENERATOR_VERSION,
+         "files": {SMALL["file"]: SHA}, "cases": {"small": dict(SMALL), "large": dict(LARGE)}}
+    m.update(change)
+    return m
+
+
+def _with(entry: dict, **change) -> dict:
+    e = dict(entry)
+    e.update(change)
+    for k in [k for k, v in change.items() if v is None]:
+        del e[k]
+    return _manifest(cases={"k": e})
+
+
+# name -> (manifest.json bytes, words of the message)
+BAD_MANIFEST = {
+    "list": (b"[]", "not a golden manifest of format 3: unknown format"),
+    "format-2": (json.dumps(_manifest(format=2)).encode(), "unknown format"),
+    "files-list": (json.dumps(_manifest(files=[])).encode(), "'files' and 'cases' are objects"),
+    "entry-not-object": (json.dumps(_manifest(cases={"k": 1})).encode(), "cases: 'k': not an object"),
+    "entry-no-spec": (json.dumps(_with(SMALL, spec=None)).encode(), "cases: 'k': field 'spec' is missing"),
+    "entry-spec-int": (json.dumps(_with(SMALL, spec=7)).encode(), "field 'spec' is missing or not a string"),
+    "entry-unlisted-file": (json.dumps(_with(SMALL, file="MseLossBackward/02-111111111111.npz")).encode(),
+                            "field 'file' names no bundle of 'files'"),
+    "entry-sum-not-hex": (json.dumps(_with(LARGE, sum=1.5)).encode(), "field 'sum' is missing or not a hexadecimal float"),
+    "entry-nterms-bool": (json.dumps(_with(LARGE, nterms=True)).encode(), "'nterms' (an integer) are required"),
+    "entry-samples": (json.dumps(_with(LARGE, samples=[[0, "0x1p0"]])).encode(), "field 'samples' is not a list"),
+    "entry-inputs": (json.dumps(_with(LARGE, inputs={"self": 1})).encode(), "field 'inputs' is not an object"),
+    "file-outside": (json.dumps(_manifest(files={"/etc/passwd": SHA})).encode(),
+                     "files: '/etc/passwd': not <op>/<bucket>-<sha>.npz"),
+    "file-sha": (json.dumps(_manifest(files={SMALL["file"]: "xyz"})).encode(), "with a sha256"),
+    "key-with-newline": (json.dumps(_manifest(cases={"a\nb": []})).encode(), "cases: 'a\\nb': not an object"),
+    "not-json": (b'{\n "format": 3,\n "files": {]\n}', ":3: not JSON: Expecting property name"),
+    "latin-1": (b'{"cases": "caf\xe9"}', ":1: not UTF-8 text (byte 0xe9 at offset 14)"),
+    "deep": (b"[" * 100_000 + b"]" * 100_000, ": not JSON this suite reads: nested too deeply"),
+    "long-int": (b"[" + b"9" * 5000 + b"]", ": not JSON this suite reads: Exceeds the limit (4300 digits)"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_MANIFEST))
+def test_malformed_manifest_is_one_golden_error(tmp_path: Path, name: str, capsys) -> None:
+    data, words = BAD_MANIFEST[name]
+    path = _write(tmp_path, data, golden.MANIFEST)
+    with pytest.raises(golden.GoldenError) as info:
+        golden.read_manifest(tmp_path)
+    text = str(info.value)
+    assert text.startswith(str(path)) and len(text.splitlines()) == 1 and words in text, text
+    case = load_cases([_write(tmp_path, MSE + b"cases:\n" + (CASE % ("[2x3, 2x3, 2x3]", "")).encode(), "c.yaml")])[0][0]
+    with pytest.raises(golden.GoldenError, match="^" + re.escape(text) + "$"):
+        golden.GoldenStore(tmp_path).load(case)                  # where entries are used
+    assert cli.main(["golden", "check", "--cases", str(tmp_path / "c.yaml"), "--golden-dir", str(tmp_path)]) == 1
+    out, err = capsys.readouterr()
+    assert out == text + "\n" and "Traceback" not in err
+
+
+def test_manifest_size_limit(tmp_path: Path) -> None:
+    with open(tmp_path / golden.MANIFEST, "wb") as f:
+        f.truncate(jsonfile.MAX_BYTES + 1)
+    with pytest.raises(golden.GoldenError, match=r"manifest.json: larger than 256 MiB$"):
+        golden.read_manifest(tmp_path)
+
+
+def test_the_committed_manifest_is_well_formed() -> None:
+    assert len(golden.read_manifest(ROOT / "golden")["cases"]) > 1000
+
+
+# -- results.json for report diff and merge ------------------------------------------------------
+def _results(**change) -> dict:
+    run = {"backend": {"name": "reference"}, "products": ["atlas-a2"], "standard_override": None,
+           "manifest_hash": "", "machine": {}, "shard": None}
+    doc = results.make_document(run, [])
+    doc.update(change)
+    return doc
+
+
+# name -> (results.json bytes, words of the message)
+BAD_RESULTS = {
+    "latin-1": (b'{"backend":\n "caf\xe9"}', ":2: not UTF-8 text (byte 0xe9 at offset 17)"),
+    "utf-16": (json.dumps(_results()).encode("utf-16"), ":1: not UTF-8 text (byte 0xff at offset 0)"),
+    "deep": (b"[" * 100_000 + b"]" * 100_000, ": not JSON this suite reads: nested too deeply"),
+    "deep-unclosed": (b'{"records": ' + b"[" * 100_000, ": not JSON this suite reads: nested too deeply"),
+    "not-json": (b'{\n\n "records": [,]}', ":3: not JSON: Expecting value (column 14)"),
+    "records-object": (json.dumps(_results(records={"a": 1})).encode(), "field 'records' is {'a': 1}, expected list"),
+    "record-key-list": (json.dumps(_results(records=[{"key": [1]}])).encode(), "records[0]: field 'key' is [1]"),
+    "newline-field": (json.dumps(_results(**{"a\nb": 1})).encode(), "run: unknown field 'a\\nb'"),
+    "long-value": (json.dumps(_results(backend="x" * 10**6)).encode(), "field 'backend' is 'xxxxxx"),
+    "shard-1e12": (json.dumps(_results(shard="1/1000000000000")).encode(),
+                   "run: shard '1/1000000000000' is not K/N with 1 <= K <= N <= 100000"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_RESULTS))
+def test_bad_results_is_one_line_for_diff_and_merge(tmp_path: Path, name: str, capsys) -> None:
+    data, words = BAD_RESULTS[name]
+    bad = _write(tmp_path, data, "bad.json")
+    good = tmp_path / "good.json"
+    results.write(good, _results())
+    with pytest.raises(results.ResultsError) as info:
+        results.read(bad)
+    text = str(info.value)
+    assert text.startswith(str(bad)) and len(text.splitlines()) == 1 and words in text, text
+    assert len(text) < 2000
+    for argv in (["report", "diff", str(good), str(bad)], ["report", "merge", str(good), str(bad), "-o",
+                                                            str(tmp_path / "m.json")]):
+        assert cli.main(argv) == 2
+        assert capsys.readouterr() == ("", f"error: {text}\n")
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_results_size_limit(tmp_path: Path) -> None:
+    with open(tmp_path / "r.json", "wb") as f:
+        f.truncate(jsonfile.MAX_BYTES + 1)
+    with pytest.raises(results.ResultsError, match=r"r.json: larger than 256 MiB$"):
+        results.read(tmp_path / "r.json")
