@@ -3,10 +3,13 @@ one), never a traceback, and nothing runs. Files that are not UTF-8, hold NUL by
 end, expand aliases without end or are too large; case shapes past their tier's limit."""
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
 import subprocess
 import sys
+import tempfile
 import tracemalloc
 from pathlib import Path
 from typing import Callable
@@ -320,3 +323,73 @@ def test_results_size_limit(tmp_path: Path) -> None:
         f.truncate(jsonfile.MAX_BYTES + 1)
     with pytest.raises(results.ResultsError, match=r"r.json: larger than 256 MiB$"):
         results.read(tmp_path / "r.json")
+
+
+# -- where the CLI writes ------------------------------------------------------------------------
+@pytest.mark.parametrize("where,says", [
+    ("folder", "{out}: is a folder; -o names the file to write"),
+    ("no-folder", "{out}: {tmp}/nope does not exist"),
+    ("under-a-file", "{out}: {tmp}/good.json is not a folder"),
+])
+def test_merge_output_that_cannot_be_a_file_is_one_line(tmp_path: Path, where: str, says: str, capsys) -> None:
+    good = tmp_path / "good.json"
+    results.write(good, _results())
+    out = {"folder": tmp_path, "no-folder": tmp_path / "nope" / "m.json",
+           "under-a-file": good / "m.json"}[where]
+    # checked before the inputs are read: a missing input is not what it reports
+    assert cli.main(["report", "merge", str(good), str(tmp_path / "missing.json"), "-o", str(out)]) == 2
+    assert capsys.readouterr() == ("", f"error: {says.format(out=out, tmp=tmp_path)}\n")
+    assert not (tmp_path / "nope").exists()
+
+
+def _refuse_writes(monkeypatch, folder: Path) -> None:
+    """What the OS answers a user without write access to `folder` (root, which runs CI, is never
+    refused by mode bits, so a chmod alone proves nothing there)."""
+    real = tempfile.mkstemp
+
+    def mkstemp(*args, dir=None, **kw):
+        if dir is not None and Path(dir).resolve().is_relative_to(folder.resolve()):
+            raise PermissionError(errno.EACCES, "Permission denied", str(dir))
+        return real(*args, dir=dir, **kw)
+    monkeypatch.setattr(golden.tempfile, "mkstemp", mkstemp)
+
+
+def test_merge_into_a_folder_that_cannot_be_written(tmp_path: Path, monkeypatch, capsys) -> None:
+    good = tmp_path / "good.json"
+    results.write(good, _results())
+    (tmp_path / "ro").mkdir()
+    _refuse_writes(monkeypatch, tmp_path / "ro")
+    assert cli.main(["report", "merge", str(good), "-o", str(tmp_path / "ro" / "m.json")]) == 2
+    assert capsys.readouterr() == ("", f"error: {tmp_path / 'ro'}: cannot write: Permission denied\n")
+
+
+GOLDEN_CASE = MSE + b"cases:\n" + (CASE % ("[2x3, 2x3, 2x3]", "")).encode()
+
+
+def test_generate_into_a_read_only_golden_folder(tmp_path: Path, monkeypatch, capsys) -> None:
+    cases = _write(tmp_path, GOLDEN_CASE, "c.yaml")
+    (tmp_path / "g").mkdir()
+    _refuse_writes(monkeypatch, tmp_path / "g")
+    assert cli.main(["golden", "generate", "--cases", str(cases), "--golden-dir", str(tmp_path / "g")]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.splitlines()[-1] == f"error: {tmp_path / 'g' / 'MseLossBackward'}: cannot write: Permission denied"
+    assert "Traceback" not in err and list((tmp_path / "g").rglob("*.npz")) == []
+
+
+def test_generate_where_a_file_is_in_the_way(tmp_path: Path) -> None:
+    cases = _write(tmp_path, GOLDEN_CASE, "c.yaml")
+    blocker = _write(tmp_path, b"", "g")
+    r = subprocess.run([sys.executable, "-m", "suite.cli", "golden", "generate", "--cases", str(cases),
+                        "--golden-dir", str(blocker)], cwd=ROOT, capture_output=True, text=True)
+    assert (r.returncode, r.stdout) == (2, "") and "Traceback" not in r.stderr
+    assert r.stderr.splitlines()[-1] == f"error: {blocker / 'MseLossBackward'}: cannot write: Not a directory"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes through mode bits")
+def test_generate_into_a_chmod_read_only_folder(tmp_path: Path) -> None:
+    cases = _write(tmp_path, GOLDEN_CASE, "c.yaml")
+    (tmp_path / "g").mkdir(mode=0o555)
+    r = subprocess.run([sys.executable, "-m", "suite.cli", "golden", "generate", "--cases", str(cases),
+                        "--golden-dir", str(tmp_path / "g")], cwd=ROOT, capture_output=True, text=True)
+    assert (r.returncode, r.stdout) == (2, "") and "Traceback" not in r.stderr
+    assert r.stderr.splitlines()[-1].endswith(": cannot write: Permission denied")
