@@ -41,8 +41,8 @@ class FileError(Exception):
     """Bad input in a user's file: one line naming where and what, never a traceback."""
 
     def __init__(self, path: Any, line: Optional[int], field: Optional[str], message: str) -> None:
-        field = None if field is None else one_line(field)
-        self.path, self.line, self.field, self.message = str(path), line, field, one_line(message)
+        field = None if field is None else one_line(str(field))
+        self.path, self.line, self.field, self.message = str(path), line, field, one_line(str(message))
         where = f"{self.path}:{line}" if line else self.path
         what = f"field '{field}': " if field else ""
         super().__init__(f"{where}: {what}{self.message}")
