@@ -10,9 +10,9 @@ A file is refused, as one FileError, before it can cost much time or memory:
     once per level, and the project's files nest 5 deep;
   * more than MAX_NODES (200,000) nodes, where an alias counts as every node of what it names:
     "billion laughs" (nine aliases of nine aliases of ...) is refused at the alias that passes the
-    limit, before anything iterates it. A node costs PyYAML ~1 kB, so this also bounds what a
-    16 MiB file of `[1,1,1,...]` costs (~200 MB rather than ~5 GB); the project's largest file
-    has ~1,000 nodes.
+    limit, before anything iterates it. A node costs PyYAML ~0.7 kB, so this also bounds what a
+    16 MiB file of `[1,1,1,...]` costs: refused after 8 s and 150 MB (measured), where loading it
+    would take ~5 GB. The project's largest file has ~1,000 nodes.
 """
 from __future__ import annotations
 
