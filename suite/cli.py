@@ -17,9 +17,18 @@ def _cases(paths: List[str]) -> List[casefiles.Case]:
     return casefiles.load_cases([Path(p) for p in paths] or [Path("cases")])[0]
 
 
+def _cannot_write(e: OSError, default: Path) -> FileError:
+    """A write the OS refused (read-only folder, a file where a folder goes, a full disk)."""
+    return FileError(e.filename or default, None, None, f"cannot write: {e.strerror or e}")
+
+
 def cmd_golden_generate(args: argparse.Namespace) -> int:
-    stats = golden.generate(_cases(args.cases), Path(args.golden_dir),
-                            progress=lambda s: print(f"  {s}", file=sys.stderr), fresh=args.fresh)
+    cases = _cases(args.cases)
+    try:
+        stats = golden.generate(cases, Path(args.golden_dir),
+                                progress=lambda s: print(f"  {s}", file=sys.stderr), fresh=args.fresh)
+    except OSError as e:
+        raise _cannot_write(e, Path(args.golden_dir)) from None
     print(f"goldens: {stats['cases']} cases ({stats['large']} large, fingerprinted), "
           f"{stats['bundles']} bundles, {stats['bytes'] / 1e6:.2f} MB; {stats['written']} bundles written, "
           f"{stats['removed']} removed")
@@ -71,10 +80,24 @@ def cmd_report_diff(args: argparse.Namespace) -> int:
     return 1 if d.worse else 0
 
 
+def _output_file(path: Path) -> Path:
+    """-o names a file to write in a folder that exists: checked before anything is read."""
+    if path.is_dir():
+        raise FileError(path, None, None, "is a folder; -o names the file to write")
+    if not path.parent.is_dir():
+        what = "is not a folder" if path.parent.exists() else "does not exist"
+        raise FileError(path, None, None, f"{path.parent} {what}")
+    return path
+
+
 def cmd_report_merge(args: argparse.Namespace) -> int:
+    out = _output_file(Path(args.output))
     docs = [(p, results.read(Path(p))) for p in args.paths]
     merged = results.merge(docs, allow_partial=args.allow_partial, allow_incomplete=args.allow_incomplete)
-    results.write(Path(args.output), merged)
+    try:
+        results.write(out, merged)
+    except OSError as e:
+        raise _cannot_write(e, out) from None
     c = merged["counts"]
     print(f"merged {len(docs)} files into {args.output}: {len(merged['records'])} records "
           f"({', '.join(f'{n} {o}' for o, n in c.items() if n)})")

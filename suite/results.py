@@ -14,7 +14,9 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 import suite
+from suite import jsonfile, shard
 from suite.golden import atomic_write
+from suite.jsonfile import short
 
 SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)          # version 1 lacks complete, incomplete, incidents and fault
@@ -104,10 +106,10 @@ def _check_fields(obj: Mapping, spec: Mapping, where: str) -> List[str]:
             if required:
                 errors.append(f"{where}: missing field '{name}'")
         elif not _is(obj[name], types):
-            errors.append(f"{where}: field '{name}' is {obj[name]!r}, expected {' or '.join(types)}")
+            errors.append(f"{where}: field '{name}' is {short(obj[name])}, expected {' or '.join(types)}")
     for name in obj:
         if name not in spec:
-            errors.append(f"{where}: unknown field '{name}'")
+            errors.append(f"{where}: unknown field {short(name)}")
     return errors
 
 
@@ -117,34 +119,42 @@ def validate(doc: Any) -> List[str]:
         return ["top level: not an object"]
     errors = _check_fields(doc, RUN_FIELDS, "run")
     if doc.get("schema_version") not in (None,) + READABLE_VERSIONS:
-        errors.append(f"run: schema_version {doc['schema_version']!r} is not one of "
+        errors.append(f"run: schema_version {short(doc['schema_version'])} is not one of "
                       f"{', '.join(map(str, READABLE_VERSIONS))}")
-    if not all(isinstance(x, str) for x in doc.get("incidents") or []):
+    incidents = doc.get("incidents")
+    if isinstance(incidents, list) and not all(isinstance(x, str) for x in incidents):
         errors.append("run: incidents must be strings")
+    if isinstance(doc.get("shard"), str):
+        try:
+            shard.parse(doc["shard"])
+        except shard.ShardError:
+            errors.append(f"run: shard {short(doc['shard'])} is not K/N with 1 <= K <= N <= {shard.MAX_SHARDS}")
     keys = set()
-    for i, r in enumerate(doc.get("records") or []):
+    records = doc.get("records")
+    for i, r in enumerate(records if isinstance(records, list) else []):
         where = f"records[{i}]"
         if not isinstance(r, dict):
             errors.append(f"{where}: not an object")
             continue
         errors += _check_fields(r, RECORD_FIELDS, where)
         if r.get("outcome") not in OUTCOMES:
-            errors.append(f"{where}: outcome {r.get('outcome')!r} not one of {', '.join(OUTCOMES)}")
+            errors.append(f"{where}: outcome {short(r.get('outcome'))} not one of {', '.join(OUTCOMES)}")
         if r.get("kind") not in KINDS:
-            errors.append(f"{where}: kind {r.get('kind')!r} not one of {', '.join(KINDS)}")
-        if r.get("key") in keys:
-            errors.append(f"{where}: duplicate key {r.get('key')!r}")
-        keys.add(r.get("key"))
+            errors.append(f"{where}: kind {short(r.get('kind'))} not one of {', '.join(KINDS)}")
+        if isinstance(r.get("key"), str):
+            if r["key"] in keys:
+                errors.append(f"{where}: duplicate key {short(r['key'])}")
+            keys.add(r["key"])
         m = r.get("metrics")
         if isinstance(m, dict):
             for name, types in METRIC_TYPES.items():
                 if name in m and not _is(m[name], types):
-                    errors.append(f"{where}.metrics: field '{name}' is {m[name]!r}, expected {types[0]}")
+                    errors.append(f"{where}.metrics: field '{name}' is {short(m[name])}, expected {types[0]}")
             for name in m:
                 if name not in METRIC_TYPES:
-                    errors.append(f"{where}.metrics: unknown field '{name}'")
+                    errors.append(f"{where}.metrics: unknown field {short(name)}")
     counts = doc.get("counts")
-    if isinstance(counts, dict) and isinstance(doc.get("records"), list):
+    if isinstance(counts, dict) and isinstance(records, list) and not errors:     # records well formed
         if counts != count_outcomes(doc["records"]):
             errors.append("run: counts do not match the records")
     return errors
@@ -238,13 +248,9 @@ def write(path: Path, doc: Mapping) -> None:
 
 
 def read(path: Path) -> Dict[str, Any]:
-    """Load and validate; a bad file is one ResultsError naming the file and the first problems."""
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as e:
-        raise ResultsError(f"{path}: cannot read: {e.strerror}") from None
-    except ValueError as e:
-        raise ResultsError(f"{path}: not JSON: {e}") from None
+    """Load and validate; a bad file is one ResultsError naming the file and the first problems
+    (suite.jsonfile: size, encoding and nesting limits)."""
+    doc = jsonfile.load(Path(path), ResultsError)
     errors = validate(doc)
     if errors:
         more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
