@@ -387,6 +387,7 @@ class Hosted:
         self._sock: Optional[socket.socket] = None
         self.info: Optional[BackendInfo] = None
         self.in_row = 0                       # faults since the last call that came back
+        self._busy = False                    # a call is in flight (the run was interrupted in it)
         self.last_fault: Optional[str] = None
         self.starts = 0
 
@@ -469,6 +470,7 @@ class Hosted:
         if req["out_shape"] is not None and req["out_dtype"] is not None:
             want = [(dtypes.canonical(req["out_dtype"]), tuple(req["out_shape"]))]
         end = None if deadline is None else time.monotonic() + deadline * repeat
+        self._busy = True
         try:
             send(self._sock, header, arrays, end)
             reply, results = recv(self._sock, end, expect=want)
@@ -489,9 +491,11 @@ class Hosted:
             self._kill()
             return self._fault(f"the backend's process sent a malformed reply ({e}); it was killed", "protocol")
         self.in_row = 0
+        self._busy = False
         return outs
 
     def _fault(self, message: str, kind: str) -> List[Outcome]:
+        self._busy = False
         self.in_row += 1
         self.last_fault = f"({message})"
         after = ("; a fresh backend process serves the next case" if self.in_row <= self.restarts else
@@ -503,6 +507,10 @@ class Hosted:
         """End the process: the backend's close() and exit handlers run there. What went wrong, if
         anything, comes back as one line (an incident of the run), never as an exception."""
         if self._proc is None:
+            return None
+        if self._busy:
+            # The run was interrupted inside a call: nothing to wait for, and not the backend's fault.
+            self._kill()
             return None
         try:
             send(self._sock, ("close",), (), time.monotonic() + CLOSE_GRACE)

@@ -211,3 +211,18 @@ def test_records_of_a_hosted_backend_equal_those_of_an_in_process_one(tmp_path):
     assert pa.returncode == pb.returncode == 0, pa.stdout[-2000:]
     ra, rb = (json.loads((x / "results.json").read_text())["records"] for x in (a, b))
     assert len(ra) > 50 and ra == rb
+
+
+def test_in_pytest_s_process_a_crash_under_xdist_still_reaches_every_report(tmp_path):
+    """--isolation none puts the backend in the xdist worker: a segfault kills the worker, and the
+    record xdist's controller makes of it is rebuilt from the node id into the reports."""
+    p = run_suite([*SLICE, "--backend", "tests.misbehaving:Segfault", "--isolation=none", "-n", "2",
+                   f"--report-dir={tmp_path}"])
+    out = p.stdout + p.stderr
+    assert p.returncode == 1, out[-3000:]
+    doc = results.read(tmp_path / "results.json")
+    failed = [r for r in doc["records"] if r["outcome"] == "failed"]
+    assert len(failed) == 2 and all(r["fault"] == "process died" and "crashed while running" in r["reason"]
+                                    for r in failed), failed
+    assert _terminal_counts(out)["failed"] == 2 == doc["counts"]["failed"]
+    assert "## Failures (2)" in (tmp_path / "summary.md").read_text()

@@ -223,7 +223,7 @@ def test_baseline_that_is_not_a_results_file_is_one_line(tmp_path):
     f = tmp_path / "base.json"
     f.write_text("{")
     p = run_suite([MSE, "--collect-only", "-k", "nothing", "--baseline=" + str(f)])
-    assert p.returncode == 4 and f"--baseline: {f}: not JSON" in p.stderr and "Traceback" not in p.stderr
+    assert p.returncode == 4 and f"--baseline: {f}:1: not JSON" in p.stderr and "Traceback" not in p.stderr
 
 
 def test_a_passing_case_skipped_now_is_no_longer_tested(runs):
