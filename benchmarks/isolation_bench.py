@@ -24,6 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
+from benchmarks.scale_bench import best  # noqa: E402
 from suite.backends.reference import ReferenceBackend  # noqa: E402
 from suite.host import Hosted, InProcess  # noqa: E402
 from suite.layout import LAYOUTS  # noqa: E402
@@ -41,15 +42,6 @@ def per_call(host, reqs, n: int) -> float:
     for i in range(n):
         host.run(reqs[i % len(reqs)], 1, 60.0)
     return (time.perf_counter() - t) / n
-
-
-def best(fn, repeat: int = 3) -> float:
-    out = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t)
-    return min(out)
 
 
 def pytest_wall(extra) -> float:
