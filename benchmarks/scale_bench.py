@@ -105,12 +105,13 @@ from suite import cases as casefiles
 from suite.backend import BackendInfo
 from suite.backends.reference import ReferenceBackend
 from suite.golden import GoldenCache, GoldenStore
+from suite.host import InProcess
 from suite.runner import Runner
 from suite.tolerance import load_table
 cs, _ = casefiles.load_cases([Path({root!r}) / "cases"])
 case = next(c for c in cs if c.id == {case_id!r})
 b = ReferenceBackend()
-r = Runner(b, BackendInfo.of(b), GoldenStore(Path({root!r}) / "golden", cache=GoldenCache(None)),
+r = Runner(InProcess(b), BackendInfo.of(b), GoldenStore(Path({root!r}) / "golden", cache=GoldenCache(None)),
            load_table(Path({root!r}) / "cases" / "tolerances.yaml"))
 def status(key):
     for line in open("/proc/self/status"):

@@ -8,8 +8,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import itertools
+import math
 
-import numpy as np
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
@@ -26,6 +26,14 @@ NOT_CASE_FILES = (TOLERANCE_FILE, hardware.HARDWARE_FILE)
 NUMBERS = 0                      # expect value meaning "the call succeeds with numbers"
 TIERS = ("default", "huge")      # huge: sizes only a device machine's host can hold (--scale=huge)
 STORED_LIMIT = 1 << 15           # elements (inputs + broadcast shape) up to which data is committed
+# The most elements one array of a case may have (each input, the broadcast shape, out), per tier:
+# a typo such as 100000x100000 is refused when the file is read, before anything is drawn. The
+# default tier's 2^28 is 1 GiB of float32 (2 GiB as a float64 golden), 64x the largest scale set
+# (~2^22); the huge tier's 2^33 is 32 GiB of float32, 4x its largest case (2^31 + 2^16 elements of
+# broadcast shape; inputs of 2^31 + 1). A case file may set its own: `limits: {huge: 17179869184}`.
+# (The small scale is no tier: it is the default tier's cases up to STORED_LIMIT, whose data is
+# committed; a larger case is simply not committed.)
+ARRAY_LIMITS = {"default": 1 << 28, "huge": 1 << 33}
 
 
 @dataclass(frozen=True)
@@ -74,8 +82,8 @@ class Case:
 def _elements(op: Operator, shapes: Mapping[str, Optional[Shape]]) -> int:
     live = {n: s for n, s in shapes.items() if s is not None}
     b = op.b_shape(live) if len(live) == len(shapes) else None
-    total = sum(int(np.prod(s, dtype=np.int64)) for s in live.values())
-    return total + (int(np.prod(b, dtype=np.int64)) if b is not None else 0)
+    total = sum(math.prod(s) for s in live.values())
+    return total + (math.prod(b) if b is not None else 0)
 
 
 # -- tokens ------------------------------------------------------------------------------------
@@ -113,6 +121,7 @@ class _Ctx:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.limits = dict(ARRAY_LIMITS)
 
     def fail(self, node: Any, key: Any, message: str, line: Optional[int] = None) -> FileError:
         if line is None:
@@ -154,6 +163,39 @@ def parse_shape(ctx: _Ctx, node: Any, key: Any, value: Any, allow_null: bool = F
     if len(dims) > MAX_PARSED_RANK:
         raise fail(f"shape {value!r} has more than {MAX_PARSED_RANK} dimensions")
     return tuple(dims)
+
+
+def check_size(ctx: _Ctx, op: Operator, shapes: Mapping[str, Optional[Shape]], out_shape: Optional[Shape],
+               tier: str, line: Optional[int], field: Optional[str] = None, where: str = "") -> None:
+    """Refuse a shape combination with an array past the tier's limit (ARRAY_LIMITS), naming the
+    array: an input (shapes.self), the broadcast shape (shapes) or out (out_shape)."""
+    limit = ctx.limits[tier]
+    live = {n: s for n, s in shapes.items() if s is not None}
+    arrays = [(f"shapes.{n}", s) for n, s in live.items()]
+    if live and len(live) == len(shapes):
+        arrays.append(("shapes", op.b_shape(live)))
+    arrays.append(("out_shape", out_shape))
+    for name, s in arrays:
+        n = math.prod(s) if s is not None else 0
+        if n > limit:
+            what = "the broadcast shape " if name == "shapes" else ""
+            raise FileError(ctx.path, line, field or name,
+                            f"{what}{shape_token(s)}{where} is {n} elements, past the {tier} tier's limit "
+                            f"of {limit} per array (`tier: huge` on a matrix, or a top-level `limits:`, "
+                            f"raises it)")
+
+
+def _limits(ctx: _Ctx, doc: LineDict) -> None:
+    """A file's own per-tier limits: `limits: {default: N, huge: N}`, elements per array."""
+    node = doc.get("limits", {})
+    if not isinstance(node, dict):
+        raise ctx.fail(doc, "limits", f"a mapping of tier ({', '.join(TIERS)}) to elements per array")
+    for tier, n in node.items():
+        if tier not in TIERS:
+            raise ctx.fail(node, tier, f"unknown tier (known: {', '.join(TIERS)})")
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ctx.fail(node, tier, f"a positive number of elements, not {n!r}")
+        ctx.limits[tier] = n
 
 
 def _dtype_name(ctx: _Ctx, node: Any, key: Any, value: Any) -> str:
@@ -235,7 +277,7 @@ MATRIX_KEYS = {"name", "products", "dtypes", "reductions", "logTarget", "shapes"
                "values", "determinism", "exclude", "tier"}
 CASE_KEYS = {"name", "product", "dtypes", "reduction", "logTarget", "shapes", "out_shape",
              "layout", "values", "expect", "determinism"}
-FILE_KEYS = {"op", "shapes", "matrices", "cases"}
+FILE_KEYS = {"op", "shapes", "matrices", "cases", "limits"}
 
 
 @dataclass
@@ -297,7 +339,7 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
     if "logTarget" in op.extra_attrs:
         logts = [_bool(ctx, lst, i, v) for lst in [_as_list(ctx, m, "logTarget", [False, True])]
                  for i, v in enumerate(lst)]
-    literal: List[Tuple[str, Dict[str, Shape]]] = []
+    literal: List[Tuple[str, Dict[str, Shape], Optional[int]]] = []   # set name, shapes, line
     generated: List[Tuple[str, Generator]] = []
     for i, entry in enumerate(_as_list(ctx, m, "shapes")):
         lst = m["shapes"] if isinstance(m["shapes"], list) else None
@@ -307,15 +349,18 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
             if isinstance(shape_sets[entry], Generator):
                 generated.append((entry, shape_sets[entry]))
             else:
-                literal.extend((entry, s) for s in shape_sets[entry])
+                literal.extend((entry, s, line) for s, line in shape_sets[entry])
         else:
-            literal.append(("inline", _triple(ctx, op, lst, i, entry, allow_null=False)))
+            line = lst.line_of(i) if isinstance(lst, LineList) else m.line_of("shapes")
+            literal.append(("inline", _triple(ctx, op, lst, i, entry, allow_null=False), line))
     layouts = [_choice(ctx, lst, i, v, layout.LAYOUTS, "layout")
                for lst in [_as_list(ctx, m, "layouts", ["contiguous"])] for i, v in enumerate(lst)]
     vsets = [_choice(ctx, lst, i, v, op.value_sets, "value set")
              for lst in [_as_list(ctx, m, "values", ["uniform"])] for i, v in enumerate(lst)]
     determinism = _bool(ctx, m, "determinism", m.get("determinism", False))
     tier = _choice(ctx, m, "tier", m.get("tier", "default"), TIERS, "tier")
+    for _, shapes, line in literal:
+        check_size(ctx, op, shapes, op.out_shape(shapes), tier, line)
     excludes = m.get("exclude", [])
     if not isinstance(excludes, list):
         raise ctx.fail(m, "exclude", "is a list of mappings")
@@ -329,9 +374,12 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
 
     made = out.made
     for product, (ins, od) in itertools.product(products, dts):
-        combos = [(name, s, False) for name, s in literal]
+        combos = [(name, s, False) for name, s, _ in literal]
         for name, gen in generated:
-            combos.extend((name, s, True) for s in _generated(op, gen, hw, product, ins))
+            for s in _generated(op, gen, hw, product, ins):
+                check_size(ctx, op, s, op.out_shape(s), tier, gen.line, f"shapes.{name}",
+                           f" (made for {product}, {_dtype_token(ins, od)})")
+                combos.append((name, s, True))
         for red, lt, (set_name, shapes, gen), lay, vs in itertools.product(reds, logts, combos, layouts, vsets):
             attrs: Dict[str, Any] = {"reduction": red}
             if lt is not None:
@@ -373,6 +421,9 @@ def _single(ctx: _Ctx, op: Operator, c: LineDict, out: Expansion) -> None:
         else op.out_shape(shapes)
     if out_shape is None and not explicit_out:
         out_shape = shapes.get("self") or ()
+    check_size(ctx, op, shapes, None, "default", c.line_of("shapes"))
+    if explicit_out:
+        check_size(ctx, op, {}, out_shape, "default", c.line_of("out_shape"))
     lay = _choice(ctx, c, "layout", c.get("layout", "contiguous"), layout.LAYOUTS, "layout")
     vs = _choice(ctx, c, "values", c.get("values", "uniform"), op.value_sets, "value set")
     determinism = _bool(ctx, c, "determinism", c.get("determinism", False))
@@ -409,7 +460,8 @@ def load_file(path: Path, hw: Optional[Dict[str, hardware.Hardware]] = None) -> 
         op = ops.get(doc["op"])
     except (KeyError, TypeError):
         raise ctx.fail(doc, "op", f"unknown operator {doc['op']!r} (known: {', '.join(ops.OPERATORS)})") from None
-    shape_sets: Dict[str, Any] = {}
+    _limits(ctx, doc)
+    shape_sets: Dict[str, Any] = {}       # name -> a Generator, or [(shapes, line)]
     sets = doc.get("shapes", {}) or {}
     if not isinstance(sets, dict):
         raise ctx.fail(doc, "shapes", "is a mapping of set name to a list of shape combinations")
@@ -420,7 +472,8 @@ def load_file(path: Path, hw: Optional[Dict[str, hardware.Hardware]] = None) -> 
         if not isinstance(combos, list) or not combos:
             raise ctx.fail(sets, name, "a shape set is a non-empty list of shape combinations, "
                                        "or a mapping with one key, generate")
-        shape_sets[name] = [_triple(ctx, op, combos, i, v, allow_null=False) for i, v in enumerate(combos)]
+        shape_sets[name] = [(_triple(ctx, op, combos, i, v, allow_null=False), combos.line_of(i))
+                            for i, v in enumerate(combos)]
     if hw is None and any(isinstance(v, Generator) for v in shape_sets.values()):
         hw = hardware.load_hardware()
     out = Expansion()

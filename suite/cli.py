@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import List, Optional
 
 from suite import cases as casefiles
-from suite import golden, results
+from suite import golden, journal, results
 from suite.yamlfile import FileError
 
 
@@ -17,9 +17,18 @@ def _cases(paths: List[str]) -> List[casefiles.Case]:
     return casefiles.load_cases([Path(p) for p in paths] or [Path("cases")])[0]
 
 
+def _cannot_write(e: OSError, default: Path) -> FileError:
+    """A write the OS refused (read-only folder, a file where a folder goes, a full disk)."""
+    return FileError(e.filename or default, None, None, f"cannot write: {e.strerror or e}")
+
+
 def cmd_golden_generate(args: argparse.Namespace) -> int:
-    stats = golden.generate(_cases(args.cases), Path(args.golden_dir),
-                            progress=lambda s: print(f"  {s}", file=sys.stderr), fresh=args.fresh)
+    cases = _cases(args.cases)
+    try:
+        stats = golden.generate(cases, Path(args.golden_dir),
+                                progress=lambda s: print(f"  {s}", file=sys.stderr), fresh=args.fresh)
+    except OSError as e:
+        raise _cannot_write(e, Path(args.golden_dir)) from None
     print(f"goldens: {stats['cases']} cases ({stats['large']} large, fingerprinted), "
           f"{stats['bundles']} bundles, {stats['bytes'] / 1e6:.2f} MB; {stats['written']} bundles written, "
           f"{stats['removed']} removed")
@@ -63,21 +72,50 @@ def cmd_cases_list(args: argparse.Namespace) -> int:
 
 
 def cmd_report_diff(args: argparse.Namespace) -> int:
-    d = results.diff(results.read(Path(args.base)), results.read(Path(args.new)), args.ulp_growth,
-                     args.ulp_ratio, args.allow_vanished)
+    base, new = results.read(Path(args.base)), results.read(Path(args.new))
+    if not args.allow_incomplete:
+        results.refuse_incomplete([(args.base, base), (args.new, new)], "--allow-incomplete")
+    d = results.diff(base, new, args.ulp_growth, args.ulp_ratio, args.allow_vanished)
     print(results.render_diff(d, args.limit))
     return 1 if d.worse else 0
 
 
+def _output_file(path: Path) -> Path:
+    """-o names a file to write in a folder that exists: checked before anything is read."""
+    if path.is_dir():
+        raise FileError(path, None, None, "is a folder; -o names the file to write")
+    if not path.parent.is_dir():
+        what = "is not a folder" if path.parent.exists() else "does not exist"
+        raise FileError(path, None, None, f"{path.parent} {what}")
+    return path
+
+
 def cmd_report_merge(args: argparse.Namespace) -> int:
+    out = _output_file(Path(args.output))
     docs = [(p, results.read(Path(p))) for p in args.paths]
-    merged = results.merge(docs, allow_partial=args.allow_partial)
-    results.write(Path(args.output), merged)
+    merged = results.merge(docs, allow_partial=args.allow_partial, allow_incomplete=args.allow_incomplete)
+    try:
+        results.write(out, merged)
+    except OSError as e:
+        raise _cannot_write(e, out) from None
     c = merged["counts"]
     print(f"merged {len(docs)} files into {args.output}: {len(merged['records'])} records "
           f"({', '.join(f'{n} {o}' for o, n in c.items() if n)})")
     for problem in results.shard_set(docs):
         print(f"partial: {problem}")
+    if not results.is_complete(merged):
+        print(f"incomplete: {merged['incomplete']}")
+    return 0
+
+
+def cmd_report_recover(args: argparse.Namespace) -> int:
+    """The reports of a run that was killed, from the journal it wrote as cases finished."""
+    folder = Path(args.dir)
+    doc = journal.recover(folder / journal.JOURNAL)
+    journal.write_reports(folder, doc)
+    c = doc["counts"]
+    print(f"recovered {len(doc['records'])} records into {folder}/results.json, summary.md, report.html "
+          f"({', '.join(f'{n} {o}' for o, n in c.items() if n) or 'none'}); marked incomplete: {doc['incomplete']}")
     return 0
 
 
@@ -132,6 +170,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="... and to more than X times its old value (default %(default)s)")
     s.add_argument("--allow-vanished", action="store_true",
                    help="cases of BASE missing from NEW do not make NEW worse")
+    s.add_argument("--allow-incomplete", action="store_true",
+                   help="compare runs that did not finish (killed, interrupted, stopped early): their "
+                        "missing cases count as vanished")
     s.add_argument("--limit", type=int, default=10, metavar="N", help="lines per list (default %(default)s)")
     s.set_defaults(fn=cmd_report_diff)
     s = r.add_parser("merge", help="join shards' results.json into one")
@@ -139,11 +180,20 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-o", "--output", required=True, metavar="OUT")
     s.add_argument("--allow-partial", action="store_true",
                    help="merge shards that are not one complete K/N set, saying what is missing")
+    s.add_argument("--allow-incomplete", action="store_true",
+                   help="merge shards whose runs did not finish; the result is marked incomplete")
     s.set_defaults(fn=cmd_report_merge)
+    s = r.add_parser("recover", help="write the reports of a killed run from its journal")
+    s.add_argument("dir", metavar="DIR", help="the run's --report-dir")
+    s.set_defaults(fn=cmd_report_recover)
     return p
 
 
 def main(argv: Optional[List[str]] = None) -> int:
+    # A record's text is the backend's: a lone surrogate in it must not crash the printing.
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     args = build_parser().parse_args(argv)
     try:
         return args.fn(args)

@@ -20,6 +20,7 @@ import io
 import math
 import json
 import os
+import re
 import shutil
 import tempfile
 import zipfile
@@ -29,7 +30,7 @@ from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, 
 
 import numpy as np
 
-from suite import blocks, draw, dtypes, ops
+from suite import blocks, draw, dtypes, jsonfile, ops
 from suite.cases import NUMBERS, STORED_LIMIT, Case
 from suite.ops.base import Golden, numel
 
@@ -529,16 +530,74 @@ def lazy(case: Case) -> bool:
 
 
 def read_manifest(root: Path) -> dict:
+    """The manifest, checked entry by entry (so no later use of an entry meets a wrong type); any
+    problem is one GoldenError that starts with the manifest's path."""
     path = Path(root) / MANIFEST
-    try:
-        m = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise GoldenError(f"no golden manifest at {path}; run `aclnn-conform golden generate`") from None
-    except (OSError, ValueError) as e:
-        raise GoldenError(f"golden manifest {path} is unreadable: {e}") from None
-    if m.get("format") != FORMAT or not isinstance(m.get("cases"), dict) or not isinstance(m.get("files"), dict):
-        raise GoldenError(f"golden manifest {path} has an unknown format; regenerate")
+    if not path.exists():
+        raise GoldenError(f"{path}: no golden manifest; run `aclnn-conform golden generate`")
+    m = jsonfile.load(path, GoldenError)
+    problem = _manifest_problem(m)
+    if problem:
+        raise GoldenError(f"{path}: not a golden manifest of format {FORMAT}: {problem}; "
+                          f"restore it from git or run `aclnn-conform golden generate`")
     return m
+
+
+_BUNDLE_NAME = re.compile(r"[A-Za-z0-9_]+/[0-9]+-[0-9a-f]{12}\.npz")     # <op>/<bucket>-<sha12>.npz
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def _hexfloat(v: object) -> bool:
+    try:
+        float.fromhex(v)                # type: ignore[arg-type]
+        return True
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
+def _int(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _entry_problem(e: object, files: Mapping) -> Optional[str]:
+    """What is wrong with one case's entry: a small case's {file, spec}, or a large case's
+    fingerprint (see `fingerprint`); None when it is well formed."""
+    if not isinstance(e, dict):
+        return "not an object"
+    if not isinstance(e.get("spec"), str):
+        return "field 'spec' is missing or not a string"
+    if "file" in e:
+        return None if isinstance(e["file"], str) and e["file"] in files else "field 'file' names no bundle of 'files'"
+    for k in ("sum", "abs_sum"):
+        if not _hexfloat(e.get(k)):
+            return f"field '{k}' is missing or not a hexadecimal float"
+    if not isinstance(e.get("nonfinite"), str) or not _int(e.get("nterms")):
+        return "fields 'nonfinite' (a string) and 'nterms' (an integer) are required"
+    samples = e.get("samples")
+    if not isinstance(samples, list) or not all(
+            isinstance(x, list) and len(x) == 3 and _int(x[0]) and _hexfloat(x[1]) and _hexfloat(x[2])
+            for x in samples):
+        return "field 'samples' is not a list of [position, hex float, hex float]"
+    ins = e.get("inputs", {})
+    if not isinstance(ins, dict) or not all(isinstance(v, str) for v in ins.values()):
+        return "field 'inputs' is not an object of input name to sha256"
+    return None
+
+
+def _manifest_problem(m: object) -> Optional[str]:
+    if not isinstance(m, dict) or m.get("format") != FORMAT:
+        return "unknown format"
+    files, cases = m.get("files"), m.get("cases")
+    if not isinstance(files, dict) or not isinstance(cases, dict):
+        return "'files' and 'cases' are objects"
+    for rel, sha in files.items():
+        if not _BUNDLE_NAME.fullmatch(rel) or not isinstance(sha, str) or not _SHA256.fullmatch(sha):
+            return f"files: {jsonfile.short(rel)}: not <op>/<bucket>-<sha>.npz with a sha256"
+    for key, e in cases.items():
+        problem = _entry_problem(e, files)
+        if problem:
+            return f"cases: {jsonfile.short(key)}: {problem}"
+    return None
 
 
 # -- generate and check ------------------------------------------------------------------------

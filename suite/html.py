@@ -133,11 +133,18 @@ def render(doc: Mapping) -> str:
                  for r in failed[:500])
     more = f"<p>... and {len(failed) - 500} more (see results.json)</p>" if len(failed) > 500 else ""
     m = doc["machine"]
+    banner = ""
+    if doc.get("complete", True) is False:
+        banner += (f'<p class="bad"><b>INCOMPLETE RUN</b>: {_e(doc.get("incomplete") or "the run did not finish")}. '
+                   f"The counts cover only the cases that finished.</p>")
+    if doc.get("incidents"):
+        banner += ("<p class=\"bad\"><b>Incidents outside any case, which fail the run:</b></p><ul>"
+                   + "".join(f"<li>{_e(x)}</li>" for x in doc["incidents"]) + "</ul>")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>aclnn conformance: {_e(be.get('name') or be.get('spec'))}</title>
 <style>{CSS}</style></head><body>
 <h1>aclnn conformance: backend <code>{_e(be.get('name') or be.get('spec'))}</code></h1>
-<p class="meta">{c['passed']} passed, {c['failed']} failed, {c['skipped']} skipped, {c['xfailed']} xfailed,
+{banner}<p class="meta">{c['passed']} passed, {c['failed']} failed, {c['skipped']} skipped, {c['xfailed']} xfailed,
 {c['xpassed']} xpassed. Products: {_e(', '.join(doc['products']))}. Suite {_e(doc['suite_version'])},
 goldens <code>{_e(doc['manifest_hash'][:12])}</code>{', shard ' + _e(doc['shard']) if doc.get('shard') else ''}.
 Backend options: <code>{_e(be.get('options'))}</code>. Machine: {_e(m.get('hostname'))}, {_e(m.get('platform'))},

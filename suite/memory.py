@@ -42,11 +42,12 @@ def available() -> Optional[int]:
         return None
 
 
-def need(case: Case, kind: str, working: float = WORKING_MEMORY) -> int:
+def need(case: Case, kind: str, working: float = WORKING_MEMORY, copies: int = 0) -> int:
     """Bytes a case takes at its peak, for `kind` numbers or determinism: its inputs (with the
     layout's buffer), the output (twice for determinism: both runs are kept), the golden when it
     is held, the backend's working memory (`working` times the inputs' and output's bytes) and the
-    block temporaries. (Measured on the huge tier's float16 MSE case: 4.1 GiB peak RSS against
+    block temporaries; and `copies` more of the inputs and outputs where the backend runs in a
+    process of its own (its copy of the inputs, the suite's of its results). (Measured on the huge tier's float16 MSE case: 4.1 GiB peak RSS against
     4.4 GiB estimated.)"""
     shapes = dict(case.shapes)
     total = arrays = 0
@@ -58,7 +59,8 @@ def need(case: Case, kind: str, working: float = WORKING_MEMORY) -> int:
         total += size * (1 + layout.buffer_factor(case.layout, s))
         arrays += size
     out = numel(case.out_shape or ()) * dtypes.dtype_of(case.out_dtype).itemsize
-    total += out * (2 if kind == "determinism" else 1) + working * (arrays + out)
+    outs = out * (2 if kind == "determinism" else 1)
+    total += outs + working * (arrays + out) + copies * (arrays + outs)
     if kind == "numbers" and not golden.lazy(case):
         b = ops.get(case.op).b_shape(shapes)
         total += out * 8 * (1 if tuple(b) == tuple(case.out_shape) else 2)

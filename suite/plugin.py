@@ -10,10 +10,11 @@ from typing import Any, Dict, List, Optional
 import pytest
 
 from suite import cases as casefiles
-from suite.backend import BackendError, BackendInfo, make_backend, parse_opts
+from suite.backend import BackendError, make_backend, parse_opts
 from suite.contract import PRODUCTS
 from suite import golden
 from suite.golden import GoldenCache, GoldenStore
+from suite.host import Hosted, InProcess
 from suite.memory import parse_size
 from suite.results import case_fields, failure_fields
 from suite.runner import CaseFailure, CaseSkip, Runner
@@ -52,6 +53,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--golden-cache", default=None, metavar="DIR",
                 help="where computed goldens of large cases are kept (default: $ACLNN_CONFORMANCE_CACHE, "
                      "else ~/.cache/aclnn-conformance); 'none' keeps nothing")
+    g.addoption("--isolation", default="process", choices=("process", "none"),
+                help="where the backend runs: 'process' (default) in a process of its own, so that "
+                     "a crash, exit or hang costs one case; 'none' in pytest's process (to debug it: "
+                     "a crash then ends the run)")
+    g.addoption("--case-timeout", default=60.0, type=float, metavar="SECONDS",
+                help="a backend call may take SECONDS plus 0.1 s per million elements it reads and "
+                     "writes, then its process is killed and the case fails (default 60; 0: no "
+                     "limit; the backend's start-up may take 3x, at least 120 s)")
+    g.addoption("--backend-restarts", default=8, type=int, metavar="N",
+                help="restart a backend whose process crashed, exited or hung at most N times in "
+                     "a row; after that every remaining case fails at once (default 8)")
     g.addoption("--max-memory", default=None, metavar="SIZE",
                 help="skip cases whose arrays need more than SIZE (e.g. 16G; default: the memory "
                      "available when each case starts)")
@@ -88,8 +100,15 @@ class Conformance:
             self.max_memory = parse_size(opt.max_memory) if opt.max_memory else None
         except ValueError as e:
             raise pytest.UsageError(f"--max-memory: {e}") from None
+        if opt.case_timeout < 0 or opt.case_timeout != opt.case_timeout:
+            raise pytest.UsageError(f"--case-timeout {opt.case_timeout:g}: seconds, 0 or more")
+        if opt.backend_restarts < 0:
+            raise pytest.UsageError(f"--backend-restarts {opt.backend_restarts}: 0 or more")
         self._runner: Optional[Runner] = None
         self.error: Optional[str] = None
+        self.incidents: List[str] = []         # what went wrong outside any case (the backend's close)
+        self.info: Optional[Any] = None        # the backend's BackendInfo, kept after it is closed
+        self._closed: Optional[Any] = None     # the closed backend object (--isolation none)
         self._cases: Optional[List[casefiles.Case]] = None
 
     def replay_args(self) -> str:
@@ -106,6 +125,10 @@ class Conformance:
             v = getattr(opt, name)
             if v:
                 parts += [f"--{name.replace('_', '-')}", v]
+        if opt.isolation != "process":
+            parts += ["--isolation", opt.isolation]
+        if opt.case_timeout != 60:
+            parts += ["--case-timeout", f"{opt.case_timeout:g}"]
         if opt.scale == "huge":
             parts += ["--scale", "huge"]
         return "".join(" " + shlex.quote(p) for p in parts)
@@ -113,10 +136,17 @@ class Conformance:
     @property
     def runner(self) -> Runner:
         if self._runner is None:
+            if self.info is not None:
+                raise RuntimeError("the backend was used after the session closed it")
+            opt = self.config.option
             try:
-                backend = make_backend(self.config.option.backend, self.backend_opts)
-                info = BackendInfo.of(backend)
                 table = load_table(self.tolerance_path)
+                if opt.isolation == "none":
+                    host: Any = InProcess(make_backend(opt.backend, self.backend_opts))
+                else:
+                    host = Hosted(opt.backend, self.backend_opts, opt.case_timeout, opt.backend_restarts)
+                    host.start()
+                info = host.info
             except (BackendError, FileError) as e:
                 raise pytest.UsageError(str(e)) from None
             std = self.config.option.standard
@@ -124,7 +154,8 @@ class Conformance:
                 raise pytest.UsageError(f"--standard {std}: not in {self.tolerance_path} "
                                         f"({', '.join(table.standards)})")
             store = GoldenStore(self.golden_dir, cache=GoldenCache(self.cache_dir))
-            self._runner = Runner(backend, info, store, table, std, self.replay_args(), self.max_memory)
+            self._runner = Runner(host, info, store, table, std, self.replay_args(), self.max_memory)
+            self.info = info
         return self._runner
 
     @property
@@ -169,18 +200,30 @@ class Conformance:
 
     @property
     def backend(self) -> Optional[Any]:
-        """The backend if this session has made one; never makes one (for plugins that inspect it)."""
-        return self._runner.backend if self._runner is not None else None
+        """The backend if this session has made one in this process (--isolation none); never makes
+        one (for plugins that inspect it)."""
+        return self._runner.backend if self._runner is not None else self._closed
 
     def close(self) -> None:
-        if self._runner is not None:
-            close = getattr(self._runner.backend, "close", None)
-            if callable(close):
-                close()
+        """Close the backend once; what went wrong is an incident of the run, not an exception."""
+        runner, self._runner = self._runner, None
+        if runner is not None:
+            self._closed = runner.backend
+            incident = runner.host.close()
+            if incident:
+                self.incidents.append(incident)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[STATE] = Conformance(config)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Close the backend before the reports are written, so that they can say how it went."""
+    state = session.config.stash.get(STATE, None)
+    if state is not None:
+        state.close()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -4,17 +4,23 @@ Records arrive on `report.aclnn` (set by plugin.py's makereport hook, so they tr
 workers); only the controller, or the only process, writes `--report-dir`."""
 from __future__ import annotations
 
+import os
+import re
+import signal
+import tempfile
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 import pytest
 
-from suite import html, knownfail, results, shard, summary
-from suite.golden import GoldenStore, atomic_write
+from suite import journal, knownfail, results, shard, summary
+from suite.golden import GoldenStore
 from suite.yamlfile import FileError
 
 REPORTER = pytest.StashKey["Reporter"]()
-BACKEND_KEY = "aclnn_backend"             # workeroutput key: the backend's info, from a worker
+BACKEND_KEY = "aclnn_backend"             # workeroutput keys: the backend's info, from a worker,
+INCIDENTS_KEY = "aclnn_incidents"         # what went wrong outside any case there,
+SETUP_KEY = "aclnn_setup_error"           # and why its session could not start
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -26,6 +32,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      "one that passes is XPASS, and fails the run if strict")
     g.addoption("--shard", default=None, metavar="K/N",
                 help="run the K-th of N deterministic, balanced parts of the cases; deselect the rest")
+    g.addoption("--baseline", default=None, metavar="RESULTS",
+                help="results.json of the last accepted run: a case on the --known-failures list "
+                     "that passed there is not excused (its failure is a regression)")
 
 
 def _is_worker(config: pytest.Config) -> bool:
@@ -47,8 +56,22 @@ class Reporter:
             self.known = knownfail.load_file(Path(opt.known_failures)) if opt.known_failures else []
         except FileError as e:
             raise pytest.UsageError(f"--known-failures: {e}") from None
+        self.baseline: Dict[str, str] = {}            # key -> outcome in the baseline run
+        if opt.baseline:
+            try:
+                base = results.read(Path(opt.baseline))
+            except results.ResultsError as e:
+                raise pytest.UsageError(f"--baseline: {e}") from None
+            self.baseline = {r["key"]: r["outcome"] for r in base["records"]}
+        self.unexcused: List[str] = []                # listed as known failures, but passed in the baseline
+        if self.dir is not None and not _is_worker(config):
+            _check_writable(self.dir)
         self.records: Dict[str, Dict[str, Any]] = {}
         self.backend: Optional[Dict[str, Any]] = None
+        self.incidents: List[str] = []                # from workers (the own process's: state.incidents)
+        self.setup_errors: List[str] = []             # from workers
+        self.journal: Optional[journal.Journal] = None
+        self._kinds: Dict[str, str] = {}
 
     def state(self):
         from suite.plugin import STATE
@@ -72,38 +95,95 @@ class Reporter:
 
     def add(self, report: pytest.TestReport) -> None:
         fields = getattr(report, "aclnn", None)
+        if fields is None and report.failed:
+            fields = self._fields_of_crash(report)
         got = self.outcome(report) if fields else None
+        if got is None and fields and report.failed:
+            got = ("failed", None)                 # a worker that died mid-test (xdist's "???" report)
         if got is None:
             return
         outcome, reason = got
         if outcome == "failed":
             reason = fields.get("message") or (str(report.longrepr).splitlines() or [""])[0]
-        self.records[fields["key"]] = results.make_record(fields, outcome, reason)
+        record = results.make_record(fields, outcome, reason)
+        self.records[fields["key"]] = record
+        if self.journal is not None:
+            self.journal.add(record)
+
+    def _fields_of_crash(self, report: pytest.TestReport) -> Optional[Dict[str, Any]]:
+        """A failed report that carries no record (xdist made it for a worker that died while
+        running the test): the record is rebuilt from the node id, so that the failure is in the
+        reports too."""
+        from suite.cases import Case
+        m = re.fullmatch(r"(.+?\.py)::[^\[]+\[(.+)\]", report.nodeid)
+        if not m:
+            return None
+        case = next((c for c in self.state().cases if c.id == m[2]), None)
+        kind = self._kind_of(m[1])
+        if not isinstance(case, Case) or kind is None:
+            return None
+        return {**results.case_fields(case, kind, report.nodeid), "status": None,
+                "message": f"{case.id}: the test process died while running it ({report.longrepr})",
+                "fault": "process died"}
+
+    def _kind_of(self, path: str) -> Optional[str]:
+        if path not in self._kinds:
+            try:
+                text = (self.config.rootpath / path).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                return None
+            m = re.search(r"^CASE_KIND\s*=\s*[\"'](\w+)[\"']", text, re.M)
+            self._kinds[path] = m[1] if m else None
+        return self._kinds[path]
 
     def backend_info(self) -> Dict[str, Any]:
         opt = self.config.option
         info = self.backend
         if info is None:
-            runner = getattr(self.state(), "_runner", None)
-            info = _info_dict(runner.info) if runner is not None else {}
+            made = self.state().info
+            info = _info_dict(made) if made is not None else {}
         return {"spec": opt.backend or "reference", "options": self.state().backend_opts, **info}
 
-    def document(self) -> Dict[str, Any]:
+    def run_fields(self) -> Dict[str, Any]:
         st = self.state()
         be = self.backend_info()
         products = [p for p in st.products if p in be.get("products", st.products)]
-        run = {"backend": be, "products": products, "standard_override": self.config.option.standard,
-               "manifest_hash": GoldenStore(st.golden_dir).manifest_hash(), "machine": results.machine(),
-               "shard": self.config.option.shard}
-        return results.make_document(run, self.records.values())
+        try:
+            manifest = GoldenStore(st.golden_dir).manifest_hash()
+        except Exception:               # a missing or broken manifest fails every case; say so there
+            manifest = "unavailable"
+        return {"backend": be, "products": products, "standard_override": self.config.option.standard,
+                "manifest_hash": manifest, "machine": results.machine(), "shard": self.config.option.shard}
 
-    def write(self) -> Path:
-        doc = self.document()
-        self.dir.mkdir(parents=True, exist_ok=True)
-        results.write(self.dir / "results.json", doc)
-        atomic_write(self.dir / "summary.md", summary.markdown(doc).encode())
-        atomic_write(self.dir / "report.html", html.render(doc).encode())
+    def all_incidents(self) -> List[str]:
+        return list(self.state().incidents) + self.incidents
+
+    def document(self, incomplete: Optional[str] = None) -> Dict[str, Any]:
+        return results.make_document(self.run_fields(), self.records.values(), incomplete, self.all_incidents())
+
+    def start(self) -> None:
+        """Before the first case: reports that say the run has not finished (replacing any earlier
+        run's), and the journal."""
+        journal.write_reports(self.dir, results.make_document(self.run_fields(), (), journal.IN_PROGRESS))
+        self.journal = journal.Journal(self.dir, self.run_fields())
+
+    def finish(self, incomplete: Optional[str]) -> Path:
+        journal.write_reports(self.dir, self.document(incomplete))
+        if self.journal is not None:
+            self.journal.close(remove=True)
         return self.dir
+
+
+def _check_writable(folder: Path) -> None:
+    """Found before the run, not after it: a report folder that cannot be written."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".write-test-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise pytest.UsageError(f"--report-dir {folder}: cannot write there: "
+                                f"{e.strerror or e}") from None
 
 
 def _info_dict(info: Any) -> Dict[str, Any]:
@@ -147,12 +227,31 @@ def pytest_collection_modifyitems(config: pytest.Config, items: List[pytest.Item
         case = _case_of(item)
         entry = case is not None and knownfail.match(rep.known, case.id)
         if entry:
+            if rep.baseline.get(item.nodeid) in results.GOOD:
+                # It passed in the last accepted run: the list does not excuse breaking it again.
+                rep.unexcused.append(item.nodeid)
+                continue
             item.add_marker(pytest.mark.xfail(reason=f"known failure: {entry.text}", strict=entry.strict))
 
 
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
-    rep = session.config.stash[REPORTER]
-    session.config.pluginmanager.register(_Collector(rep), "aclnn-report-collector")
+    config = session.config
+    rep = config.stash[REPORTER]
+    config.pluginmanager.register(_Collector(rep), "aclnn-report-collector")
+    if _is_worker(config):
+        return
+    # A CI job's timeout sends SIGTERM: end like Ctrl-C, so the reports say where the run stopped.
+    try:
+        if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, _interrupt)
+    except ValueError:                      # not the main thread
+        pass
+    if rep.dir is not None:
+        rep.start()
 
 
 class _Collector:
@@ -166,28 +265,79 @@ class _Collector:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
-        info = getattr(node, "workeroutput", {}).get(BACKEND_KEY)
-        if info:
-            self.rep.backend = info
+        out = getattr(node, "workeroutput", {})
+        if out.get(BACKEND_KEY):
+            self.rep.backend = out[BACKEND_KEY]
+        name = getattr(getattr(node, "gateway", None), "id", "worker")
+        self.rep.incidents += [f"{name}: {x}" for x in out.get(INCIDENTS_KEY) or []]
+        if out.get(SETUP_KEY) and out[SETUP_KEY] not in self.rep.setup_errors:
+            self.rep.setup_errors.append(out[SETUP_KEY])
 
 
+def _incomplete(session: pytest.Session, rep: Reporter) -> Optional[str]:
+    """Why the run did not finish, or None when it did."""
+    st = rep.state()
+    setup = rep.setup_errors + ([st.error] if st.error else [])
+    if setup:
+        return f"the session could not start: {setup[0]}"
+    status = session.exitstatus
+    if status == pytest.ExitCode.INTERRUPTED:
+        return f"interrupted (Ctrl-C or SIGTERM) after {len(rep.records)} cases"
+    if status == pytest.ExitCode.INTERNAL_ERROR:
+        return "pytest hit an internal error"
+    if status == pytest.ExitCode.USAGE_ERROR:
+        return "the session could not start (usage error)"
+    stop = session.shouldfail or session.shouldstop
+    if stop:
+        return f"stopped early: {stop}"
+    return None
+
+
+@pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
     rep = config.stash.get(REPORTER, None)
     if rep is None:
         return
+    st = rep.state()
     if _is_worker(config):
-        runner = getattr(rep.state(), "_runner", None)
-        if runner is not None:
-            config.workeroutput[BACKEND_KEY] = _info_dict(runner.info)
+        if st.info is not None:
+            config.workeroutput[BACKEND_KEY] = _info_dict(st.info)
+        config.workeroutput[INCIDENTS_KEY] = list(st.incidents)
+        if st.error:
+            config.workeroutput[SETUP_KEY] = st.error
         return
+    incomplete = _incomplete(session, rep)
     if rep.dir is not None:
-        rep.write()
+        rep.finish(incomplete)
+    # The exit code follows the suite's own records: nothing a backend does at exit turns a run
+    # with a failed case, an incident or a setup error green.
+    failed = any(r["outcome"] == "failed" for r in rep.records.values()) or rep.all_incidents()
+    if rep.setup_errors and not st.error:
+        session.exitstatus = pytest.ExitCode.USAGE_ERROR
+    elif failed and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     rep = config.stash.get(REPORTER, None)
-    if rep is None or not rep.records:
+    if rep is None:
+        return
+    for error in rep.setup_errors:
+        terminalreporter.write_line(f"ERROR: {error}", red=True, bold=True)
+    incidents = rep.all_incidents()
+    if incidents:
+        terminalreporter.section("aclnn conformance: incidents outside any case (they fail the run)", red=True)
+        for line in incidents:
+            terminalreporter.write_line(line)
+    if rep.unexcused:
+        terminalreporter.section(f"aclnn conformance: {len(rep.unexcused)} known failures not excused "
+                                 f"(they passed in --baseline)", yellow=True)
+        for key in rep.unexcused[:20]:
+            terminalreporter.write_line(key)
+        if len(rep.unexcused) > 20:
+            terminalreporter.write_line(f"... and {len(rep.unexcused) - 20} more")
+    if not rep.records:
         return
     lines = summary.terminal_lines(list(rep.records.values()))
     terminalreporter.section("aclnn conformance: per operator, dtype and product")

@@ -14,9 +14,12 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 import suite
+from suite import jsonfile, shard
 from suite.golden import atomic_write
+from suite.jsonfile import short
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)          # version 1 lacks complete, incomplete, incidents and fault
 OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed")
 KINDS = ("numbers", "rejection", "determinism")
 METRICS = ("standard", "n", "n_over", "share_over", "mismatches", "n_gross", "max_ulp", "mean_ulp",
@@ -42,6 +45,9 @@ RUN_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {
     "shard": (("str", "null"), True),          # "K/N", or null for an unsharded (or merged) run
     "merged_from": (("list",), False),         # shards a merged file was made of
     "counts": (("dict",), True),               # outcome -> number of records
+    "complete": (("bool",), False),            # v2: false when the run did not finish (absent in v1: true)
+    "incomplete": (("str", "null"), False),    # v2: why it did not finish
+    "incidents": (("list",), False),           # v2: what went wrong outside any case, one line each
     "records": (("list",), True),
 }
 RECORD_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {
@@ -64,6 +70,8 @@ RECORD_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {
     "status": (("int", "null"), True),         # the status the backend returned (0: success)
     "reproduce": (("str", "null"), True),      # one-line reproducer of a failure
     "metrics": (("dict", "null"), True),       # numbers/determinism metrics below, or null
+    "fault": (("str", "null"), False),         # v2: the backend's process crashed, exited or hung:
+                                               # 'signal 11 (SIGSEGV)', 'exit 0', 'deadline', ...
 }
 METRIC_TYPES = {"standard": ("str",), "n": ("int",), "n_over": ("int",), "mismatches": ("int",),
                 "n_gross": ("int",),
@@ -98,10 +106,10 @@ def _check_fields(obj: Mapping, spec: Mapping, where: str) -> List[str]:
             if required:
                 errors.append(f"{where}: missing field '{name}'")
         elif not _is(obj[name], types):
-            errors.append(f"{where}: field '{name}' is {obj[name]!r}, expected {' or '.join(types)}")
+            errors.append(f"{where}: field '{name}' is {short(obj[name])}, expected {' or '.join(types)}")
     for name in obj:
         if name not in spec:
-            errors.append(f"{where}: unknown field '{name}'")
+            errors.append(f"{where}: unknown field {short(name)}")
     return errors
 
 
@@ -110,32 +118,43 @@ def validate(doc: Any) -> List[str]:
     if not isinstance(doc, dict):
         return ["top level: not an object"]
     errors = _check_fields(doc, RUN_FIELDS, "run")
-    if doc.get("schema_version") not in (None, SCHEMA_VERSION):
-        errors.append(f"run: schema_version {doc['schema_version']!r} is not {SCHEMA_VERSION}")
+    if doc.get("schema_version") not in (None,) + READABLE_VERSIONS:
+        errors.append(f"run: schema_version {short(doc['schema_version'])} is not one of "
+                      f"{', '.join(map(str, READABLE_VERSIONS))}")
+    incidents = doc.get("incidents")
+    if isinstance(incidents, list) and not all(isinstance(x, str) for x in incidents):
+        errors.append("run: incidents must be strings")
+    if isinstance(doc.get("shard"), str):
+        try:
+            shard.parse(doc["shard"])
+        except shard.ShardError:
+            errors.append(f"run: shard {short(doc['shard'])} is not K/N with 1 <= K <= N <= {shard.MAX_SHARDS}")
     keys = set()
-    for i, r in enumerate(doc.get("records") or []):
+    records = doc.get("records")
+    for i, r in enumerate(records if isinstance(records, list) else []):
         where = f"records[{i}]"
         if not isinstance(r, dict):
             errors.append(f"{where}: not an object")
             continue
         errors += _check_fields(r, RECORD_FIELDS, where)
         if r.get("outcome") not in OUTCOMES:
-            errors.append(f"{where}: outcome {r.get('outcome')!r} not one of {', '.join(OUTCOMES)}")
+            errors.append(f"{where}: outcome {short(r.get('outcome'))} not one of {', '.join(OUTCOMES)}")
         if r.get("kind") not in KINDS:
-            errors.append(f"{where}: kind {r.get('kind')!r} not one of {', '.join(KINDS)}")
-        if r.get("key") in keys:
-            errors.append(f"{where}: duplicate key {r.get('key')!r}")
-        keys.add(r.get("key"))
+            errors.append(f"{where}: kind {short(r.get('kind'))} not one of {', '.join(KINDS)}")
+        if isinstance(r.get("key"), str):
+            if r["key"] in keys:
+                errors.append(f"{where}: duplicate key {short(r['key'])}")
+            keys.add(r["key"])
         m = r.get("metrics")
         if isinstance(m, dict):
             for name, types in METRIC_TYPES.items():
                 if name in m and not _is(m[name], types):
-                    errors.append(f"{where}.metrics: field '{name}' is {m[name]!r}, expected {types[0]}")
+                    errors.append(f"{where}.metrics: field '{name}' is {short(m[name])}, expected {types[0]}")
             for name in m:
                 if name not in METRIC_TYPES:
-                    errors.append(f"{where}.metrics: unknown field '{name}'")
+                    errors.append(f"{where}.metrics: unknown field {short(name)}")
     counts = doc.get("counts")
-    if isinstance(counts, dict) and isinstance(doc.get("records"), list):
+    if isinstance(counts, dict) and isinstance(records, list) and not errors:     # records well formed
         if counts != count_outcomes(doc["records"]):
             errors.append("run: counts do not match the records")
     return errors
@@ -202,10 +221,17 @@ def count_outcomes(records: Iterable[Mapping]) -> Dict[str, int]:
     return counts
 
 
-def make_document(run: Mapping[str, Any], records: Iterable[Mapping]) -> Dict[str, Any]:
+def make_document(run: Mapping[str, Any], records: Iterable[Mapping], incomplete: Optional[str] = None,
+                  incidents: Sequence[str] = ()) -> Dict[str, Any]:
     recs = sorted(records, key=lambda r: r["key"])
     return {"schema_version": SCHEMA_VERSION, "suite_version": suite.__version__, **run,
-            "counts": count_outcomes(recs), "records": recs}
+            "counts": count_outcomes(recs), "complete": incomplete is None, "incomplete": incomplete,
+            "incidents": list(incidents), "records": recs}
+
+
+def is_complete(doc: Mapping) -> bool:
+    """Whether the run finished (a version-1 file, which cannot say, counts as finished)."""
+    return doc.get("complete", True) is not False
 
 
 def dumps(doc: Mapping) -> bytes:
@@ -222,13 +248,9 @@ def write(path: Path, doc: Mapping) -> None:
 
 
 def read(path: Path) -> Dict[str, Any]:
-    """Load and validate; a bad file is one ResultsError naming the file and the first problems."""
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as e:
-        raise ResultsError(f"{path}: cannot read: {e.strerror}") from None
-    except ValueError as e:
-        raise ResultsError(f"{path}: not JSON: {e}") from None
+    """Load and validate; a bad file is one ResultsError naming the file and the first problems
+    (suite.jsonfile: size, encoding and nesting limits)."""
+    doc = jsonfile.load(Path(path), ResultsError)
     errors = validate(doc)
     if errors:
         more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
@@ -271,12 +293,23 @@ def shard_set(docs: Sequence[Tuple[str, Mapping]]) -> List[str]:
     return problems
 
 
-def merge(docs: Sequence[Tuple[str, Mapping]], allow_partial: bool = False) -> Dict[str, Any]:
-    """Join shards (name, document) into one run; they must be of the same configuration and one
-    complete set of shards (unless `allow_partial`), and a case found in two of them must have the
-    same record in both."""
+def refuse_incomplete(docs: Sequence[Tuple[str, Mapping]], flag: str) -> None:
+    """A run that did not finish is not a result to gate on: say which, and how to use it anyway."""
+    for name, doc in docs:
+        if not is_complete(doc):
+            raise ResultsError(f"{name}: the run did not finish ({doc.get('incomplete') or 'incomplete'}); "
+                               f"{flag} uses it anyway")
+
+
+def merge(docs: Sequence[Tuple[str, Mapping]], allow_partial: bool = False,
+          allow_incomplete: bool = False) -> Dict[str, Any]:
+    """Join shards (name, document) into one run; they must be of the same configuration, finished
+    (unless `allow_incomplete`) and one complete set of shards (unless `allow_partial`), and a case
+    found in two of them must have the same record in both."""
     if not docs:
         raise ResultsError("nothing to merge")
+    if not allow_incomplete:
+        refuse_incomplete(docs, "--allow-incomplete")
     first_name, first = docs[0]
     records: Dict[str, Tuple[str, Mapping]] = {}
     for name, doc in docs:
@@ -294,11 +327,14 @@ def merge(docs: Sequence[Tuple[str, Mapping]], allow_partial: bool = False) -> D
     if incomplete and not allow_partial:
         raise ResultsError("; ".join(incomplete) + " (--allow-partial merges them anyway)")
     products = sorted({p for _, d in docs for p in d["products"]})
-    run = {f: first[f] for f in RUN_FIELDS if f not in ("schema_version", "suite_version", "counts", "records")
-           and f in first}
+    run = {f: first[f] for f in RUN_FIELDS if f not in ("schema_version", "suite_version", "counts", "records",
+                                                        "complete", "incomplete", "incidents") and f in first}
     run.update(products=products, shard=None,
                merged_from=[d.get("shard") or n for n, d in docs])
-    return make_document(run, (r for _, r in records.values()))
+    unfinished = [f"{n}: {d.get('incomplete') or 'incomplete'}" for n, d in docs if not is_complete(d)]
+    incidents = [f"{n}: {x}" for n, d in docs for x in d.get("incidents") or []]
+    return make_document(run, (r for _, r in records.values()),
+                         "; ".join(unfinished) if unfinished else None, incidents)
 
 
 # -- diff --------------------------------------------------------------------------------------
@@ -315,12 +351,15 @@ class Diff:
     regressions: List[Tuple[Mapping, Mapping]] = field(default_factory=list)
     appeared: List[Mapping] = field(default_factory=list)
     vanished: List[Mapping] = field(default_factory=list)
+    new_xfails: List[Tuple[Mapping, Optional[Mapping]]] = field(default_factory=list)
+    incidents: List[str] = field(default_factory=list)
     notes: List[str] = field(default_factory=list)
     allow_vanished: bool = False
 
     @property
     def worse(self) -> bool:
-        return bool(self.new_failures or self.regressions or (self.vanished and not self.allow_vanished))
+        return bool(self.new_failures or self.regressions or self.incidents
+                    or (self.vanished and not self.allow_vanished))
 
 
 def worst_ulp(r: Mapping) -> Optional[float]:
@@ -333,6 +372,11 @@ def diff(base: Mapping, new: Mapping, ulp_growth: float = ULP_GROWTH, ulp_ratio:
     """What changed from BASE to NEW. A precision regression is a case passing in both whose worst
     ulp error grew by more than `ulp_growth` ulps AND to more than `ulp_ratio` times its old value."""
     d = Diff(allow_vanished=allow_vanished)
+    d.incidents = list(new.get("incidents") or [])
+    for name, doc in (("BASE", base), ("NEW", new)):
+        if not is_complete(doc):
+            d.notes.append(f"{name} did not finish ({doc.get('incomplete') or 'incomplete'}): its missing "
+                           f"cases count as vanished")
     for f in ("suite_version", "manifest_hash", "backend", "standard_override"):
         if base.get(f) != new.get(f):
             d.notes.append(f"{f} differs: {base.get(f)!r} -> {new.get(f)!r}")
@@ -344,8 +388,16 @@ def diff(base: Mapping, new: Mapping, ulp_growth: float = ULP_GROWTH, ulp_ratio:
             d.appeared.append(nr)
             if nr["outcome"] in FAILING:
                 d.new_failures.append((nr, None))
+            elif nr["outcome"] == "xfailed":
+                d.new_xfails.append((nr, None))
             continue
-        if nr["outcome"] in FAILING and br["outcome"] not in FAILING:
+        if nr["outcome"] == "xfailed" and br["outcome"] != "xfailed":
+            # A known-failures line that now covers a case: fine if it already failed, a hidden
+            # regression if it passed in BASE.
+            d.new_xfails.append((nr, br))
+            if br["outcome"] in GOOD:
+                d.new_failures.append((nr, br))
+        elif nr["outcome"] in FAILING and br["outcome"] not in FAILING:
             d.new_failures.append((nr, br))
         elif br["outcome"] in FAILING and nr["outcome"] in GOOD:
             d.fixed.append((br, nr))
@@ -382,16 +434,23 @@ def render_diff(d: Diff, limit: int = 10) -> str:
         why.append(f"{len(d.regressions)} precision regressions")
     if d.vanished and not d.allow_vanished:
         why.append(f"{len(d.vanished)} vanished cases")
+    if d.incidents:
+        why.append(f"{len(d.incidents)} incidents")
     head = (f"WORSE: {', '.join(why)}" if d.worse else "OK: no new failures, no precision regressions"
             + (f" ({len(d.vanished)} vanished cases allowed)" if d.vanished else ""))
     lines = [head]
     lines += [f"note: {x}" for x in d.notes]
-    lines += _section("new failures", [f"{r['key']}  ({'new case' if b is None else b['outcome'] + ' before'})"
+    lines += _section("incidents (outside any case)", d.incidents, limit)
+    lines += _section("new failures", [f"{r['key']}  ({'new case' if b is None else b['outcome'] + ' before'}"
+                                       + (", now a known failure" if r["outcome"] == "xfailed" else "") + ")"
                                        + (f"\n    reproduce: {r['reproduce']}" if r.get("reproduce") else "")
                                        for r, b in d.new_failures], limit)
     lines += _section("precision regressions", [f"{n['key']}  {_fmt_ulp(worst_ulp(b))} -> {_fmt_ulp(worst_ulp(n))} ulp"
                                                 for b, n in d.regressions], limit)
     lines += _section("vanished", [r["key"] for r in d.vanished], limit)
+    lines += _section("new known failures (xfailed now, not before)",
+                      [f"{r['key']}  ({'new case' if b is None else b['outcome'] + ' before'}): {r.get('reason') or ''}"
+                       for r, b in d.new_xfails], limit)
     lines += _section("fixed", [n["key"] for _, n in d.fixed], limit)
     lines += _section("appeared", [r["key"] for r in d.appeared], limit)
     return "\n".join(lines)

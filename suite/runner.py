@@ -3,15 +3,17 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from suite import dtypes, golden, layout, memory, ops
 from suite.backend import BackendInfo
 from suite.cases import Case
-from suite.contract import AclnnError, OpCall, Unsupported, status_name
+from suite.blocks import numel
+from suite.contract import OpCall, status_name
 from suite.golden import CaseData, GoldenError, GoldenStore, make_inputs
+from suite.host import Fault, Outcome, Request, call_of
 from suite.tolerance import Standard, ToleranceTable, Verdict, judge
 
 
@@ -30,11 +32,16 @@ class CaseSkip(Exception):
         self.reason = reason
 
 
+def request_of(case: Case, inputs: Dict[str, Optional[np.ndarray]]) -> Request:
+    """What the backend's process needs to make the case's call: contiguous inputs and the layout."""
+    out = case.out_dtype if case.out_dtype is not None and case.out_shape is not None else None
+    return {"op": case.op, "inputs": dict(inputs), "layout": case.layout, "attrs": dict(case.attrs),
+            "out_shape": None if case.out_shape is None else tuple(case.out_shape),
+            "out_dtype": None if out is None else dtypes.canonical(out), "product": case.product}
+
+
 def build_call(case: Case, inputs: Dict[str, Optional[np.ndarray]]) -> OpCall:
-    views = {n: None if a is None else layout.view(case.layout, a) for n, a in inputs.items()}
-    out_dtype = None if case.out_dtype is None or case.out_shape is None else dtypes.dtype_of(case.out_dtype)
-    return OpCall(op=case.op, inputs=views, attrs=dict(case.attrs), out_shape=case.out_shape,
-                  out_dtype=out_dtype, product=case.product)
+    return call_of(request_of(case, inputs))
 
 
 def _fmt(v: float) -> str:
@@ -43,7 +50,7 @@ def _fmt(v: float) -> str:
 
 @dataclass
 class Runner:
-    backend: Any
+    host: Any                                 # suite.host.Hosted or InProcess: where the backend runs
     info: BackendInfo
     store: GoldenStore
     table: ToleranceTable
@@ -57,24 +64,40 @@ class Runner:
     def reproducer(self, nodeid: str) -> str:
         return f"pytest {shlex.quote(nodeid)}{self.replay}"
 
+    @property
+    def backend(self) -> Any:
+        """The backend object when it lives in this process (--isolation none), else None."""
+        return getattr(self.host, "backend", None)
+
     # -- calling -------------------------------------------------------------------------------
-    def _call(self, case: Case, call: OpCall, nodeid: str) -> Tuple[Optional[np.ndarray], Optional[int]]:
-        """The backend's result or its status; crashes and skips become a failure or a skip."""
+    def _calls(self, case: Case, inputs: Dict[str, Optional[np.ndarray]], nodeid: str,
+               repeat: int = 1) -> List[Outcome]:
+        """What the backend made of `repeat` calls; a fault of its process fails the case."""
+        deadline = None
+        deadline_for = getattr(self.host, "deadline_for", None)
+        if deadline_for is not None:
+            elements = sum(numel(s) for _, s in case.shapes if s is not None) + numel(case.out_shape or ())
+            deadline = deadline_for(elements)
         try:
-            return self.backend.run(call), None
-        except AclnnError as e:
-            return None, e.status
-        except Unsupported as e:
-            raise CaseSkip(f"backend cannot express this call: {e}") from None
-        except Exception as e:
-            raise CaseFailure(f"{case.id}: the backend crashed: {type(e).__name__}: {e}\n"
-                              f"  reproduce: {self.reproducer(nodeid)}") from None
+            return self.host.run(request_of(case, inputs), repeat, deadline)
+        except Fault as e:
+            raise CaseFailure(f"{case.id}: {e}\n  reproduce: {self.reproducer(nodeid)}",
+                              {"fault": e.kind}) from None
+
+    def _status(self, case: Case, o: Outcome, nodeid: str) -> Optional[int]:
+        """The status of a rejected call (None: accepted); crashes and skips become a failure or a skip."""
+        if o.unsupported is not None:
+            raise CaseSkip(f"backend cannot express this call: {o.unsupported}")
+        if o.raised is not None:
+            raise CaseFailure(f"{case.id}: the backend crashed: {o.raised}\n"
+                              f"  reproduce: {self.reproducer(nodeid)}")
+        return o.status
 
     def fits(self, case: Case, kind: str) -> None:
         """Skip, with the numbers, a case whose arrays this machine cannot hold."""
         if golden.is_stored(case):
             return
-        want = memory.need(case, kind, self.info.working_memory)
+        want = memory.need(case, kind, self.info.working_memory, getattr(self.host, "copies", 0))
         have = self.max_memory if self.max_memory is not None else memory.available()
         if have is not None and want > have:
             src = "--max-memory" if self.max_memory is not None else "available now"
@@ -93,28 +116,24 @@ class Runner:
         except GoldenError as e:
             raise CaseFailure(f"{case.id}: {e}") from None
 
-    def _check_array(self, case: Case, got: Any, nodeid: str) -> np.ndarray:
-        want_dt = dtypes.dtype_of(case.out_dtype)
-        if not isinstance(got, np.ndarray):
-            raise CaseFailure(f"{case.id}: the backend returned {type(got).__name__}, not a numpy array\n"
+    def _check_array(self, case: Case, o: Outcome, nodeid: str) -> np.ndarray:
+        if o.array is None:
+            raise CaseFailure(f"{case.id}: the backend returned {o.returned}; out is shape "
+                              f"{tuple(case.out_shape)} dtype {case.out_dtype}\n"
                               f"  reproduce: {self.reproducer(nodeid)}")
-        if tuple(got.shape) != tuple(case.out_shape) or got.dtype != want_dt:
-            raise CaseFailure(
-                f"{case.id}: the backend returned shape {tuple(got.shape)} dtype {dtypes.name_of(got.dtype)}; "
-                f"out is shape {tuple(case.out_shape)} dtype {case.out_dtype}\n"
-                f"  reproduce: {self.reproducer(nodeid)}")
-        return got
+        return o.array
 
     # -- the three kinds of test ---------------------------------------------------------------
     def check_numbers(self, case: Case, nodeid: str) -> Dict[str, Any]:
         self.fits(case, "numbers")
         data = self._data(case)
-        got, status = self._call(case, build_call(case, data.inputs), nodeid)
+        o = self._calls(case, data.inputs, nodeid)[0]
+        status = self._status(case, o, nodeid)
         if status is not None:
             raise CaseFailure(f"{case.id}: the backend rejected a valid call with status {status} "
                               f"({status_name(status)}); the contract accepts it\n"
                               f"  reproduce: {self.reproducer(nodeid)}", {"status": status})
-        got = self._check_array(case, got, nodeid)
+        got = self._check_array(case, o, nodeid)
         std = self.standard_for(case)
         v = judge(got, data.golden, got.dtype, std, self.table.slack_ulps)
         record = {"status": 0, **v.metrics()}
@@ -123,8 +142,7 @@ class Runner:
         return record
 
     def check_rejection(self, case: Case, nodeid: str) -> Dict[str, Any]:
-        call = build_call(case, make_inputs(case))
-        got, status = self._call(case, call, nodeid)
+        status = self._status(case, self._calls(case, make_inputs(case), nodeid)[0], nodeid)
         if status is None:
             raise CaseFailure(f"{case.id}: the backend accepted a call that aclnn rejects with "
                               f"{case.expect} ({status_name(case.expect)}): {case.why}\n"
@@ -138,16 +156,15 @@ class Runner:
     def check_determinism(self, case: Case, nodeid: str) -> Dict[str, Any]:
         self.fits(case, "determinism")
         inputs = self._inputs(case)
-        results, handed = [], []
-        for _ in range(2):
-            call = build_call(case, inputs)
-            got, status = self._call(case, call, nodeid)
+        results = []
+        for o in self._calls(case, inputs, nodeid, repeat=2):
+            status = self._status(case, o, nodeid)
             if status is not None:
                 raise CaseFailure(f"{case.id}: the backend rejected a valid call with status {status}\n"
-                                  f"  reproduce: {self.reproducer(nodeid)}")
-            got = self._check_array(case, got, nodeid)
-            self._not_aliased(case, got, call, handed, nodeid)
-            handed.append(got)
+                                  f"  reproduce: {self.reproducer(nodeid)}", {"status": status})
+            got = self._check_array(case, o, nodeid)
+            if o.aliased is not None:
+                raise CaseFailure(self._aliased_message(case, o.aliased, nodeid))
             # A copy: a backend that hands back the same buffer twice must not compare it with itself.
             results.append(np.array(got, copy=True))
         a, b = (dtypes.to_bits(r).reshape(-1) for r in results)
@@ -165,21 +182,16 @@ class Runner:
                               + "\n".join(lines) + f"\n  reproduce: {self.reproducer(nodeid)}")
         return {"status": 0, "deterministic": True}
 
-    def _not_aliased(self, case: Case, got: np.ndarray, call: OpCall, earlier: list, nodeid: str) -> None:
+    def _aliased_message(self, case: Case, aliased: str, nodeid: str) -> str:
         """A result must be the backend's own new memory: not a view of an input, and not a buffer
         it handed out before (an earlier result would change under the caller)."""
-        if got.size == 0:
-            return
-        for name, a in call.inputs.items():
-            if a is not None and np.may_share_memory(got, a):
-                raise CaseFailure(f"{case.id}: the result shares memory with input {name}: the backend "
-                                  f"returned a view of its input, not a result of its own\n"
-                                  f"  reproduce: {self.reproducer(nodeid)}")
-        for prev in earlier:
-            if np.may_share_memory(got, prev):
-                raise CaseFailure(f"{case.id}: the second call's result shares memory with the first's: "
-                                  f"the backend hands out a buffer it reuses, so an earlier result changes "
-                                  f"under the caller\n  reproduce: {self.reproducer(nodeid)}")
+        if aliased.startswith("input "):
+            what = (f"the result shares memory with {aliased}: the backend returned a view of its "
+                    f"input, not a result of its own")
+        else:
+            what = ("the second call's result shares memory with the first's: the backend hands out "
+                    "a buffer it reuses, so an earlier result changes under the caller")
+        return f"{case.id}: {what}\n  reproduce: {self.reproducer(nodeid)}"
 
     # -- messages ------------------------------------------------------------------------------
     def _numbers_message(self, case: Case, data: CaseData, v: Verdict, nodeid: str) -> str:

@@ -82,6 +82,21 @@ def terminal_lines(records: List[Mapping]) -> List[str]:
     return ["  ".join(r[i].ljust(widths[i]) for i in range(4)) + "  " + r[4] for r in rows]
 
 
+def status_lines(doc: Mapping) -> List[str]:
+    """Markdown paragraphs for a run that did not finish and for incidents outside any case: first,
+    so that nobody mistakes a partial table for a result."""
+    out = []
+    if doc.get("complete", True) is False:
+        out += [f"**INCOMPLETE RUN**: {doc.get('incomplete') or 'the run did not finish'}. The counts below "
+                f"cover only the cases that finished; `report diff` and `report merge` refuse this file "
+                f"without --allow-incomplete.", ""]
+    incidents = doc.get("incidents") or []
+    if incidents:
+        out += [f"**Incidents outside any case ({len(incidents)}), which fail the run:**", ""]
+        out += [f"- {x}" for x in incidents] + [""]
+    return out
+
+
 def _md_row(cells: Iterable[Any]) -> str:
     return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
 
@@ -96,7 +111,7 @@ def markdown(doc: Mapping, max_failures: int = 200) -> str:
              f"{c['passed']} passed, {c['failed']} failed, {c['skipped']} skipped, {c['xfailed']} xfailed, "
              f"{c['xpassed']} xpassed; products {', '.join(doc['products'])}; suite {doc['suite_version']}, "
              f"goldens `{doc['manifest_hash'][:12]}`" + (f", shard {doc['shard']}" if doc.get("shard") else ""),
-             "",
+             ""] + [line for line in status_lines(doc)] + [
              _md_row(["operator", "dtype", "product", "passed", "failed", "skipped", "xfailed", "xpassed",
                       "worst ulp"]),
              _md_row(["---"] * 3 + ["---:"] * 6)]

@@ -77,7 +77,7 @@ def load_table(path: Path) -> ToleranceTable:
         if not isinstance(body, LineDict) or "rule" not in body:
             raise FileError(path, stds.line_of(name), where, "gives a 'rule'")
         rule = body["rule"]
-        if rule not in RULES:
+        if not isinstance(rule, str) or rule not in RULES:
             raise FileError(path, body.line_of("rule"), f"{where}.rule",
                             f"unknown rule {rule!r} (known: {', '.join(RULES)})")
         params: Dict[str, Dict[str, float]] = {}
@@ -106,11 +106,13 @@ def load_table(path: Path) -> ToleranceTable:
                 raise FileError(path, line, f"{where}.{key}", f"no value for {', '.join(missing)}")
         standards[name] = Standard(name, rule, params, str(body.get("doc", "")))
     default = doc.get("default")
-    if default not in standards:
+    if not isinstance(default, str) or default not in standards:
         raise FileError(path, doc.line_of("default"), "default", f"names no standard ({', '.join(standards)})")
     operators = doc.get("operators", {}) or {}
+    if not isinstance(operators, dict):
+        raise FileError(path, doc.line_of("operators"), "operators", "is a mapping of operator to standard name")
     for op, std in operators.items():
-        if std not in standards:
+        if not isinstance(std, str) or std not in standards:
             raise FileError(path, operators.line_of(op), f"operators.{op}", f"names no standard {std!r}")
     slack = doc.get("float32_slack_ulps", 8)
     if isinstance(slack, bool) or not isinstance(slack, (int, float)) or not 0 <= slack < math.inf:

@@ -3,7 +3,8 @@
     pytest --backend aclnn --backend-opt lib_dir=EMU -p tests.aclnn_leakcheck --aclnn-live-counts=FILE
 
 Why a plugin: the suite closes its backend in pytest_unconfigure, after every test has run, so
-only code inside the pytest process can see what is still alive once close() has returned. Each
+only code inside the pytest process can see what is still alive once close() has returned; the
+backend must run in pytest's process for that (--isolation none). Each
 process that made a backend (the one process without xdist, every worker with it; the xdist
 controller makes none) appends one JSON line to FILE:
 
@@ -55,7 +56,10 @@ def _backend(config: pytest.Config) -> Optional[Any]:
     return state.backend if state is not None else None
 
 
-def pytest_sessionfinish(session: pytest.Session) -> None:
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtestloop(session: pytest.Session):
+    """After the last test, before the suite closes its backend (in its pytest_sessionfinish)."""
+    yield
     config = session.config
     backend = _backend(config)
     if config.option.aclnn_live_counts is None or backend is None:
@@ -66,7 +70,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         config.stash[_SESSION_END] = {"error": str(exc)}
 
 
-@pytest.hookimpl(trylast=True)  # after suite.plugin's pytest_unconfigure has closed the backend
+@pytest.hookimpl(trylast=True)  # after suite.plugin has closed the backend (its pytest_sessionfinish)
 def pytest_unconfigure(config: pytest.Config) -> None:
     path, backend = config.option.aclnn_live_counts, _backend(config)
     if path is None or backend is None:

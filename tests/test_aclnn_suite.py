@@ -6,8 +6,10 @@ emulator) in real pytest sessions, one subprocess each (an emulator build must o
 the loader resolves libascendcl.so by soname, so two builds cannot share one). It shows:
   - every product family: the full suite passes, the only skips are the negative-stride views,
     and the emulator holds zero live buffers, tensors, executors and streams after close()
-    (read by tests.aclnn_leakcheck; atlas-inference runs under xdist, one record per worker);
-  - planted faults are caught by the suite, with messages naming the case and a reproducer;
+    (read by tests.aclnn_leakcheck in pytest's process, --isolation none; atlas-inference runs under
+    xdist, one record per worker);
+  - planted faults are caught by the suite (the backend in its own process, as users run it), with
+    messages naming the case and a reproducer;
   - with no CANN library, every case is skipped with a reason naming what was looked for where.
 It proves the marshalling and the harness, never the conformance of real Ascend kernels.
 """
@@ -127,8 +129,9 @@ PRODUCT_RUNS = [
 @pytest.mark.parametrize("product,soc,workers,negative_strides", PRODUCT_RUNS, ids=[p[0] for p in PRODUCT_RUNS])
 def test_full_suite_passes_on_each_product_and_leaks_nothing(emulator, tmp_path, product, soc, workers,
                                                              negative_strides):
+    # In pytest's process: the live counts are read from the backend object around its close().
     s = run_suite(tmp_path, emulator(None), "--backend-opt", f"negative_strides={negative_strides}",
-                  soc=soc, workers=workers)
+                  "--isolation=none", soc=soc, workers=workers)
     assert s.returncode == 0, s.tail()
     assert s.cases and not s.having("failed") and not s.having("error"), s.tail()
     # the SoC alone chose the product: every case run is that family's, of all three kinds
@@ -161,7 +164,7 @@ class LeakyAclnnBackend(AclnnBackend):
 
 def test_live_count_check_sees_a_leaking_backend(emulator, tmp_path):
     s = run_suite(tmp_path, emulator(None), "--backend", "tests.test_aclnn_suite:LeakyAclnnBackend",
-                  "-k", "test_results and 2x3.2x3.2x3")
+                  "-k", "test_results and 2x3.2x3.2x3", "--isolation=none")
     assert s.returncode == 0 and s.having("passed"), s.tail()  # the results are right; only the hygiene is not
     n = len(s.cases)
     [r] = s.live
@@ -221,7 +224,7 @@ def test_planted_fault_is_caught_by_the_suite(emulator, tmp_path, name):
 def test_without_cann_every_case_is_skipped_with_the_reason(tmp_path):
     empty = tmp_path / "no-cann"
     empty.mkdir()
-    s = run_suite(tmp_path, str(empty), "-k", "2x3.2x3.2x3")
+    s = run_suite(tmp_path, str(empty), "-k", "2x3.2x3.2x3", "--isolation=none")
     assert s.returncode == 0, s.tail()
     assert s.cases and set(s.having("skipped")) == set(s.cases), s.tail()
     # the backend could not tell its product, so every family's cases were collected, of every kind
@@ -236,7 +239,7 @@ def test_without_cann_every_case_is_skipped_with_the_reason(tmp_path):
 def test_negative_strides_cann_refuses_are_skipped_with_the_reason(emulator, tmp_path):
     """negative_strides=pass against a CANN whose aclCreateTensor refuses them: skips, not crashes."""
     s = run_suite(tmp_path, emulator(None), "--backend-opt", "negative_strides=pass", "-k", "negstride",
-                  env={"ACLNN_EMU_REJECT_NEG_STRIDES": "1"})
+                  "--isolation=none", env={"ACLNN_EMU_REJECT_NEG_STRIDES": "1"})
     assert s.returncode == 0, s.tail()
     assert s.cases and set(s.having("skipped")) == set(s.cases), s.tail()
     assert all("aclCreateTensor refused the negative-stride view" in m for m in s.having("skipped").values())

@@ -170,10 +170,60 @@ def test_known_failures_usage_error_names_the_file(tmp_path):
 
 def test_diff_rejects_a_file_of_another_schema(tmp_path, runs):
     doc = copy.deepcopy(runs[1])
-    doc["schema_version"] = 2
-    (tmp_path / "v2.json").write_text(json.dumps(doc))
-    p = cli(["report", "diff", str(runs[0] / "ref" / "results.json"), str(tmp_path / "v2.json")])
-    assert p.returncode == 2 and "schema_version 2" in p.stderr
+    doc["schema_version"] = 3
+    (tmp_path / "v3.json").write_text(json.dumps(doc))
+    p = cli(["report", "diff", str(runs[0] / "ref" / "results.json"), str(tmp_path / "v3.json")])
+    assert p.returncode == 2 and "schema_version 3 is not one of 1, 2" in p.stderr
+
+
+def test_a_schema_1_file_still_reads_and_counts_as_finished(tmp_path, runs):
+    """Baselines written before schema 2 keep working: no complete/incomplete/incidents/fault."""
+    doc = copy.deepcopy(runs[1])
+    doc["schema_version"] = 1
+    for k in ("complete", "incomplete", "incidents"):
+        del doc[k]
+    for r in doc["records"]:
+        del r["fault"]
+    (tmp_path / "v1.json").write_text(json.dumps(doc))
+    back = results.read(tmp_path / "v1.json")
+    assert results.is_complete(back)
+    p = cli(["report", "diff", str(tmp_path / "v1.json"), str(runs[0] / "bad" / "results.json")])
+    assert p.returncode == 1 and p.stdout.startswith("WORSE: ")
+
+
+def test_a_known_failure_that_passed_in_the_baseline_is_a_regression(tmp_path, runs):
+    """The list names the mean cases; the reference run (the baseline) passed them. With
+    --baseline they are not excused: the run fails; without it they xfail, and report diff against
+    the baseline still says WORSE, listing them as new failures and as new known failures."""
+    d, ref, bad = runs
+    kf = tmp_path / "known.yaml"
+    kf.write_text('- cases: "MseLossBackward-*atlas-a2-mean-*"\n  reason: divides by N+1\n')
+    base = str(d / "ref" / "results.json")
+    common = [MSE, "-k", SLICE, "--backend", "tests.test_gate:BrokenMseBackend", "--known-failures=" + str(kf)]
+    p = run_suite(common + ["--baseline=" + base, "--report-dir=" + str(tmp_path / "with")])
+    assert p.returncode == 1, p.stdout[-3000:]
+    doc = results.read(tmp_path / "with" / "results.json")
+    broken = {r["key"] for r in bad["records"] if r["outcome"] == "failed"}
+    assert {r["key"] for r in doc["records"] if r["outcome"] == "failed"} == broken
+    assert not doc["counts"]["xfailed"] and "known failures not excused (they passed in --baseline)" in p.stdout
+    p = run_suite(common + ["--report-dir=" + str(tmp_path / "without")])
+    assert p.returncode == 0, p.stdout[-3000:]                         # the list hides them...
+    new = str(tmp_path / "without" / "results.json")
+    assert results.read(new)["counts"]["xfailed"] == len(broken)
+    p = cli(["report", "diff", base, new, "--limit", "1000"])          # ...but not from the gate
+    assert p.returncode == 1 and p.stdout.startswith(f"WORSE: {len(broken)} new failures"), p.stdout
+    assert f"new known failures (xfailed now, not before) ({len(broken)})" in p.stdout
+    assert p.stdout.count("passed before, now a known failure") == len(broken)
+    # against a baseline that already failed them, the same list is fine: listed, not worse
+    p = cli(["report", "diff", str(d / "bad" / "results.json"), new])
+    assert p.returncode == 0 and f"new known failures (xfailed now, not before) ({len(broken)})" in p.stdout
+
+
+def test_baseline_that_is_not_a_results_file_is_one_line(tmp_path):
+    f = tmp_path / "base.json"
+    f.write_text("{")
+    p = run_suite([MSE, "--collect-only", "-k", "nothing", "--baseline=" + str(f)])
+    assert p.returncode == 4 and f"--baseline: {f}:1: not JSON" in p.stderr and "Traceback" not in p.stderr
 
 
 def test_a_passing_case_skipped_now_is_no_longer_tested(runs):

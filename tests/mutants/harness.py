@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from suite import cases as casefiles
-from suite.backend import BackendInfo
+from suite.host import InProcess
 from suite.cases import NUMBERS, Case
 from suite.golden import CaseData, GoldenCache, GoldenStore, default_cache_dir, is_stored
 from suite.runner import CaseFailure, CaseSkip, Runner
@@ -132,8 +132,9 @@ class Outcome:
 def run_backend(backend: Any, cases: Iterable[Case], kinds: Sequence[str] = KINDS) -> Outcome:
     """Each case through Runner.check_numbers / check_rejection / check_determinism, exactly the
     calls the plugin's `verify` fixture makes, with the products and capabilities it honours."""
-    info = BackendInfo.of(backend)
-    runner = Runner(backend, info, store(), table())
+    host = InProcess(backend)
+    info = host.info
+    runner = Runner(host, info, store(), table())
     fns: Dict[str, Callable] = {"numbers": runner.check_numbers, "rejection": runner.check_rejection,
                                 "determinism": runner.check_determinism}
     out = Outcome(info.name)

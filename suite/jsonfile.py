@@ -1,0 +1,42 @@
+"""JSON read with suite.yamlfile's guarantees: a file too large, not UTF-8, not JSON or nested
+past what the decoder can recurse through is one line naming the file (and the line, where there
+is one), raised as the caller's own error type (ResultsError, GoldenError).
+
+MAX_BYTES is 256 MiB: a results.json costs ~0.8 kB a record (9 MB for today's 11,000 records of
+every product), so this is ~300,000 records; the golden manifest is 1 MB. json.loads of a file
+costs several times its size in memory, so a few GB at most."""
+from __future__ import annotations
+
+import json
+import reprlib
+from pathlib import Path
+from typing import Any, Callable
+
+from suite.yamlfile import FileError, one_line, read_text
+
+MAX_BYTES = 256 << 20
+
+_SHORT = reprlib.Repr()
+_SHORT.maxstring = _SHORT.maxother = 60
+_SHORT.maxlevel, _SHORT.maxlist, _SHORT.maxdict = 2, 4, 4
+
+
+def short(value: Any) -> str:
+    """repr() for an error message: at most ~60 characters a value, two levels deep, one line."""
+    return one_line(_SHORT.repr(value))
+
+
+def load(path: Path, error: Callable[[str], Exception], max_bytes: int = MAX_BYTES) -> Any:
+    """The JSON document in `path`; any problem reading it is `error("<path>[:line]: what")`."""
+    try:
+        text = read_text(Path(path), max_bytes)
+    except FileError as e:
+        raise error(str(e)) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise error(f"{path}:{e.lineno}: not JSON: {e.msg} (column {e.colno})") from None
+    except RecursionError:
+        raise error(f"{path}: not JSON this suite reads: nested too deeply") from None
+    except ValueError as e:                             # an integer of more than 4300 digits
+        raise error(f"{path}: not JSON this suite reads: {one_line(str(e))}") from None

@@ -1,0 +1,121 @@
+"""Backends that misbehave as native code does: each is the reference backend, with one fault
+planted on the calls with reduction=mean (the other calls must still pass, proving the run went
+on). Named on the command line as tests.misbehaving:NAME by tests/test_faults.py."""
+from __future__ import annotations
+
+import atexit
+import ctypes
+import os
+import sys
+import time
+
+import numpy as np
+
+from suite.backends.reference import ReferenceBackend
+from suite.contract import OpCall
+
+
+def _mean(call: OpCall) -> bool:
+    return call.attrs.get("reduction") == 1
+
+
+class Segfault(ReferenceBackend):
+    name = "segfault"
+
+    def run(self, call: OpCall) -> np.ndarray:
+        if _mean(call):
+            ctypes.string_at(0)                  # a real SIGSEGV: reads address 0
+        return super().run(call)
+
+
+class ExitZero(ReferenceBackend):
+    name = "exit-0"
+
+    def run(self, call: OpCall) -> np.ndarray:
+        if _mean(call):
+            os._exit(0)
+        return super().run(call)
+
+
+class ExitThree(ReferenceBackend):
+    name = "exit-3"
+
+    def run(self, call: OpCall) -> np.ndarray:
+        if _mean(call):
+            os._exit(3)
+        return super().run(call)
+
+
+class SysExit(ReferenceBackend):
+    name = "sys-exit"
+
+    def run(self, call: OpCall) -> np.ndarray:
+        if _mean(call):
+            sys.exit(0)
+        return super().run(call)
+
+
+class Hang(ReferenceBackend):
+    name = "hang"
+
+    def run(self, call: OpCall) -> np.ndarray:
+        if _mean(call):
+            time.sleep(3600)
+        return super().run(call)
+
+
+class ReusedBuffer(ReferenceBackend):
+    """Hands out one preallocated buffer per shape: a second result overwrites the first."""
+    name = "reused-buffer"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._buffers: dict = {}
+
+    def run(self, call: OpCall) -> np.ndarray:
+        out = super().run(call)
+        if not _mean(call):
+            return out
+        buf = self._buffers.setdefault((out.shape, out.dtype.str), np.empty_like(out))
+        buf[...] = out
+        return buf
+
+
+class Wrong(ReferenceBackend):
+    """Doubles the mean results: a plain numeric failure."""
+    name = "wrong"
+
+    def run(self, call: OpCall) -> np.ndarray:
+        out = super().run(call)
+        return (out.astype(np.float64) * 2).astype(out.dtype) if _mean(call) else out
+
+
+class ExitInClose(Wrong):
+    """Fails a case, then exits with 0 while closing: the run must still fail."""
+    name = "exit-in-close"
+
+    def close(self) -> None:
+        os._exit(0)
+
+
+class ExitAtExit(Wrong):
+    """Fails a case, then exits with 0 from an exit handler."""
+    name = "exit-at-exit"
+
+    def __init__(self) -> None:
+        super().__init__()
+        atexit.register(os._exit, 0)
+
+
+class RaisingInit(ReferenceBackend):
+    name = "raising-init"
+
+    def __init__(self) -> None:
+        raise RuntimeError("no device 0")
+
+
+class CrashAlways(ReferenceBackend):
+    name = "crash-always"
+
+    def run(self, call: OpCall) -> np.ndarray:
+        os._exit(7)
