@@ -238,7 +238,10 @@ def pytest_report_header(config: pytest.Config) -> Optional[str]:
     return (f"aclnn-conformance: backend {opt.backend or 'reference'}"
             f"{' ' + ' '.join(opt.backend_opt) if opt.backend_opt else ''}; "
             f"products {', '.join(state.products)}; scale {opt.scale}; "
-            f"golden cache {state.cache_dir or 'none'}")
+            f"golden cache {state.cache_dir or 'none'}; "
+            + ("backend in pytest's process (--isolation none)" if opt.isolation == "none" else
+               f"backend in its own process, {opt.case_timeout:g} s a call"
+               f"{' + 0.1 s per million elements' if opt.case_timeout else ' (no deadline)'}"))
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
