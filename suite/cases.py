@@ -10,6 +10,7 @@ import hashlib
 import itertools
 import math
 
+import enum
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
@@ -24,6 +25,26 @@ MAX_PARSED_RANK = 16
 TOLERANCE_FILE = "tolerances.yaml"
 NOT_CASE_FILES = (TOLERANCE_FILE, hardware.HARDWARE_FILE)
 NUMBERS = 0                      # expect value meaning "the call succeeds with numbers"
+
+
+class Kind(str, enum.Enum):
+    """The three kinds of test a case runs under, one test module each. A str, so that it is
+    also the plain word in records and node ids."""
+
+    NUMBERS = "numbers"              # the result against its golden
+    REJECTION = "rejection"          # the documented status
+    DETERMINISM = "determinism"      # two runs, bit-identical
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def kinds_of(case: "Case") -> List[Kind]:
+    """The kinds of test that run this case."""
+    kinds = [Kind.NUMBERS if case.expect == NUMBERS else Kind.REJECTION]
+    if case.determinism and case.expect == NUMBERS:
+        kinds.append(Kind.DETERMINISM)
+    return kinds
 TIERS = ("default", "huge")      # huge: sizes only a device machine's host can hold (--scale=huge)
 STORED_LIMIT = 1 << 15           # elements (inputs + broadcast shape) up to which data is committed
 # The most elements one array of a case may have (each input, the broadcast shape, out), per tier:

@@ -704,12 +704,15 @@ def check(cases: Iterable[Case], root: Path, tiers: Iterable[str] = ("default",)
         problems.append(f"goldens were made by generator version {m.get('generator_version')}, "
                         f"this is {GENERATOR_VERSION}: stale")
     store = GoldenStore(root, manifest=m)
+    bad_files = set()                 # reported once here, not again for each case they hold
     for rel, sha in m["files"].items():
         path = root / rel
         if not path.exists():
             problems.append(f"missing bundle {rel}")
+            bad_files.add(rel)
         elif _sha256(path.read_bytes()) != sha:
             problems.append(f"corrupted bundle {rel} (sha256 differs from the manifest)")
+            bad_files.add(rel)
     for p in sorted(root.glob("*/*.npz")):
         rel = p.relative_to(root).as_posix()
         if rel not in m["files"]:
@@ -720,7 +723,6 @@ def check(cases: Iterable[Case], root: Path, tiers: Iterable[str] = ("default",)
     want = numeric_cases(cases)
     for key in sorted(set(m["cases"]) - set(want)):
         problems.append(f"orphaned golden {key} (no case makes it)")
-    bad_files = {p.split()[-1] for p in problems if p.startswith(("missing bundle", "corrupted"))}
     for key, case in sorted(want.items()):
         entry = m["cases"].get(key)
         if entry is None:

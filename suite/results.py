@@ -14,6 +14,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 import suite
+from suite.cases import Kind
 from suite import jsonfile, shard
 from suite.golden import atomic_write
 from suite.jsonfile import short
@@ -21,10 +22,9 @@ from suite.jsonfile import short
 SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)          # version 1 lacks complete, incomplete, incidents and fault
 OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed")
-KINDS = ("numbers", "rejection", "determinism")
+KINDS = tuple(k.value for k in Kind)
 METRICS = ("standard", "n", "n_over", "share_over", "mismatches", "n_gross", "max_ulp", "mean_ulp",
            "max_abs", "max_rel", "rmse")
-_NUM_METRICS = METRICS[1:]
 
 
 class ResultsError(Exception):
@@ -191,14 +191,6 @@ def case_fields(case: Any, kind: str, nodeid: str) -> Dict[str, Any]:
             "shapes": {k: None if s is None else list(s) for k, s in case.shapes},
             "out_shape": None if case.out_shape is None else list(case.out_shape),
             "layout": case.layout, "values": case.values, "expect": case.expect}
-
-
-def failure_fields(message: str) -> Dict[str, Any]:
-    """The failure's first line, and its reproducer (the message's `  reproduce: ...` line)."""
-    lines = message.splitlines() or [""]
-    last = lines[-1].strip()
-    return {"message": lines[0],
-            "reproduce": last[len("reproduce:"):].strip() if last.startswith("reproduce:") else None}
 
 
 def make_record(fields: Mapping[str, Any], outcome: str, reason: Optional[str]) -> Dict[str, Any]:
