@@ -45,6 +45,8 @@ def kinds_of(case: "Case") -> List[Kind]:
     if case.determinism and case.expect == NUMBERS:
         kinds.append(Kind.DETERMINISM)
     return kinds
+
+
 TIERS = ("default", "huge")      # huge: sizes only a device machine's host can hold (--scale=huge)
 STORED_LIMIT = 1 << 15           # elements (inputs + broadcast shape) up to which data is committed
 # The most elements one array of a case may have (each input, the broadcast shape, out), per tier:
@@ -57,16 +59,45 @@ STORED_LIMIT = 1 << 15           # elements (inputs + broadcast shape) up to whi
 ARRAY_LIMITS = {"default": 1 << 28, "huge": 1 << 33}
 
 
+class Frozen(Mapping):
+    """A read-only mapping that keeps its order (inputs in signature order) and can be hashed,
+    so that a frozen Case can hold it."""
+
+    __slots__ = ("_d", "_hash")
+
+    def __init__(self, items: Any = ()) -> None:
+        self._d = dict(items)
+        self._hash = hash(tuple(self._d.items()))
+
+    def __getitem__(self, key: str) -> Any:
+        return self._d[key]
+
+    def __iter__(self):
+        return iter(self._d)
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, Mapping) and list(self.items()) == list(other.items())
+
+    def __repr__(self) -> str:
+        return f"Frozen({self._d!r})"
+
+
 @dataclass(frozen=True)
 class Case:
     id: str
     op: str
     product: str
-    dtypes: Tuple[Tuple[str, Optional[str]], ...]     # input name -> dtype name
+    dtypes: Frozen                                    # input name -> dtype name (None: NULL)
     out_dtype: Optional[str]
-    shapes: Tuple[Tuple[str, Optional[Shape]], ...]   # input name -> shape (None: NULL)
+    shapes: Frozen                                    # input name -> shape (None: NULL)
     out_shape: Optional[Shape]
-    attrs: Tuple[Tuple[str, Any], ...]
+    attrs: Frozen                                     # attribute name -> value
     layout: str
     values: str
     expect: int                                       # 0: numbers; else the aclnn status
@@ -76,6 +107,12 @@ class Case:
     datakey: str                                      # what the inputs and golden depend on
     tier: str = "default"                             # "huge": run only with --scale=huge
     generated: bool = False                           # made by a shape generator (a scale set)
+
+    def __post_init__(self) -> None:
+        for name in ("dtypes", "shapes", "attrs"):
+            value = getattr(self, name)
+            if not isinstance(value, Frozen):
+                object.__setattr__(self, name, Frozen(value))
 
     @property
     def signature(self) -> Signature:
@@ -327,8 +364,8 @@ def _make_case(op: Operator, product: str, ins: Dict[str, Optional[str]], out_dt
     status, why = op.check(sig)
     case_id, datakey = _ids(op, product, ins, out_dtype, attrs, shapes, out_shape, explicit_out,
                             layout_name, values)
-    case = Case(case_id, op.name, product, tuple(ins.items()), out_dtype, tuple(shapes.items()),
-                out_shape, tuple(attrs.items()), layout_name, values, status, why,
+    case = Case(case_id, op.name, product, Frozen(ins), out_dtype, Frozen(shapes),
+                out_shape, Frozen(attrs), layout_name, values, status, why,
                 determinism and status == NUMBERS, source, datakey, tier, generated)
     return case, sig
 

@@ -51,7 +51,7 @@ def need(case: Case, kind: str, working: float = WORKING_MEMORY, copies: int = 0
     4.4 GiB estimated.)"""
     shapes = dict(case.shapes)
     total = arrays = 0
-    for name, dt in case.dtypes:
+    for name, dt in case.dtypes.items():
         s = shapes.get(name)
         if s is None or dt is None:
             continue

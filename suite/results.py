@@ -188,7 +188,7 @@ def case_fields(case: Any, kind: str, nodeid: str) -> Dict[str, Any]:
     return {"key": nodeid, "case": case.id, "kind": kind, "op": case.op, "product": case.product,
             "dtypes": dict(case.dtypes), "out_dtype": case.out_dtype,
             "reduction": attrs.get("reduction"), "logTarget": attrs.get("logTarget"),
-            "shapes": {k: None if s is None else list(s) for k, s in case.shapes},
+            "shapes": {k: None if s is None else list(s) for k, s in case.shapes.items()},
             "out_shape": None if case.out_shape is None else list(case.out_shape),
             "layout": case.layout, "values": case.values, "expect": case.expect}
 

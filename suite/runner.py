@@ -94,7 +94,7 @@ class Runner:
         deadline = None
         deadline_for = getattr(self.host, "deadline_for", None)
         if deadline_for is not None:
-            elements = sum(numel(s) for _, s in case.shapes if s is not None) + numel(case.out_shape or ())
+            elements = sum(numel(s) for s in case.shapes.values() if s is not None) + numel(case.out_shape or ())
             deadline = deadline_for(elements)
         try:
             return self.host.run(request_of(case, inputs), repeat, deadline)
