@@ -12,7 +12,8 @@ from suite.backend import BackendInfo
 from suite.cases import Case, Kind
 from suite.blocks import numel
 from suite.contract import OpCall, status_name
-from suite.golden import CaseData, GoldenError, GoldenStore, make_inputs
+from suite.golden import CaseData, GoldenError, GoldenStore
+from suite.values import draw_inputs
 from suite.host import Fault, Outcome, Request, call_of
 from suite.tolerance import Standard, ToleranceTable, Verdict, judge
 
@@ -163,7 +164,7 @@ class Runner:
         return record
 
     def check_rejection(self, case: Case, nodeid: str) -> Dict[str, Any]:
-        status = self._status(case, self._calls(case, make_inputs(case), nodeid)[0], nodeid)
+        status = self._status(case, self._calls(case, draw_inputs(case), nodeid)[0], nodeid)
         if status is None:
             raise self._fail(case, nodeid, f"the backend accepted a call that aclnn rejects with "
                                            f"{case.expect} ({status_name(case.expect)}): {case.why}",

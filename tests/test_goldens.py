@@ -11,7 +11,7 @@ from typing import Dict, List
 import numpy as np
 import pytest
 
-from suite import dtypes, golden, ops
+from suite import dtypes, golden, ops, values
 from suite.cases import Case, load_cases
 from suite.golden import GoldenError, GoldenStore
 from tests.core_helpers import write
@@ -202,7 +202,7 @@ def test_inputs_round_trip_bit_exactly(root: Path, cases: List[Case]) -> None:
     bf = [c for c in numeric(cases) if "bfloat16" in dict(c.dtypes).values()]
     assert any(c.values == "specials" for c in bf)
     for c in bf:
-        fresh, stored = golden.make_inputs(c), store.load(c).inputs
+        fresh, stored = values.draw_inputs(c), store.load(c).inputs
         for n, a in fresh.items():
             assert stored[n].dtype == dtypes.bfloat16 and stored[n].shape == a.shape
             assert np.array_equal(dtypes.to_bits(stored[n]), dtypes.to_bits(a))
