@@ -264,7 +264,7 @@ def _dtype_name(ctx: _Ctx, node: Any, key: Any, value: Any) -> str:
 
 
 def parse_dtypes(ctx: _Ctx, op: Operator, node: Any, key: Any, value: Any) -> Tuple[Dict[str, str], str]:
-    """A dtype spec: one name for every tensor, or a mapping of gradOutput/self/target/inputs/out."""
+    """A dtype spec: one name for every tensor, or a mapping of input names, `inputs` and `out`."""
     if isinstance(value, (str,)):
         name = _dtype_name(ctx, node, key, value)
         return {n: name for n in op.inputs}, name
@@ -274,12 +274,12 @@ def parse_dtypes(ctx: _Ctx, op: Operator, node: Any, key: Any, value: Any) -> Tu
     for k in value:
         if k not in allowed:
             raise ctx.fail(value, k, f"unknown key (allowed: {', '.join(sorted(allowed))})")
-    base = value.get("inputs", value.get("self"))
+    base = value.get("inputs", value.get(op.primary))
     if base is None:
-        raise ctx.fail(node, key, "give 'inputs' or 'self'")
-    base = _dtype_name(ctx, value, "inputs" if "inputs" in value else "self", base)
+        raise ctx.fail(node, key, f"give 'inputs' or '{op.primary}'")
+    base = _dtype_name(ctx, value, "inputs" if "inputs" in value else op.primary, base)
     ins = {n: _dtype_name(ctx, value, n, value[n]) if n in value else base for n in op.inputs}
-    out = _dtype_name(ctx, value, "out", value["out"]) if "out" in value else ins["self"]
+    out = _dtype_name(ctx, value, "out", value["out"]) if "out" in value else ins[op.primary]
     return ins, out
 
 
@@ -347,7 +347,7 @@ class Expansion:
 
 def _triple(ctx: _Ctx, op: Operator, node: Any, key: Any, value: Any,
             allow_null: bool) -> Dict[str, Optional[Shape]]:
-    """gradOutput, self and target shapes, in signature order."""
+    """One shape per input, in the operator's signature order."""
     if not isinstance(value, list) or len(value) != len(op.inputs):
         raise ctx.fail(node, key, f"a shape combination lists {len(op.inputs)} shapes "
                                   f"({', '.join(op.inputs)}), got {value!r}")
@@ -372,7 +372,7 @@ def _make_case(op: Operator, product: str, ins: Dict[str, Optional[str]], out_dt
 
 def _generated(op: Operator, gen: Generator, hw: Dict[str, hardware.Hardware], product: str,
                ins: Dict[str, str]) -> List[Dict[str, Shape]]:
-    names = {**hw[product].names(ins["self"]), **op.tiling(hw[product], ins)}
+    names = {**hw[product].names(ins[op.primary]), **op.tiling(hw[product], ins)}
     return gen.expand(names, op.inputs)
 
 
@@ -478,7 +478,7 @@ def _single(ctx: _Ctx, op: Operator, c: LineDict, out: Expansion) -> None:
     out_shape = parse_shape(ctx, c, "out_shape", c["out_shape"], allow_null=True) if explicit_out \
         else op.out_shape(shapes)
     if out_shape is None and not explicit_out:
-        out_shape = shapes.get("self") or ()
+        out_shape = shapes.get(op.primary) or ()
     check_size(ctx, op, shapes, None, "default", c.line_of("shapes"))
     if explicit_out:
         check_size(ctx, op, {}, out_shape, "default", c.line_of("out_shape"))

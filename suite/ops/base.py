@@ -83,6 +83,9 @@ class Operator:
 
     name: str = ""
     inputs: Tuple[str, ...] = ("gradOutput", "self", "target")
+    # The input whose dtype is a case's default for the others and for out, and whose shape is
+    # out's when no broadcast rule gives one (a case file's dtype mapping may name it for 'inputs').
+    primary: str = "self"
     reductions: Dict[str, int] = {}
     # Attributes beyond reduction, with the values case files may give.
     extra_attrs: Dict[str, Tuple[object, ...]] = {}
