@@ -163,8 +163,7 @@ def _dtype_token(dts: Mapping[str, Optional[str]], out: Optional[str]) -> str:
 def _ids(op: Operator, product: str, dts, out_dtype, attrs, shapes, out_shape, explicit_out: bool,
          layout_name: str, values: str) -> Tuple[str, str]:
     parts = [_dtype_token(dts, out_dtype), op.reduction_name(attrs["reduction"])]
-    if "logTarget" in attrs:
-        parts.append("logtarget" if attrs["logTarget"] else "plaintarget")
+    parts += [a.token(attrs[a.name]) for a in op.attributes if a.name in attrs]
     parts.append(".".join(shape_token(s) for s in shapes.values()))
     if explicit_out:
         parts.append("out" + shape_token(out_shape))
@@ -330,11 +329,28 @@ def _bool(ctx: _Ctx, node: Any, key: Any, v: Any) -> bool:
     return v
 
 
+def _attr_value(ctx: _Ctx, attr: Any, node: Any, key: Any, v: Any) -> Any:
+    """A value of an operator's attribute, of its declared type."""
+    if attr.kind is bool:
+        return _bool(ctx, node, key, v)
+    if attr.kind is int and isinstance(v, int) and not isinstance(v, bool):
+        return v
+    if attr.kind is float and isinstance(v, (int, float)) and not isinstance(v, bool):
+        return float(v)
+    raise ctx.fail(node, key, f"expected {attr.kind.__name__}, not {v!r}")
+
+
 # -- expansion ---------------------------------------------------------------------------------
-MATRIX_KEYS = {"name", "products", "dtypes", "reductions", "logTarget", "shapes", "layouts",
+# Each operator adds its attributes' names to these (Operator.attributes).
+MATRIX_KEYS = {"name", "products", "dtypes", "reductions", "shapes", "layouts",
                "values", "determinism", "exclude", "tier"}
-CASE_KEYS = {"name", "product", "dtypes", "reduction", "logTarget", "shapes", "out_shape",
+CASE_KEYS = {"name", "product", "dtypes", "reduction", "shapes", "out_shape",
              "layout", "values", "expect", "determinism"}
+EXCLUDE_KEYS = {"product", "dtype", "reduction", "shapes", "layout", "values"}
+
+
+def _keys(base: set, op: Operator) -> set:
+    return base | {a.name for a in op.attributes}
 FILE_KEYS = {"op", "shapes", "matrices", "cases", "limits"}
 
 
@@ -383,9 +399,10 @@ def generator_names(op: Operator) -> List[str]:
 
 def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], out: Expansion,
             hw: Dict[str, hardware.Hardware]) -> None:
+    allowed = _keys(MATRIX_KEYS, op)
     for k in m:
-        if k not in MATRIX_KEYS or (k == "logTarget" and "logTarget" not in op.extra_attrs):
-            raise ctx.fail(m, k, f"unknown key (allowed: {', '.join(sorted(MATRIX_KEYS))})")
+        if k not in allowed:
+            raise ctx.fail(m, k, f"unknown key (allowed: {', '.join(sorted(allowed))})")
     source = f"{ctx.path}:{m.line}"
     products = _products(ctx, m, "products")
     dts = [parse_dtypes(ctx, op, lst, i, v) for lst in [_as_list(ctx, m, "dtypes")] for i, v in enumerate(lst)]
@@ -393,10 +410,10 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
     reds = list(op.reductions.values()) if reds_node == "all" else [
         _reduction(ctx, op, lst, i, v, single=False) for lst in [_as_list(ctx, m, "reductions")]
         for i, v in enumerate(lst)]
-    logts: List[Optional[bool]] = [None]
-    if "logTarget" in op.extra_attrs:
-        logts = [_bool(ctx, lst, i, v) for lst in [_as_list(ctx, m, "logTarget", [False, True])]
-                 for i, v in enumerate(lst)]
+    # Every combination of the operator's attributes' values (each its matrix list, or all).
+    extras = list(itertools.product(*[
+        [_attr_value(ctx, a, lst, i, v) for lst in [_as_list(ctx, m, a.name, list(a.values))]
+         for i, v in enumerate(lst)] for a in op.attributes]))
     literal: List[Tuple[str, Dict[str, Shape], Optional[int]]] = []   # set name, shapes, line
     generated: List[Tuple[str, Generator]] = []
     for i, entry in enumerate(_as_list(ctx, m, "shapes")):
@@ -422,7 +439,7 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
     excludes = m.get("exclude", [])
     if not isinstance(excludes, list):
         raise ctx.fail(m, "exclude", "is a list of mappings")
-    exclude_keys = {"product", "dtype", "reduction", "logTarget", "shapes", "layout", "values"}
+    exclude_keys = _keys(EXCLUDE_KEYS, op)
     for i, ex in enumerate(excludes):
         if not isinstance(ex, dict) or not ex:
             raise ctx.fail(excludes, i, "each exclusion is a mapping of axis: value")
@@ -438,12 +455,10 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
                 check_size(ctx, op, s, op.out_shape(s), tier, gen.line, f"shapes.{name}",
                            f" (made for {product}, {_dtype_token(ins, od)})")
                 combos.append((name, s, True))
-        for red, lt, (set_name, shapes, gen), lay, vs in itertools.product(reds, logts, combos, layouts, vsets):
-            attrs: Dict[str, Any] = {"reduction": red}
-            if lt is not None:
-                attrs["logTarget"] = lt
-            point = {"product": product, "dtype": _dtype_token(ins, od), "reduction": op.reduction_name(red),
-                     "logTarget": lt, "shapes": set_name, "layout": lay, "values": vs}
+        for red, extra, (set_name, shapes, gen), lay, vs in itertools.product(reds, extras, combos, layouts, vsets):
+            attrs: Dict[str, Any] = {"reduction": red, **{a.name: v for a, v in zip(op.attributes, extra)}}
+            point = {**attrs, "product": product, "dtype": _dtype_token(ins, od),
+                     "reduction": op.reduction_name(red), "shapes": set_name, "layout": lay, "values": vs}
             if any(all(point.get(k) == v for k, v in ex.items()) for ex in excludes):
                 continue
             case, sig = _make_case(op, product, dict(ins), od, attrs, dict(shapes), op.out_shape(shapes),
@@ -460,9 +475,10 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
 
 
 def _single(ctx: _Ctx, op: Operator, c: LineDict, out: Expansion) -> None:
+    allowed = _keys(CASE_KEYS, op)
     for k in c:
-        if k not in CASE_KEYS or (k == "logTarget" and "logTarget" not in op.extra_attrs):
-            raise ctx.fail(c, k, f"unknown key (allowed: {', '.join(sorted(CASE_KEYS))})")
+        if k not in allowed:
+            raise ctx.fail(c, k, f"unknown key (allowed: {', '.join(sorted(allowed))})")
     for k in ("product", "dtypes", "shapes", "reduction"):
         if k not in c:
             raise ctx.fail(c, k, "is required", line=c.line)
@@ -471,8 +487,8 @@ def _single(ctx: _Ctx, op: Operator, c: LineDict, out: Expansion) -> None:
         raise ctx.fail(c, "product", f"unknown product {product!r} (known: {', '.join(PRODUCTS)})")
     ins, od = parse_dtypes(ctx, op, c, "dtypes", c["dtypes"])
     attrs: Dict[str, Any] = {"reduction": _reduction(ctx, op, c, "reduction", c["reduction"], single=True)}
-    if "logTarget" in op.extra_attrs:
-        attrs["logTarget"] = _bool(ctx, c, "logTarget", c.get("logTarget", False))
+    for a in op.attributes:
+        attrs[a.name] = _attr_value(ctx, a, c, a.name, c.get(a.name, a.default))
     shapes = _triple(ctx, op, c, "shapes", c["shapes"], allow_null=True)
     explicit_out = "out_shape" in c
     out_shape = parse_shape(ctx, c, "out_shape", c["out_shape"], allow_null=True) if explicit_out \

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Dict, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -78,6 +78,19 @@ class Golden:
 Rejection = Tuple[int, str]       # (status, why); status 0 = accepted
 
 
+@dataclass(frozen=True)
+class Attr:
+    """An attribute beyond reduction: its case-file key (the same in a matrix and a single case),
+    its type, the values a matrix runs when it names none, a single case's default, and how a case
+    id spells a value."""
+
+    name: str
+    kind: type                                  # bool, int or float
+    values: Tuple[Any, ...]
+    default: Any
+    token: Callable[[Any], str]
+
+
 class Operator:
     """One aclnn operator's whole contract. A new operator is a subclass in one new module."""
 
@@ -87,8 +100,8 @@ class Operator:
     # out's when no broadcast rule gives one (a case file's dtype mapping may name it for 'inputs').
     primary: str = "self"
     reductions: Dict[str, int] = {}
-    # Attributes beyond reduction, with the values case files may give.
-    extra_attrs: Dict[str, Tuple[object, ...]] = {}
+    # Attributes beyond reduction (their case-file keys, values and id tokens).
+    attributes: Tuple["Attr", ...] = ()
     # Value sets: name -> function(sig) -> {input: suite.draw.Dist}.
     value_sets: Dict[str, Callable] = {}
     # Names this operator's tiling gives shape generators (see `tiling`).

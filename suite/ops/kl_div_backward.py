@@ -9,7 +9,7 @@ import numpy as np
 from suite import values as V
 from suite.contract import ACLNN_ERR_PARAM_INVALID
 from suite.draw import Binades, Dist, Uniform
-from suite.ops.base import (Operator, Rejection, Shape, Signature, broadcast, element_inputs, numel,
+from suite.ops.base import (Attr, Operator, Rejection, Shape, Signature, broadcast, element_inputs, numel,
                             reduced_axes)
 
 
@@ -42,7 +42,8 @@ def _tiny(sig: Signature) -> Dict[str, Dist]:
 class KlDivBackward(Operator):
     name = "KlDivBackward"
     reductions = {"none": 0, "mean": 1, "sum": 2, "batchmean": 3}
-    extra_attrs = {"logTarget": (False, True)}
+    attributes = (Attr("logTarget", bool, (False, True), False,
+                       lambda v: "logtarget" if v else "plaintarget"),)
     value_sets = {"uniform": V.uniform_set, "nonpos_targets": V.nonpos_targets_set, "large": _large,
                   "tiny": _tiny, "specials": V.specials_set}
 
