@@ -102,6 +102,12 @@ class Operator:
     reductions: Dict[str, int] = {}
     # Attributes beyond reduction (their case-file keys, values and id tokens).
     attributes: Tuple["Attr", ...] = ()
+    # The C parameters of aclnn<name>GetWorkspaceSize before `out`, in order: (name, C type,
+    # default), C type one of tensor, int64, bool, float; a tensor is the input of that name (NULL
+    # when the call has None). `out`, workspaceSize and executor follow.
+    c_params: Tuple[Tuple[str, str, Any], ...] = (
+        ("gradOutput", "tensor", None), ("self", "tensor", None), ("target", "tensor", None),
+        ("reduction", "int64", 1))
     # Value sets: name -> function(sig) -> {input: suite.draw.Dist}.
     value_sets: Dict[str, Callable] = {}
     # Names this operator's tiling gives shape generators (see `tiling`).

@@ -44,6 +44,7 @@ class KlDivBackward(Operator):
     reductions = {"none": 0, "mean": 1, "sum": 2, "batchmean": 3}
     attributes = (Attr("logTarget", bool, (False, True), False,
                        lambda v: "logtarget" if v else "plaintarget"),)
+    c_params = Operator.c_params + (("logTarget", "bool", False),)
     value_sets = {"uniform": V.uniform_set, "nonpos_targets": V.nonpos_targets_set, "large": _large,
                   "tiny": _tiny, "specials": V.specials_set}
 
