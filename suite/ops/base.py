@@ -219,6 +219,11 @@ class Operator:
         """The inputs behind one output element, for failure messages."""
         raise NotImplementedError
 
+    def torch(self, torch: Any, t: Mapping[str, Any], attrs: Mapping[str, Any], device: Any) -> Any:
+        """How PyTorch computes this operator, for the torch backend: `t` holds the inputs as
+        tensors in the compute dtype, on `device`; the result is a tensor of out's shape."""
+        raise NotImplementedError(f"{self.name}: no torch mapping")
+
     # -- names --------------------------------------------------------------------------------
     def reduction_name(self, value: int) -> str:
         for k, v in self.reductions.items():

@@ -128,4 +128,30 @@ class KlDivBackward(Operator):
         return f"a sum of {numel(b) // max(numel(out_shape), 1)} terms over axes {axes} of the broadcast shape {b}"
 
 
+    def torch(self, torch, t, attrs, device):
+        """Autograd through kl_div(reduction='none'); the reduction's scale is applied to the
+        incoming gradient explicitly, because torch's batchmean divides by self.size(0) where the
+        contract divides by B[0]. Autograd sums the broadcast dimensions back to self's shape."""
+        g, x, y = t["gradOutput"], t["self"], t["target"]
+        reduction = int(attrs["reduction"])
+        if reduction not in self.reductions.values():
+            raise ValueError(f"torch backend: {self.name} reduction {reduction} not in "
+                             f"{tuple(self.reductions.values())}")
+        shape = torch.broadcast_shapes(x.shape, y.shape)
+        if torch.broadcast_shapes(g.shape, shape) != shape:
+            raise ValueError(f"torch backend: gradOutput {tuple(g.shape)} does not broadcast to {tuple(shape)}")
+        incoming = g.expand(shape)
+        if reduction == 1:
+            incoming = incoming / shape.numel()
+        elif reduction == 3:
+            if len(shape) == 0:
+                raise ValueError("torch backend: batchmean on a 0-d broadcast shape is outside the contract")
+            incoming = incoming / shape[0]
+        leaf = x.detach().requires_grad_(True)
+        with torch.enable_grad():
+            loss = torch.nn.functional.kl_div(leaf, y, reduction="none", log_target=bool(attrs["logTarget"]))
+            (result,) = torch.autograd.grad(loss, leaf, incoming)
+        return result
+
+
 OP = KlDivBackward()
