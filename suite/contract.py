@@ -30,14 +30,8 @@ STATUS_NAMES = {
     561112: "ACLNN_ERR_INNER_OPP_KERNEL_PKG_NOT_FOUND",
 }
 
-# Product families and the dtypes each supports for the operators here (spec/aclnn.md).
+# Product families (spec/aclnn.md); the dtypes each takes are the operator's (suite/ops).
 PRODUCTS = ("atlas-training", "atlas-inference", "atlas-a2", "atlas-a3")
-PRODUCT_DTYPES = {
-    "atlas-training": frozenset({"float32", "float16"}),
-    "atlas-inference": frozenset({"float32", "float16"}),
-    "atlas-a2": frozenset({"float32", "float16", "bfloat16"}),
-    "atlas-a3": frozenset({"float32", "float16", "bfloat16"}),
-}
 # SoC names the runtime reports, by product family.
 PRODUCT_SOCS = {
     "atlas-training": "Ascend910",

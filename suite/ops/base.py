@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
 from suite import blocks as B
 from suite import dtypes
-from suite.contract import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, OpCall, PRODUCT_DTYPES
+from suite.contract import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, OpCall
 
 Shape = Tuple[int, ...]
 MAX_RANK = 8
@@ -91,11 +91,23 @@ class Attr:
     token: Callable[[Any], str]
 
 
+# The dtypes the loss-backward family takes on each product (docs/aclnn-status.md, and each
+# operator's page): an operator that differs declares its own `product_dtypes`.
+LOSS_DTYPES: Mapping[str, FrozenSet[str]] = {
+    "atlas-training": frozenset({"float32", "float16"}),
+    "atlas-inference": frozenset({"float32", "float16"}),
+    "atlas-a2": frozenset({"float32", "float16", "bfloat16"}),
+    "atlas-a3": frozenset({"float32", "float16", "bfloat16"}),
+}
+
+
 class Operator:
     """One aclnn operator's whole contract. A new operator is a subclass in one new module."""
 
     name: str = ""
     inputs: Tuple[str, ...] = ("gradOutput", "self", "target")
+    # The dtypes each product family takes, for every tensor (inputs and out).
+    product_dtypes: Mapping[str, FrozenSet[str]] = LOSS_DTYPES
     # The input whose dtype is a case's default for the others and for out, and whose shape is
     # out's when no broadcast rule gives one (a case file's dtype mapping may name it for 'inputs').
     primary: str = "self"
@@ -240,9 +252,8 @@ class Operator:
             return ACLNN_ERR_PARAM_NULLPTR, "out is NULL"
         return None
 
-    @staticmethod
-    def _unsupported_dtype(sig: Signature, names: Sequence[str]) -> Optional[Rejection]:
-        allowed = PRODUCT_DTYPES[sig.product]
+    def _unsupported_dtype(self, sig: Signature, names: Sequence[str]) -> Optional[Rejection]:
+        allowed = self.product_dtypes[sig.product]
         for n in names:
             dt = sig.out_dtype if n == "out" else sig.dtypes[n]
             if dt not in allowed:
