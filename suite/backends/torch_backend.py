@@ -173,7 +173,8 @@ class TorchBackend:
                          log_target: bool) -> Any:
         """Autograd through kl_div(reduction='none'); the reduction's scale is applied to the
         incoming gradient explicitly, because torch's batchmean divides by self.size(0) where the
-        spec divides by B[0]. Autograd sums the broadcast dimensions back to self's shape.
+        contract (docs/operators/KlDivBackward.md) divides by B[0]. Autograd sums the broadcast
+        dimensions back to self's shape.
         """
         if reduction not in _KL_REDUCTIONS:
             raise ValueError(f"torch backend: KlDivBackward reduction {reduction} not in {_KL_REDUCTIONS}")
