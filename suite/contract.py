@@ -1,6 +1,6 @@
 """The public backend contract: the one call a backend receives and the one error it may raise.
 
-Kept exactly as ../shared/spec/backend-contract.md describes it; backends outside this repository
+Kept exactly as docs/backend-contract.md describes it; backends outside this repository
 are written against it, so fields and their order never change.
 """
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-# aclnnStatus values (spec/aclnn.md).
+# aclnnStatus values (docs/aclnn-status.md).
 ACLNN_SUCCESS = 0
 ACLNN_ERR_PARAM_NULLPTR = 161001
 ACLNN_ERR_PARAM_INVALID = 161002
@@ -30,7 +30,7 @@ STATUS_NAMES = {
     561112: "ACLNN_ERR_INNER_OPP_KERNEL_PKG_NOT_FOUND",
 }
 
-# Product families (spec/aclnn.md); the dtypes each takes are the operator's (suite/ops).
+# Product families (docs/aclnn-status.md); the dtypes each takes are the operator's (suite/ops).
 PRODUCTS = ("atlas-training", "atlas-inference", "atlas-a2", "atlas-a3")
 # SoC names the runtime reports, by product family.
 PRODUCT_SOCS = {

@@ -1,5 +1,5 @@
 """The three floating dtypes the operators take, by name, with the rounding and storage facts
-that numpy and ml_dtypes get wrong for bfloat16 (see spec/precision.md)."""
+that numpy and ml_dtypes get wrong for bfloat16 (see docs/precision.md)."""
 from __future__ import annotations
 
 import ml_dtypes

@@ -1,5 +1,5 @@
 """aclnnKlDivBackward: g = -(target or exp(target)) * gradOutput on B = broadcast(self, target),
-scaled by the reduction, then summed back to self's shape (spec/KlDivBackward.md)."""
+scaled by the reduction, then summed back to self's shape (docs/operators/KlDivBackward.md)."""
 from __future__ import annotations
 
 from typing import Dict, Mapping, Optional

@@ -1,5 +1,5 @@
 """aclnnMseLossBackward: out = gradOutput * (self - target) * 2 [/ numel(self) for mean], on the
-broadcast shape of all three inputs (spec/MseLossBackward.md)."""
+broadcast shape of all three inputs (docs/operators/MseLossBackward.md)."""
 from __future__ import annotations
 
 from typing import Dict, Mapping, Optional
