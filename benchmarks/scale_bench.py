@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from suite import cases as casefiles, golden, ops  # noqa: E402
+from suite import cases as casefiles, golden, ops, values  # noqa: E402
 from suite.ops.base import Golden  # noqa: E402
 
 
@@ -70,8 +70,8 @@ def golden_rates(cs) -> list:
         case = find(cs, case_id.split(" ")[0])
         b = ops.get(case.op).b_shape(dict(case.shapes))
         n = int(np.prod(b))
-        t_draw = best(lambda: golden.make_inputs(case))
-        x = golden.make_inputs(case)
+        t_draw = best(lambda: values.draw_inputs(case))
+        x = values.draw_inputs(case)
         t_ours = best(lambda: golden.compute(case, x))
         t_bare = best(lambda: bare(x))
         label = case.op + (" (bare: sum, sum of |terms|, sum of |partial sums|)" if " " in case_id else "")

@@ -20,7 +20,8 @@ F16, BF16 = np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)
 
 
 def golden(op: str, g, x, t, reduction: int, log_target: bool = False) -> tuple:
-    """float64 formulas of spec/MseLossBackward.md and spec/KlDivBackward.md: (out, sum of |terms|)."""
+    """float64 formulas of docs/operators/MseLossBackward.md and KlDivBackward.md:
+    (out, sum of |terms|)."""
     g, x, t = (np.asarray(a).astype(np.float64) for a in (g, x, t))
     if op == "MseLossBackward":
         out = g * (x - t) * 2.0 / (x.size if reduction == 1 else 1)

@@ -1,4 +1,4 @@
-"""Finding and describing the backend under test (spec/backend-contract.md, "Selecting a backend").
+"""Finding and describing the backend under test (docs/backend-contract.md, "Selecting a backend").
 
 A backend's code is imported only when the user names it: built-in names and entry points are
 resolved lazily, and nothing else is ever imported."""

@@ -10,6 +10,7 @@ import hashlib
 import itertools
 import math
 
+import enum
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
@@ -24,6 +25,28 @@ MAX_PARSED_RANK = 16
 TOLERANCE_FILE = "tolerances.yaml"
 NOT_CASE_FILES = (TOLERANCE_FILE, hardware.HARDWARE_FILE)
 NUMBERS = 0                      # expect value meaning "the call succeeds with numbers"
+
+
+class Kind(str, enum.Enum):
+    """The three kinds of test a case runs under, one test module each. A str, so that it is
+    also the plain word in records and node ids."""
+
+    NUMBERS = "numbers"              # the result against its golden
+    REJECTION = "rejection"          # the documented status
+    DETERMINISM = "determinism"      # two runs, bit-identical
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def kinds_of(case: "Case") -> List[Kind]:
+    """The kinds of test that run this case."""
+    kinds = [Kind.NUMBERS if case.expect == NUMBERS else Kind.REJECTION]
+    if case.determinism and case.expect == NUMBERS:
+        kinds.append(Kind.DETERMINISM)
+    return kinds
+
+
 TIERS = ("default", "huge")      # huge: sizes only a device machine's host can hold (--scale=huge)
 STORED_LIMIT = 1 << 15           # elements (inputs + broadcast shape) up to which data is committed
 # The most elements one array of a case may have (each input, the broadcast shape, out), per tier:
@@ -36,16 +59,45 @@ STORED_LIMIT = 1 << 15           # elements (inputs + broadcast shape) up to whi
 ARRAY_LIMITS = {"default": 1 << 28, "huge": 1 << 33}
 
 
+class Frozen(Mapping):
+    """A read-only mapping that keeps its order (inputs in signature order) and can be hashed,
+    so that a frozen Case can hold it."""
+
+    __slots__ = ("_d", "_hash")
+
+    def __init__(self, items: Any = ()) -> None:
+        self._d = dict(items)
+        self._hash = hash(tuple(self._d.items()))
+
+    def __getitem__(self, key: str) -> Any:
+        return self._d[key]
+
+    def __iter__(self):
+        return iter(self._d)
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, Mapping) and list(self.items()) == list(other.items())
+
+    def __repr__(self) -> str:
+        return f"Frozen({self._d!r})"
+
+
 @dataclass(frozen=True)
 class Case:
     id: str
     op: str
     product: str
-    dtypes: Tuple[Tuple[str, Optional[str]], ...]     # input name -> dtype name
+    dtypes: Frozen                                    # input name -> dtype name (None: NULL)
     out_dtype: Optional[str]
-    shapes: Tuple[Tuple[str, Optional[Shape]], ...]   # input name -> shape (None: NULL)
+    shapes: Frozen                                    # input name -> shape (None: NULL)
     out_shape: Optional[Shape]
-    attrs: Tuple[Tuple[str, Any], ...]
+    attrs: Frozen                                     # attribute name -> value
     layout: str
     values: str
     expect: int                                       # 0: numbers; else the aclnn status
@@ -55,6 +107,12 @@ class Case:
     datakey: str                                      # what the inputs and golden depend on
     tier: str = "default"                             # "huge": run only with --scale=huge
     generated: bool = False                           # made by a shape generator (a scale set)
+
+    def __post_init__(self) -> None:
+        for name in ("dtypes", "shapes", "attrs"):
+            value = getattr(self, name)
+            if not isinstance(value, Frozen):
+                object.__setattr__(self, name, Frozen(value))
 
     @property
     def signature(self) -> Signature:
@@ -105,8 +163,7 @@ def _dtype_token(dts: Mapping[str, Optional[str]], out: Optional[str]) -> str:
 def _ids(op: Operator, product: str, dts, out_dtype, attrs, shapes, out_shape, explicit_out: bool,
          layout_name: str, values: str) -> Tuple[str, str]:
     parts = [_dtype_token(dts, out_dtype), op.reduction_name(attrs["reduction"])]
-    if "logTarget" in attrs:
-        parts.append("logtarget" if attrs["logTarget"] else "plaintarget")
+    parts += [a.token(attrs[a.name]) for a in op.attributes if a.name in attrs]
     parts.append(".".join(shape_token(s) for s in shapes.values()))
     if explicit_out:
         parts.append("out" + shape_token(out_shape))
@@ -206,7 +263,7 @@ def _dtype_name(ctx: _Ctx, node: Any, key: Any, value: Any) -> str:
 
 
 def parse_dtypes(ctx: _Ctx, op: Operator, node: Any, key: Any, value: Any) -> Tuple[Dict[str, str], str]:
-    """A dtype spec: one name for every tensor, or a mapping of gradOutput/self/target/inputs/out."""
+    """A dtype spec: one name for every tensor, or a mapping of input names, `inputs` and `out`."""
     if isinstance(value, (str,)):
         name = _dtype_name(ctx, node, key, value)
         return {n: name for n in op.inputs}, name
@@ -216,12 +273,12 @@ def parse_dtypes(ctx: _Ctx, op: Operator, node: Any, key: Any, value: Any) -> Tu
     for k in value:
         if k not in allowed:
             raise ctx.fail(value, k, f"unknown key (allowed: {', '.join(sorted(allowed))})")
-    base = value.get("inputs", value.get("self"))
+    base = value.get("inputs", value.get(op.primary))
     if base is None:
-        raise ctx.fail(node, key, "give 'inputs' or 'self'")
-    base = _dtype_name(ctx, value, "inputs" if "inputs" in value else "self", base)
+        raise ctx.fail(node, key, f"give 'inputs' or '{op.primary}'")
+    base = _dtype_name(ctx, value, "inputs" if "inputs" in value else op.primary, base)
     ins = {n: _dtype_name(ctx, value, n, value[n]) if n in value else base for n in op.inputs}
-    out = _dtype_name(ctx, value, "out", value["out"]) if "out" in value else ins["self"]
+    out = _dtype_name(ctx, value, "out", value["out"]) if "out" in value else ins[op.primary]
     return ins, out
 
 
@@ -272,11 +329,28 @@ def _bool(ctx: _Ctx, node: Any, key: Any, v: Any) -> bool:
     return v
 
 
+def _attr_value(ctx: _Ctx, attr: Any, node: Any, key: Any, v: Any) -> Any:
+    """A value of an operator's attribute, of its declared type."""
+    if attr.kind is bool:
+        return _bool(ctx, node, key, v)
+    if attr.kind is int and isinstance(v, int) and not isinstance(v, bool):
+        return v
+    if attr.kind is float and isinstance(v, (int, float)) and not isinstance(v, bool):
+        return float(v)
+    raise ctx.fail(node, key, f"expected {attr.kind.__name__}, not {v!r}")
+
+
 # -- expansion ---------------------------------------------------------------------------------
-MATRIX_KEYS = {"name", "products", "dtypes", "reductions", "logTarget", "shapes", "layouts",
+# Each operator adds its attributes' names to these (Operator.attributes).
+MATRIX_KEYS = {"name", "products", "dtypes", "reductions", "shapes", "layouts",
                "values", "determinism", "exclude", "tier"}
-CASE_KEYS = {"name", "product", "dtypes", "reduction", "logTarget", "shapes", "out_shape",
+CASE_KEYS = {"name", "product", "dtypes", "reduction", "shapes", "out_shape",
              "layout", "values", "expect", "determinism"}
+EXCLUDE_KEYS = {"product", "dtype", "reduction", "shapes", "layout", "values"}
+
+
+def _keys(base: set, op: Operator) -> set:
+    return base | {a.name for a in op.attributes}
 FILE_KEYS = {"op", "shapes", "matrices", "cases", "limits"}
 
 
@@ -289,7 +363,7 @@ class Expansion:
 
 def _triple(ctx: _Ctx, op: Operator, node: Any, key: Any, value: Any,
             allow_null: bool) -> Dict[str, Optional[Shape]]:
-    """gradOutput, self and target shapes, in signature order."""
+    """One shape per input, in the operator's signature order."""
     if not isinstance(value, list) or len(value) != len(op.inputs):
         raise ctx.fail(node, key, f"a shape combination lists {len(op.inputs)} shapes "
                                   f"({', '.join(op.inputs)}), got {value!r}")
@@ -306,15 +380,15 @@ def _make_case(op: Operator, product: str, ins: Dict[str, Optional[str]], out_dt
     status, why = op.check(sig)
     case_id, datakey = _ids(op, product, ins, out_dtype, attrs, shapes, out_shape, explicit_out,
                             layout_name, values)
-    case = Case(case_id, op.name, product, tuple(ins.items()), out_dtype, tuple(shapes.items()),
-                out_shape, tuple(attrs.items()), layout_name, values, status, why,
+    case = Case(case_id, op.name, product, Frozen(ins), out_dtype, Frozen(shapes),
+                out_shape, Frozen(attrs), layout_name, values, status, why,
                 determinism and status == NUMBERS, source, datakey, tier, generated)
     return case, sig
 
 
 def _generated(op: Operator, gen: Generator, hw: Dict[str, hardware.Hardware], product: str,
                ins: Dict[str, str]) -> List[Dict[str, Shape]]:
-    names = {**hw[product].names(ins["self"]), **op.tiling(hw[product], ins)}
+    names = {**hw[product].names(ins[op.primary]), **op.tiling(hw[product], ins)}
     return gen.expand(names, op.inputs)
 
 
@@ -325,9 +399,10 @@ def generator_names(op: Operator) -> List[str]:
 
 def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], out: Expansion,
             hw: Dict[str, hardware.Hardware]) -> None:
+    allowed = _keys(MATRIX_KEYS, op)
     for k in m:
-        if k not in MATRIX_KEYS or (k == "logTarget" and "logTarget" not in op.extra_attrs):
-            raise ctx.fail(m, k, f"unknown key (allowed: {', '.join(sorted(MATRIX_KEYS))})")
+        if k not in allowed:
+            raise ctx.fail(m, k, f"unknown key (allowed: {', '.join(sorted(allowed))})")
     source = f"{ctx.path}:{m.line}"
     products = _products(ctx, m, "products")
     dts = [parse_dtypes(ctx, op, lst, i, v) for lst in [_as_list(ctx, m, "dtypes")] for i, v in enumerate(lst)]
@@ -335,10 +410,10 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
     reds = list(op.reductions.values()) if reds_node == "all" else [
         _reduction(ctx, op, lst, i, v, single=False) for lst in [_as_list(ctx, m, "reductions")]
         for i, v in enumerate(lst)]
-    logts: List[Optional[bool]] = [None]
-    if "logTarget" in op.extra_attrs:
-        logts = [_bool(ctx, lst, i, v) for lst in [_as_list(ctx, m, "logTarget", [False, True])]
-                 for i, v in enumerate(lst)]
+    # Every combination of the operator's attributes' values (each its matrix list, or all).
+    extras = list(itertools.product(*[
+        [_attr_value(ctx, a, lst, i, v) for lst in [_as_list(ctx, m, a.name, list(a.values))]
+         for i, v in enumerate(lst)] for a in op.attributes]))
     literal: List[Tuple[str, Dict[str, Shape], Optional[int]]] = []   # set name, shapes, line
     generated: List[Tuple[str, Generator]] = []
     for i, entry in enumerate(_as_list(ctx, m, "shapes")):
@@ -364,7 +439,7 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
     excludes = m.get("exclude", [])
     if not isinstance(excludes, list):
         raise ctx.fail(m, "exclude", "is a list of mappings")
-    exclude_keys = {"product", "dtype", "reduction", "logTarget", "shapes", "layout", "values"}
+    exclude_keys = _keys(EXCLUDE_KEYS, op)
     for i, ex in enumerate(excludes):
         if not isinstance(ex, dict) or not ex:
             raise ctx.fail(excludes, i, "each exclusion is a mapping of axis: value")
@@ -380,12 +455,10 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
                 check_size(ctx, op, s, op.out_shape(s), tier, gen.line, f"shapes.{name}",
                            f" (made for {product}, {_dtype_token(ins, od)})")
                 combos.append((name, s, True))
-        for red, lt, (set_name, shapes, gen), lay, vs in itertools.product(reds, logts, combos, layouts, vsets):
-            attrs: Dict[str, Any] = {"reduction": red}
-            if lt is not None:
-                attrs["logTarget"] = lt
-            point = {"product": product, "dtype": _dtype_token(ins, od), "reduction": op.reduction_name(red),
-                     "logTarget": lt, "shapes": set_name, "layout": lay, "values": vs}
+        for red, extra, (set_name, shapes, gen), lay, vs in itertools.product(reds, extras, combos, layouts, vsets):
+            attrs: Dict[str, Any] = {"reduction": red, **{a.name: v for a, v in zip(op.attributes, extra)}}
+            point = {**attrs, "product": product, "dtype": _dtype_token(ins, od),
+                     "reduction": op.reduction_name(red), "shapes": set_name, "layout": lay, "values": vs}
             if any(all(point.get(k) == v for k, v in ex.items()) for ex in excludes):
                 continue
             case, sig = _make_case(op, product, dict(ins), od, attrs, dict(shapes), op.out_shape(shapes),
@@ -402,9 +475,10 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
 
 
 def _single(ctx: _Ctx, op: Operator, c: LineDict, out: Expansion) -> None:
+    allowed = _keys(CASE_KEYS, op)
     for k in c:
-        if k not in CASE_KEYS or (k == "logTarget" and "logTarget" not in op.extra_attrs):
-            raise ctx.fail(c, k, f"unknown key (allowed: {', '.join(sorted(CASE_KEYS))})")
+        if k not in allowed:
+            raise ctx.fail(c, k, f"unknown key (allowed: {', '.join(sorted(allowed))})")
     for k in ("product", "dtypes", "shapes", "reduction"):
         if k not in c:
             raise ctx.fail(c, k, "is required", line=c.line)
@@ -413,14 +487,14 @@ def _single(ctx: _Ctx, op: Operator, c: LineDict, out: Expansion) -> None:
         raise ctx.fail(c, "product", f"unknown product {product!r} (known: {', '.join(PRODUCTS)})")
     ins, od = parse_dtypes(ctx, op, c, "dtypes", c["dtypes"])
     attrs: Dict[str, Any] = {"reduction": _reduction(ctx, op, c, "reduction", c["reduction"], single=True)}
-    if "logTarget" in op.extra_attrs:
-        attrs["logTarget"] = _bool(ctx, c, "logTarget", c.get("logTarget", False))
+    for a in op.attributes:
+        attrs[a.name] = _attr_value(ctx, a, c, a.name, c.get(a.name, a.default))
     shapes = _triple(ctx, op, c, "shapes", c["shapes"], allow_null=True)
     explicit_out = "out_shape" in c
     out_shape = parse_shape(ctx, c, "out_shape", c["out_shape"], allow_null=True) if explicit_out \
         else op.out_shape(shapes)
     if out_shape is None and not explicit_out:
-        out_shape = shapes.get("self") or ()
+        out_shape = shapes.get(op.primary) or ()
     check_size(ctx, op, shapes, None, "default", c.line_of("shapes"))
     if explicit_out:
         check_size(ctx, op, {}, out_shape, "default", c.line_of("out_shape"))

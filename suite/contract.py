@@ -1,6 +1,6 @@
 """The public backend contract: the one call a backend receives and the one error it may raise.
 
-Kept exactly as ../shared/spec/backend-contract.md describes it; backends outside this repository
+Kept exactly as docs/backend-contract.md describes it; backends outside this repository
 are written against it, so fields and their order never change.
 """
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-# aclnnStatus values (spec/aclnn.md).
+# aclnnStatus values (docs/aclnn-status.md).
 ACLNN_SUCCESS = 0
 ACLNN_ERR_PARAM_NULLPTR = 161001
 ACLNN_ERR_PARAM_INVALID = 161002
@@ -30,14 +30,8 @@ STATUS_NAMES = {
     561112: "ACLNN_ERR_INNER_OPP_KERNEL_PKG_NOT_FOUND",
 }
 
-# Product families and the dtypes each supports for the operators here (spec/aclnn.md).
+# Product families (docs/aclnn-status.md); the dtypes each takes are the operator's (suite/ops).
 PRODUCTS = ("atlas-training", "atlas-inference", "atlas-a2", "atlas-a3")
-PRODUCT_DTYPES = {
-    "atlas-training": frozenset({"float32", "float16"}),
-    "atlas-inference": frozenset({"float32", "float16"}),
-    "atlas-a2": frozenset({"float32", "float16", "bfloat16"}),
-    "atlas-a3": frozenset({"float32", "float16", "bfloat16"}),
-}
 # SoC names the runtime reports, by product family.
 PRODUCT_SOCS = {
     "atlas-training": "Ascend910",

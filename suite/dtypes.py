@@ -1,5 +1,5 @@
 """The three floating dtypes the operators take, by name, with the rounding and storage facts
-that numpy and ml_dtypes get wrong for bfloat16 (see spec/precision.md)."""
+that numpy and ml_dtypes get wrong for bfloat16 (see docs/precision.md)."""
 from __future__ import annotations
 
 import ml_dtypes
@@ -44,7 +44,6 @@ class FloatInfo:
         fi = ml_dtypes.finfo(dtype) if np.dtype(dtype) == bfloat16 else np.finfo(dtype)
         self.max = float(fi.max)
         self.tiny = float(fi.tiny)             # smallest normal
-        self.eps = float(fi.eps)
         self.mant_bits = int(fi.nmant)         # stored significand bits
         self.min_exp = int(fi.minexp)          # exponent of the smallest normal
         self.smallest_subnormal = float(fi.smallest_subnormal)

@@ -31,6 +31,7 @@ from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, 
 import numpy as np
 
 from suite import blocks, draw, dtypes, jsonfile, ops
+from suite.values import draw_inputs
 from suite.cases import NUMBERS, STORED_LIMIT, Case
 from suite.ops.base import Golden, numel
 
@@ -106,26 +107,6 @@ class Elementwise(GoldenSource):
             a = np.abs(t)
             yield start, t, a, a
             start += t.size
-
-
-# -- inputs ------------------------------------------------------------------------------------
-def make_inputs(case: Case) -> Dict[str, Optional[np.ndarray]]:
-    """The case's inputs, drawn from its seed (None for a NULL tensor); read-only."""
-    op = ops.get(case.op)
-    sig = case.signature
-    live = {n: s for n, s in sig.shapes.items() if s is not None}
-    draw_sig = type(sig)(live, {n: sig.dtypes[n] for n in live}, sig.out_shape,
-                         sig.out_dtype or sig.dtypes.get("self") or "float32", sig.attrs, sig.product)
-    dists = op.value_sets[case.values](draw_sig)
-    out: Dict[str, Optional[np.ndarray]] = {}
-    for n in op.inputs:
-        if n not in live:
-            out[n] = None
-            continue
-        a = draw.draw(dists[n], case.seed, n, live[n], dtypes.dtype_of(sig.dtypes[n]))
-        a.flags.writeable = False
-        out[n] = a
-    return out
 
 
 def compute(case: Case, inputs: Mapping[str, np.ndarray]) -> Golden:
@@ -486,7 +467,7 @@ class GoldenStore:
         return CaseData(inputs, Materialized(g))
 
     def _drawn(self, case: Case, entry: dict) -> Dict[str, np.ndarray]:
-        inputs = make_inputs(case)
+        inputs = draw_inputs(case)
         key = (case.datakey, entry["spec"])
         if key in self._inputs_ok:             # the same draw, already checked in this process
             return inputs
@@ -602,7 +583,7 @@ def _manifest_problem(m: object) -> Optional[str]:
 
 # -- generate and check ------------------------------------------------------------------------
 def _fresh(case: Case) -> Tuple[Dict[str, np.ndarray], GoldenSource]:
-    inputs = make_inputs(case)
+    inputs = draw_inputs(case)
     if lazy(case):
         return inputs, Elementwise(case.op, inputs, case.attrs)
     return inputs, Materialized(compute(case, inputs))
@@ -704,12 +685,15 @@ def check(cases: Iterable[Case], root: Path, tiers: Iterable[str] = ("default",)
         problems.append(f"goldens were made by generator version {m.get('generator_version')}, "
                         f"this is {GENERATOR_VERSION}: stale")
     store = GoldenStore(root, manifest=m)
+    bad_files = set()                 # reported once here, not again for each case they hold
     for rel, sha in m["files"].items():
         path = root / rel
         if not path.exists():
             problems.append(f"missing bundle {rel}")
+            bad_files.add(rel)
         elif _sha256(path.read_bytes()) != sha:
             problems.append(f"corrupted bundle {rel} (sha256 differs from the manifest)")
+            bad_files.add(rel)
     for p in sorted(root.glob("*/*.npz")):
         rel = p.relative_to(root).as_posix()
         if rel not in m["files"]:
@@ -720,7 +704,6 @@ def check(cases: Iterable[Case], root: Path, tiers: Iterable[str] = ("default",)
     want = numeric_cases(cases)
     for key in sorted(set(m["cases"]) - set(want)):
         problems.append(f"orphaned golden {key} (no case makes it)")
-    bad_files = {p.split()[-1] for p in problems if p.startswith(("missing bundle", "corrupted"))}
     for key, case in sorted(want.items()):
         entry = m["cases"].get(key)
         if entry is None:
@@ -755,7 +738,7 @@ def check(cases: Iterable[Case], root: Path, tiers: Iterable[str] = ("default",)
 
 
 def _drift(key: str, case: Case, stored: CaseData) -> List[str]:
-    fresh = make_inputs(case)
+    fresh = draw_inputs(case)
     for n, a in fresh.items():
         s = stored.inputs.get(n)
         if s is None or s.dtype != a.dtype or s.shape != a.shape or not np.array_equal(

@@ -9,7 +9,7 @@ from typing import Optional
 
 from suite import dtypes, golden, layout, ops
 from suite.blocks import BLOCK, numel
-from suite.cases import Case
+from suite.cases import Case, Kind
 
 # Fixed costs on top of the case's arrays: the block temporaries of drawing, computing and judging
 # (a few dozen float64 blocks).
@@ -51,7 +51,7 @@ def need(case: Case, kind: str, working: float = WORKING_MEMORY, copies: int = 0
     4.4 GiB estimated.)"""
     shapes = dict(case.shapes)
     total = arrays = 0
-    for name, dt in case.dtypes:
+    for name, dt in case.dtypes.items():
         s = shapes.get(name)
         if s is None or dt is None:
             continue
@@ -59,9 +59,9 @@ def need(case: Case, kind: str, working: float = WORKING_MEMORY, copies: int = 0
         total += size * (1 + layout.buffer_factor(case.layout, s))
         arrays += size
     out = numel(case.out_shape or ()) * dtypes.dtype_of(case.out_dtype).itemsize
-    outs = out * (2 if kind == "determinism" else 1)
+    outs = out * (2 if kind == Kind.DETERMINISM else 1)
     total += outs + working * (arrays + out) + copies * (arrays + outs)
-    if kind == "numbers" and not golden.lazy(case):
+    if kind == Kind.NUMBERS and not golden.lazy(case):
         b = ops.get(case.op).b_shape(shapes)
         total += out * 8 * (1 if tuple(b) == tuple(case.out_shape) else 2)
     return int(total * 1.1) + BLOCK_BYTES          # 10%: what numpy and the allocator add

@@ -16,8 +16,9 @@ from suite import golden
 from suite.golden import GoldenCache, GoldenStore
 from suite.host import Hosted, InProcess
 from suite.memory import parse_size
-from suite.results import case_fields, failure_fields
-from suite.runner import CaseFailure, CaseSkip, Runner
+from suite.results import case_fields
+from suite.cases import Kind
+from suite.runner import CaseFailure, CaseSkip, Runner, not_run_because
 from suite.tolerance import load_table
 from suite.yamlfile import FileError
 
@@ -167,7 +168,7 @@ class Conformance:
                 raise pytest.UsageError(str(e)) from None
         return self._cases
 
-    def params(self, kind: str) -> list:
+    def params(self, kind: Kind) -> list:
         info = self.runner.info
         run_products = [p for p in self.products if p in info.products]
         if not run_products:
@@ -175,27 +176,15 @@ class Conformance:
                 f"--product {', '.join(self.products)}: backend {info.name} stands for "
                 f"{', '.join(info.products)} only, so no case would run")
         out = []
+        skip = not_run_because(kind, info)
         scale = self.config.option.scale
         for c in self.cases:
             if c.product not in run_products or (c.tier == "huge" and scale != "huge") or (
                     scale == "small" and c.expect == casefiles.NUMBERS and not golden.is_stored(c)):
                 continue
-            marks = []
-            if kind == "numbers" and c.expect != casefiles.NUMBERS:
+            if kind not in casefiles.kinds_of(c):
                 continue
-            if kind == "rejection":
-                if c.expect == casefiles.NUMBERS:
-                    continue
-                if "status" not in info.capabilities:
-                    marks.append(pytest.mark.skip(reason=f"backend {info.name} does not claim 'status' "
-                                                         f"(aclnn's parameter validation)"))
-            if kind == "determinism":
-                if not c.determinism:
-                    continue
-                if not info.deterministic:
-                    marks.append(pytest.mark.skip(reason=f"backend {info.name} declares itself "
-                                                         f"nondeterministic (deterministic = False)"))
-            out.append(pytest.param(c, id=c.id, marks=marks))
+            out.append(pytest.param(c, id=c.id, marks=[pytest.mark.skip(reason=skip)] if skip else []))
         return out
 
     @property
@@ -247,9 +236,11 @@ def pytest_report_header(config: pytest.Config) -> Optional[str]:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "case" not in metafunc.fixturenames:
         return
-    kind = getattr(metafunc.module, "CASE_KIND", None)
-    if kind not in ("numbers", "rejection", "determinism"):
-        raise pytest.UsageError(f"{metafunc.module.__name__}: CASE_KIND must be numbers, rejection or determinism")
+    try:
+        kind = Kind(getattr(metafunc.module, "CASE_KIND", None))
+    except ValueError:
+        raise pytest.UsageError(f"{metafunc.module.__name__}: CASE_KIND must be one of "
+                                f"{', '.join(k.value for k in Kind)}") from None
     state = metafunc.config.stash[STATE]
     try:
         params = state.params(kind)
@@ -276,19 +267,16 @@ def check(request: pytest.FixtureRequest, case: casefiles.Case) -> Dict[str, Any
         pytest.fail(str(case), pytrace=False)
     node = request.node
     runner = node.config.stash[STATE].runner
-    kind = node.module.CASE_KIND
-    fn = {"numbers": runner.check_numbers, "rejection": runner.check_rejection,
-          "determinism": runner.check_determinism}[kind]
     node.stash[RECORD] = {"status": None}
     skip = failure = None
     try:
-        record = fn(case, node.nodeid)
+        record = runner.check(Kind(node.module.CASE_KIND), case, node.nodeid)
     except CaseSkip as e:
         skip = e.reason
     except CaseFailure as e:
         failure = str(e)
         # The failure's metrics and reproducer go in the record too (suite/report.py writes them).
-        node.stash[RECORD] = {"status": None, **e.record, **failure_fields(failure)}
+        node.stash[RECORD] = {"status": None, **e.record, "message": e.summary, "reproduce": e.reproduce}
     # Outside the except blocks, so pytest shows the message once, with no chained traceback.
     if skip is not None:
         pytest.skip(skip)
@@ -305,5 +293,5 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     case = getattr(item, "callspec", None) and item.callspec.params.get("case")
     if isinstance(case, casefiles.Case) and (report.when == "call" or report.skipped):
         # Plain JSON on the report, so it travels from xdist workers to the controller.
-        report.aclnn = {**case_fields(case, getattr(item.module, "CASE_KIND", ""), item.nodeid),
+        report.aclnn = {**case_fields(case, str(getattr(item.module, "CASE_KIND", "")), item.nodeid),
                         **item.stash.get(RECORD, {})}

@@ -132,8 +132,8 @@ class Reporter:
                 text = (self.config.rootpath / path).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
                 return None
-            m = re.search(r"^CASE_KIND\s*=\s*[\"'](\w+)[\"']", text, re.M)
-            self._kinds[path] = m[1] if m else None
+            m = re.search(r"^CASE_KIND\s*=\s*(?:Kind\.(\w+)|[\"'](\w+)[\"'])", text, re.M)
+            self._kinds[path] = None if not m else (m[1] or m[2]).lower()
         return self._kinds[path]
 
     def backend_info(self) -> Dict[str, Any]:

@@ -14,17 +14,17 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 import suite
+from suite.cases import Kind
 from suite import jsonfile, shard
 from suite.golden import atomic_write
 from suite.jsonfile import short
 
 SCHEMA_VERSION = 2
-READABLE_VERSIONS = (1, 2)          # version 1 lacks complete, incomplete, incidents and fault
+READABLE_VERSIONS = (1, 2)          # version 1 lacks complete, incomplete, incidents, fault and attrs
 OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed")
-KINDS = ("numbers", "rejection", "determinism")
+KINDS = tuple(k.value for k in Kind)
 METRICS = ("standard", "n", "n_over", "share_over", "mismatches", "n_gross", "max_ulp", "mean_ulp",
            "max_abs", "max_rel", "rmse")
-_NUM_METRICS = METRICS[1:]
 
 
 class ResultsError(Exception):
@@ -59,7 +59,8 @@ RECORD_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {
     "dtypes": (("dict",), True),               # input name -> dtype name (null: a NULL tensor)
     "out_dtype": (("str", "null"), True),
     "reduction": (("int", "null"), True),
-    "logTarget": (("bool", "null"), True),
+    "attrs": (("dict",), False),               # v2: every attribute of the call, reduction included
+    "logTarget": (("bool", "null"), False),    # v1 only (v2: in attrs)
     "shapes": (("dict",), True),               # input name -> list of dims (null: NULL tensor)
     "out_shape": (("list", "null"), True),
     "layout": (("str",), True),
@@ -187,23 +188,18 @@ def case_fields(case: Any, kind: str, nodeid: str) -> Dict[str, Any]:
     attrs = dict(case.attrs)
     return {"key": nodeid, "case": case.id, "kind": kind, "op": case.op, "product": case.product,
             "dtypes": dict(case.dtypes), "out_dtype": case.out_dtype,
-            "reduction": attrs.get("reduction"), "logTarget": attrs.get("logTarget"),
-            "shapes": {k: None if s is None else list(s) for k, s in case.shapes},
+            "reduction": attrs.get("reduction"), "attrs": attrs,
+            "shapes": {k: None if s is None else list(s) for k, s in case.shapes.items()},
             "out_shape": None if case.out_shape is None else list(case.out_shape),
             "layout": case.layout, "values": case.values, "expect": case.expect}
 
 
-def failure_fields(message: str) -> Dict[str, Any]:
-    """The failure's first line, and its reproducer (the message's `  reproduce: ...` line)."""
-    lines = message.splitlines() or [""]
-    last = lines[-1].strip()
-    return {"message": lines[0],
-            "reproduce": last[len("reproduce:"):].strip() if last.startswith("reproduce:") else None}
+V1_ONLY = ("logTarget",)           # fields version 2 no longer writes
 
 
 def make_record(fields: Mapping[str, Any], outcome: str, reason: Optional[str]) -> Dict[str, Any]:
     """A schema record from what travelled on `report.aclnn` plus the report's outcome."""
-    rec = {k: fields.get(k) for k in RECORD_FIELDS if k not in ("outcome", "reason", "metrics")}
+    rec = {k: fields.get(k) for k in RECORD_FIELDS if k not in ("outcome", "reason", "metrics") + V1_ONLY}
     metrics = {k: jsonable_number(fields[k]) for k in METRICS if k in fields}
     rec.update(outcome=outcome, reason=reason, metrics=metrics or None)
     return rec

@@ -3,27 +3,33 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from suite import dtypes, golden, layout, memory, ops
+from suite import dtypes, golden, memory, ops
 from suite.backend import BackendInfo
-from suite.cases import Case
+from suite.cases import Case, Kind
 from suite.blocks import numel
 from suite.contract import OpCall, status_name
-from suite.golden import CaseData, GoldenError, GoldenStore, make_inputs
+from suite.golden import CaseData, GoldenError, GoldenStore
+from suite.values import draw_inputs
 from suite.host import Fault, Outcome, Request, call_of
 from suite.tolerance import Standard, ToleranceTable, Verdict, judge
 
 
 class CaseFailure(AssertionError):
-    """A conformance failure: the message is the whole story, no traceback needed. `record` holds
-    what was measured before failing (status, metrics), for reports."""
+    """A conformance failure: the message is the whole story, no traceback needed. The parts stay
+    data for the reports: `summary` (the first line), `reproduce` (the one-line command, or None)
+    and `record` (what was measured before failing: status, metrics, fault)."""
 
-    def __init__(self, message: str, record: Optional[Dict[str, Any]] = None) -> None:
-        super().__init__(message)
+    def __init__(self, case_id: str, what: str, details: Sequence[str] = (), reproduce: Optional[str] = None,
+                 record: Optional[Dict[str, Any]] = None) -> None:
+        self.summary = f"{case_id}: {what}"
+        self.reproduce = reproduce
         self.record = record or {}
+        lines = [self.summary, *details] + ([f"  reproduce: {reproduce}"] if reproduce else [])
+        super().__init__("\n".join(lines))
 
 
 class CaseSkip(Exception):
@@ -42,6 +48,15 @@ def request_of(case: Case, inputs: Dict[str, Optional[np.ndarray]]) -> Request:
 
 def build_call(case: Case, inputs: Dict[str, Optional[np.ndarray]]) -> OpCall:
     return call_of(request_of(case, inputs))
+
+
+def not_run_because(kind: Kind, info: BackendInfo) -> Optional[str]:
+    """Why the backend's own declarations keep `kind` from running (the case is skipped with it)."""
+    if kind is Kind.REJECTION and "status" not in info.capabilities:
+        return f"backend {info.name} does not claim 'status' (aclnn's parameter validation)"
+    if kind is Kind.DETERMINISM and not info.deterministic:
+        return f"backend {info.name} declares itself nondeterministic (deterministic = False)"
+    return None
 
 
 def _fmt(v: float) -> str:
@@ -64,6 +79,10 @@ class Runner:
     def reproducer(self, nodeid: str) -> str:
         return f"pytest {shlex.quote(nodeid)}{self.replay}"
 
+    def _fail(self, case: Case, nodeid: str, what: str, details: Sequence[str] = (),
+              record: Optional[Dict[str, Any]] = None) -> CaseFailure:
+        return CaseFailure(case.id, what, details, self.reproducer(nodeid), record)
+
     @property
     def backend(self) -> Any:
         """The backend object when it lives in this process (--isolation none), else None."""
@@ -76,24 +95,22 @@ class Runner:
         deadline = None
         deadline_for = getattr(self.host, "deadline_for", None)
         if deadline_for is not None:
-            elements = sum(numel(s) for _, s in case.shapes if s is not None) + numel(case.out_shape or ())
+            elements = sum(numel(s) for s in case.shapes.values() if s is not None) + numel(case.out_shape or ())
             deadline = deadline_for(elements)
         try:
             return self.host.run(request_of(case, inputs), repeat, deadline)
         except Fault as e:
-            raise CaseFailure(f"{case.id}: {e}\n  reproduce: {self.reproducer(nodeid)}",
-                              {"fault": e.kind}) from None
+            raise self._fail(case, nodeid, str(e), record={"fault": e.kind}) from None
 
     def _status(self, case: Case, o: Outcome, nodeid: str) -> Optional[int]:
         """The status of a rejected call (None: accepted); crashes and skips become a failure or a skip."""
         if o.unsupported is not None:
             raise CaseSkip(f"backend cannot express this call: {o.unsupported}")
         if o.raised is not None:
-            raise CaseFailure(f"{case.id}: the backend crashed: {o.raised}\n"
-                              f"  reproduce: {self.reproducer(nodeid)}")
+            raise self._fail(case, nodeid, f"the backend crashed: {o.raised}")
         return o.status
 
-    def fits(self, case: Case, kind: str) -> None:
+    def fits(self, case: Case, kind: Kind) -> None:
         """Skip, with the numbers, a case whose arrays this machine cannot hold."""
         if golden.is_stored(case):
             return
@@ -108,63 +125,67 @@ class Runner:
         try:
             return self.store.load(case)
         except GoldenError as e:
-            raise CaseFailure(f"{case.id}: {e}") from None
+            raise CaseFailure(case.id, str(e)) from None
 
     def _inputs(self, case: Case) -> Dict[str, np.ndarray]:
         try:
             return self.store.inputs(case)
         except GoldenError as e:
-            raise CaseFailure(f"{case.id}: {e}") from None
+            raise CaseFailure(case.id, str(e)) from None
 
     def _check_array(self, case: Case, o: Outcome, nodeid: str) -> np.ndarray:
         if o.array is None:
-            raise CaseFailure(f"{case.id}: the backend returned {o.returned}; out is shape "
-                              f"{tuple(case.out_shape)} dtype {case.out_dtype}\n"
-                              f"  reproduce: {self.reproducer(nodeid)}")
+            raise self._fail(case, nodeid, f"the backend returned {o.returned}; out is shape "
+                                           f"{tuple(case.out_shape)} dtype {case.out_dtype}")
         return o.array
 
     # -- the three kinds of test ---------------------------------------------------------------
+    def check(self, kind: Kind, case: Case, nodeid: str) -> Dict[str, Any]:
+        """Run `case` as a test of `kind`: its record, or CaseFailure / CaseSkip."""
+        return {Kind.NUMBERS: self.check_numbers, Kind.REJECTION: self.check_rejection,
+                Kind.DETERMINISM: self.check_determinism}[Kind(kind)](case, nodeid)
+
     def check_numbers(self, case: Case, nodeid: str) -> Dict[str, Any]:
-        self.fits(case, "numbers")
+        self.fits(case, Kind.NUMBERS)
         data = self._data(case)
         o = self._calls(case, data.inputs, nodeid)[0]
         status = self._status(case, o, nodeid)
         if status is not None:
-            raise CaseFailure(f"{case.id}: the backend rejected a valid call with status {status} "
-                              f"({status_name(status)}); the contract accepts it\n"
-                              f"  reproduce: {self.reproducer(nodeid)}", {"status": status})
+            raise self._fail(case, nodeid, f"the backend rejected a valid call with status {status} "
+                                           f"({status_name(status)}); the contract accepts it",
+                             record={"status": status})
         got = self._check_array(case, o, nodeid)
         std = self.standard_for(case)
         v = judge(got, data.golden, got.dtype, std, self.table.slack_ulps)
         record = {"status": 0, **v.metrics()}
         if not v.passed:
-            raise CaseFailure(self._numbers_message(case, data, v, nodeid), record)
+            raise self._fail(case, nodeid, f"out {case.out_dtype}{list(case.out_shape)} fails standard "
+                                           f"'{v.standard}': {v.why}", self._numbers_details(case, data, v), record)
         return record
 
     def check_rejection(self, case: Case, nodeid: str) -> Dict[str, Any]:
-        status = self._status(case, self._calls(case, make_inputs(case), nodeid)[0], nodeid)
+        status = self._status(case, self._calls(case, draw_inputs(case), nodeid)[0], nodeid)
         if status is None:
-            raise CaseFailure(f"{case.id}: the backend accepted a call that aclnn rejects with "
-                              f"{case.expect} ({status_name(case.expect)}): {case.why}\n"
-                              f"  reproduce: {self.reproducer(nodeid)}", {"status": 0})
+            raise self._fail(case, nodeid, f"the backend accepted a call that aclnn rejects with "
+                                           f"{case.expect} ({status_name(case.expect)}): {case.why}",
+                             record={"status": 0})
         if status != case.expect:
-            raise CaseFailure(f"{case.id}: status {status} ({status_name(status)}), expected {case.expect} "
-                              f"({status_name(case.expect)}): {case.why}\n"
-                              f"  reproduce: {self.reproducer(nodeid)}", {"status": status})
+            raise self._fail(case, nodeid, f"status {status} ({status_name(status)}), expected {case.expect} "
+                                           f"({status_name(case.expect)}): {case.why}", record={"status": status})
         return {"status": status}
 
     def check_determinism(self, case: Case, nodeid: str) -> Dict[str, Any]:
-        self.fits(case, "determinism")
+        self.fits(case, Kind.DETERMINISM)
         inputs = self._inputs(case)
         results = []
         for o in self._calls(case, inputs, nodeid, repeat=2):
             status = self._status(case, o, nodeid)
             if status is not None:
-                raise CaseFailure(f"{case.id}: the backend rejected a valid call with status {status}\n"
-                                  f"  reproduce: {self.reproducer(nodeid)}", {"status": status})
+                raise self._fail(case, nodeid, f"the backend rejected a valid call with status {status}",
+                                 record={"status": status})
             got = self._check_array(case, o, nodeid)
             if o.aliased is not None:
-                raise CaseFailure(self._aliased_message(case, o.aliased, nodeid))
+                raise self._fail(case, nodeid, _aliased(o.aliased))
             # A copy: a backend that hands back the same buffer twice must not compare it with itself.
             results.append(np.array(got, copy=True))
         a, b = (dtypes.to_bits(r).reshape(-1) for r in results)
@@ -177,28 +198,16 @@ class Runner:
             lines = [f"    index {tuple(int(i) for i in np.unravel_index(j, shape))}: "
                      f"first {_fmt(results[0].reshape(-1)[j])}, second {_fmt(results[1].reshape(-1)[j])}"
                      for j in idx[:5]]
-            raise CaseFailure(f"{case.id}: two runs on identical inputs differ in {idx.size} of "
-                              f"{a.size} elements (the operator is documented as deterministic)\n"
-                              + "\n".join(lines) + f"\n  reproduce: {self.reproducer(nodeid)}")
+            raise self._fail(case, nodeid, f"two runs on identical inputs differ in {idx.size} of {a.size} "
+                                           f"elements (the operator is documented as deterministic)", lines)
         return {"status": 0, "deterministic": True}
 
-    def _aliased_message(self, case: Case, aliased: str, nodeid: str) -> str:
-        """A result must be the backend's own new memory: not a view of an input, and not a buffer
-        it handed out before (an earlier result would change under the caller)."""
-        if aliased.startswith("input "):
-            what = (f"the result shares memory with {aliased}: the backend returned a view of its "
-                    f"input, not a result of its own")
-        else:
-            what = ("the second call's result shares memory with the first's: the backend hands out "
-                    "a buffer it reuses, so an earlier result changes under the caller")
-        return f"{case.id}: {what}\n  reproduce: {self.reproducer(nodeid)}"
-
     # -- messages ------------------------------------------------------------------------------
-    def _numbers_message(self, case: Case, data: CaseData, v: Verdict, nodeid: str) -> str:
+    def _numbers_details(self, case: Case, data: CaseData, v: Verdict) -> List[str]:
+        """The measured numbers and the worst elements, each with the inputs that produced it."""
         op = ops.get(case.op)
         shape = tuple(case.out_shape)
-        lines = [f"{case.id}: out {case.out_dtype}{list(shape)} fails standard '{v.standard}': {v.why}",
-                 f"  {v.n} elements, {v.n_over} over; max error {v.max_ulp:.4g} ulp, max abs {v.max_abs:.4g}, "
+        lines = [f"  {v.n} elements, {v.n_over} over; max error {v.max_ulp:.4g} ulp, max abs {v.max_abs:.4g}, "
                  f"max rel {v.max_rel:.4g}, rmse {v.rmse:.4g}",
                  "  worst elements:"]
         for e in v.elements:
@@ -208,5 +217,14 @@ class Runner:
             lines.append(f"    index {index}: {op.describe(data.inputs, dict(case.attrs), shape, index)}")
             lines.append(f"      golden {_fmt(e.golden)} (allowed {allowed}), got {_fmt(e.got)}, "
                          f"error {e.ulp:.4g} ulp of {case.out_dtype}{tag}")
-        lines.append(f"  reproduce: {self.reproducer(nodeid)}")
-        return "\n".join(lines)
+        return lines
+
+
+def _aliased(aliased: str) -> str:
+    """A result must be the backend's own new memory: not a view of an input, and not a buffer it
+    handed out before (an earlier result would change under the caller)."""
+    if aliased.startswith("input "):
+        return (f"the result shares memory with {aliased}: the backend returned a view of its input, "
+                f"not a result of its own")
+    return ("the second call's result shares memory with the first's: the backend hands out a buffer "
+            "it reuses, so an earlier result changes under the caller")

@@ -1,4 +1,4 @@
-"""Judging a backend's output against the float64 golden, by named standards (spec/precision.md).
+"""Judging a backend's output against the float64 golden, by named standards (docs/precision.md).
 
 Every standard measures the same thing first: where a correct kernel may land. A kernel that
 widens to float32, takes a few rounding steps and rounds once to the output dtype lands within

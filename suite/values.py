@@ -3,12 +3,15 @@ makes them, exactly representable in the input's dtype, so the float64 golden is
 very values the backend receives)."""
 from __future__ import annotations
 
-from typing import Dict
+from typing import TYPE_CHECKING, Dict, Optional
 
 import numpy as np
 
-from suite import dtypes
+from suite import draw, dtypes
 from suite.draw import Dist, Sprinkle, Uniform
+
+if TYPE_CHECKING:
+    from suite.cases import Case
 
 SPECIALS = (np.nan, np.inf, -np.inf, -0.0, 0.0)
 LN2 = 0.6931471805599453              # a literal, so no libm's last bit can move a draw
@@ -49,3 +52,24 @@ def nonpos_targets_set(sig) -> Dict[str, Dist]:
 def specials_set(sig) -> Dict[str, Dist]:
     """NaN, +-inf and +-0 sprinkled into every input."""
     return {n: Sprinkle(v, SPECIALS, 0.2) for n, v in uniform_set(sig).items()}
+
+
+def draw_inputs(case: "Case") -> Dict[str, Optional[np.ndarray]]:
+    """The case's inputs, drawn from its seed by its value set (None for a NULL tensor); read-only."""
+    from suite import ops                      # (the operator modules import this one)
+    op = ops.get(case.op)
+    sig = case.signature
+    live = {n: s for n, s in sig.shapes.items() if s is not None}
+    in_dtypes = {n: sig.dtypes[n] for n in live}
+    # A NULL out (a rejection case) has no dtype: the value sets size their draws by the inputs'.
+    out_dtype = sig.out_dtype or next(iter(in_dtypes.values()), "float32")
+    dists = op.value_sets[case.values](type(sig)(live, in_dtypes, sig.out_shape, out_dtype, sig.attrs, sig.product))
+    out: Dict[str, Optional[np.ndarray]] = {}
+    for n in op.inputs:
+        if n not in live:
+            out[n] = None
+            continue
+        a = draw.draw(dists[n], case.seed, n, live[n], dtypes.dtype_of(sig.dtypes[n]))
+        a.flags.writeable = False
+        out[n] = a
+    return out

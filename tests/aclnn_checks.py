@@ -1,8 +1,8 @@
 """Checks shared by the aclnn-backend tests and the fault driver: an independent float64 reference
-of the specs' formulas, tolerance-aware comparison, and the batteries of calls.
+of the operator pages' formulas, tolerance-aware comparison, and the batteries of calls.
 
-The reference is written from spec/MseLossBackward.md and spec/KlDivBackward.md ("Result"
-sections) in float64 numpy, not from the emulator's C code.
+The reference is written from docs/operators/MseLossBackward.md and docs/operators/KlDivBackward.md
+("Result" sections) in float64 numpy, not from the emulator's C code.
 """
 from __future__ import annotations
 
@@ -215,7 +215,8 @@ def _replace(call: OpCall, inputs: Optional[Dict] = None, **kw) -> OpCall:
 
 
 def status_calls(product: str = "atlas-a2") -> List[Tuple[str, OpCall, int]]:
-    """(label, call, expected status) for every rejection in the specs' tables, valid for `product`."""
+    """(label, call, expected status) for every rejection in the operator pages' tables, valid
+    for `product`."""
     r = np.random.default_rng(7)
     S = (2, 3)
     m = mse(r, (S, S, S), F32, product=product)

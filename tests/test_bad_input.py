@@ -179,7 +179,7 @@ def test_shape_past_the_tier_limit_is_refused_when_read(tmp_path: Path, name: st
 def test_limits_raise_and_the_huge_tier_takes_what_default_refuses(tmp_path: Path) -> None:
     raised = _write(tmp_path, MSE + b"limits: {default: 10000000000}\n"
                     + (MATRIX % "[1, 1, 100000x100000]").encode(), "raised.yaml")
-    assert [c.shapes[2][1] for c in load_cases([raised])[0]] == [(100000, 100000)] * 3
+    assert [c.shapes["target"] for c in load_cases([raised])[0]] == [(100000, 100000)] * 3
     huge = _write(tmp_path, MSE + (MATRIX.replace("dtypes", "tier: huge\n    dtypes")
                                    % "[1, 1, 65536x65536]").encode(), "huge.yaml")
     assert {c.tier for c in load_cases([huge])[0]} == {"huge"}

@@ -12,7 +12,7 @@ import pytest
 
 from suite import cli
 from suite.cases import load_cases
-from suite.golden import make_inputs
+from suite.values import draw_inputs
 from suite.yamlfile import FileError
 from tests.core_helpers import marked_line, write
 
@@ -190,7 +190,7 @@ cases:
     assert len(first) == 6 and set(first) <= set(second)
     for cid, c in first.items():
         assert second[cid].seed == c.seed and second[cid].datakey == c.datakey
-        x, y = make_inputs(c), make_inputs(second[cid])
+        x, y = draw_inputs(c), draw_inputs(second[cid])
         for n in x:
             assert np.array_equal(x[n].view(np.uint8), y[n].view(np.uint8))
     # Products and layouts share their data: same datakey, seed and inputs.

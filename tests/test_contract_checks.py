@@ -1,4 +1,4 @@
-"""op.check against the rejection tables of spec/MseLossBackward.md and spec/KlDivBackward.md,
+"""op.check against the rejection tables of docs/operators/MseLossBackward.md and KlDivBackward.md,
 row by row, on hand-made Signatures (nothing here comes from the case files)."""
 from __future__ import annotations
 

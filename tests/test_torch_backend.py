@@ -1,6 +1,7 @@
-"""The torch backend against an independent float64 numpy implementation of the spec formulas.
+"""The torch backend against an independent float64 numpy implementation of the contracts'
+formulas.
 
-The goldens here are written from spec/MseLossBackward.md and spec/KlDivBackward.md alone and
+The goldens here are written from docs/operators/MseLossBackward.md and KlDivBackward.md alone and
 share nothing with the backend. Budgets: a float32 out within a few float32 ulps of the golden
 (KL sums judged against the sum of |terms|); a float16/bfloat16 out within 1 ulp of its own dtype.
 """
@@ -182,7 +183,7 @@ def test_kl_broadcasting_and_reductions(backend, name, reduction, log_target):
     assert out.shape == x.shape
 
 
-KL_DTYPES = [  # (grad, self, target, out): same, out differing, and mixed as the spec allows
+KL_DTYPES = [  # (grad, self, target, out): same, out differing, and mixed as the contract allows
     (F16, F16, F16, F16), (BF16, BF16, BF16, BF16), (F16, F16, F16, F32), (F32, F32, F32, F16),
     (F16, F32, F16, F32), (BF16, F16, F32, F16), (F32, BF16, F16, BF16), (F16, BF16, BF16, F32),
 ]

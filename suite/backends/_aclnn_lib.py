@@ -16,12 +16,14 @@ import platform
 from dataclasses import dataclass, field
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
+from suite import ops
+
 RUNTIME_LIB = "libascendcl.so"
 TENSOR_LIB = "libnnopbase.so"
 OP_LIBS = ("libopapi_nn.so", "libopapi.so")  # searched in this order for each operator
 
 c_int, c_int32, c_int64, c_uint64, c_size_t = ctypes.c_int, ctypes.c_int32, ctypes.c_int64, ctypes.c_uint64, ctypes.c_size_t
-c_void_p, c_char_p, c_bool = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_bool
+c_void_p, c_char_p, c_bool, c_float = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_bool, ctypes.c_float
 P_int64, P_uint64, P_void_p = ctypes.POINTER(c_int64), ctypes.POINTER(c_uint64), ctypes.POINTER(c_void_p)
 
 # name -> (restype, argtypes)
@@ -45,10 +47,10 @@ TENSOR_SYMBOLS = {
 OPTIONAL_TENSOR_SYMBOLS = {"aclDestroyAclOpExecutor": (c_int, [c_void_p])}
 
 _TAIL = [P_uint64, P_void_p]  # workspaceSize, executor
-OPERATORS = {
-    "MseLossBackward": [c_void_p, c_void_p, c_void_p, c_int64, c_void_p] + _TAIL,
-    "KlDivBackward": [c_void_p, c_void_p, c_void_p, c_int64, c_bool, c_void_p] + _TAIL,
-}
+C_TYPES = {"tensor": c_void_p, "int64": c_int64, "bool": c_bool, "float": c_float}
+# Phase 1 of every operator, from its declared parameters: they, then out, workspaceSize, executor.
+OPERATORS = {name: [C_TYPES[kind] for _, kind, _ in op.c_params] + [c_void_p] + _TAIL
+             for name, op in ops.OPERATORS.items()}
 PHASE2_ARGS = [c_void_p, c_uint64, c_void_p, c_void_p]
 
 

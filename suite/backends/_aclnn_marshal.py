@@ -15,7 +15,7 @@ from typing import Optional, Sequence, Tuple
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-# aclDataType by numpy dtype name (spec/aclnn.md).
+# aclDataType by numpy dtype name (docs/aclnn-status.md).
 ACL_DTYPES = {
     "float32": 0, "float16": 1, "int8": 2, "int32": 3, "uint8": 4, "int16": 6, "uint16": 7,
     "uint32": 8, "int64": 9, "uint64": 10, "float64": 11, "bool": 12, "bfloat16": 27,

@@ -35,6 +35,7 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
+from suite import ops
 from suite.backends import _aclnn_lib as lib
 from suite.backends import _aclnn_marshal as marshal
 from suite.contract import PRODUCTS, AclnnError, OpCall, Unsupported
@@ -42,7 +43,6 @@ from suite.contract import PRODUCTS, AclnnError, OpCall, Unsupported
 ACL_FORMAT_ND = 2
 MEMCPY_HOST_TO_DEVICE, MEMCPY_DEVICE_TO_HOST = 1, 2
 ACL_ERROR_REPEAT_INITIALIZE = 100002
-INPUT_NAMES = ("gradOutput", "self", "target")
 
 
 class AclRuntimeError(RuntimeError):
@@ -184,10 +184,13 @@ class AclnnBackend:
         executor = ctypes.c_void_p()
         executor_pending = False
         try:
-            args = [self._tensor_in(call.inputs.get(n), n, tensors, buffers) for n in INPUT_NAMES]
-            args.append(ctypes.c_int64(int(call.attrs.get("reduction", 1))))
-            if call.op == "KlDivBackward":
-                args.append(ctypes.c_bool(bool(call.attrs.get("logTarget", False))))
+            args = []
+            for name, kind, default in ops.get(call.op).c_params:
+                if kind == "tensor":
+                    args.append(self._tensor_in(call.inputs.get(name), name, tensors, buffers))
+                else:
+                    value = call.attrs.get(name, default)
+                    args.append(lib.C_TYPES[kind]({"int64": int, "bool": bool, "float": float}[kind](value)))
             out = out_buf = None
             if call.out_shape is not None:
                 order, lead = ("F", 3) if self._out_layout == "fortran" else ("C", 0)

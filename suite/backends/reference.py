@@ -1,5 +1,6 @@
-"""The built-in reference backend: validates as the spec's rejection tables say and computes as the
-spec's "how the vendor kernel computes" sections say (float32 inside, one round to nearest even)."""
+"""The built-in reference backend: validates as the rejection tables of docs/operators/*.md say and
+computes in float32 as their "How the vendor kernel computes" sections describe, with one round to
+nearest even into out's dtype (each page lists where that differs from the vendor's kernel)."""
 from __future__ import annotations
 
 import numpy as np

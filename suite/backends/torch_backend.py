@@ -1,8 +1,9 @@
-"""The built-in `torch` backend: PyTorch as an independent implementation of both operators.
+"""The built-in `torch` backend: PyTorch as an independent implementation of the operators.
 
-MseLossBackward runs through `aten::mse_loss_backward` (the op torch_npu maps onto
-aclnnMseLossBackward); KlDivBackward through autograd of `kl_div`, which is how PyTorch itself
-produces that gradient. See docs/torch-backend.md for options, devices and precision.
+Each operator module says how PyTorch computes it (`Operator.torch`: an aten op, or autograd of
+the forward loss, as PyTorch itself produces the gradient); this module converts the arrays,
+picks the compute dtype and the device. See docs/torch-backend.md for options, devices and
+precision.
 
 PyTorch does not validate parameters as aclnn does, so this backend claims no "status"
 capability: the suite skips rejection cases for it.
@@ -14,14 +15,12 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
+from suite import ops
 from suite.contract import PRODUCT_SOCS, PRODUCTS, OpCall
 
 DEVICES = ("cpu", "cuda", "npu")
 COMPUTES = ("widen", "native")
-_MSE_REDUCTIONS = (0, 1, 2)            # none, mean, sum (same numbers as at::Reduction)
-_KL_REDUCTIONS = (0, 1, 2, 3)          # none, mean, sum, batchmean
 _DTYPE_NAMES = ("float32", "float16", "bfloat16")
-_INPUT_NAMES = ("gradOutput", "self", "target")
 
 
 def _import_torch() -> Any:
@@ -139,57 +138,14 @@ class TorchBackend:
     # -- the operators ---------------------------------------------------------------------
 
     def run(self, call: OpCall) -> np.ndarray:
-        missing = [k for k in _INPUT_NAMES if call.inputs.get(k) is None]
+        """The operator's own torch mapping (Operator.torch), in the compute dtype."""
+        op = ops.get(call.op)
+        missing = [k for k in op.inputs if call.inputs.get(k) is None]
         if call.out_shape is None or call.out_dtype is None:
             missing.append("out")
         if missing:
             raise ValueError(f"torch backend: cannot express NULL tensors ({', '.join(missing)})")
-        grad, self_, target = (self._to_torch(call.inputs[k], k) for k in _INPUT_NAMES)
-        cdtype = self._compute_dtype(grad, self_, target)
-        grad, self_, target = grad.to(cdtype), self_.to(cdtype), target.to(cdtype)
-        reduction = int(call.attrs["reduction"])
-        if call.op == "MseLossBackward":
-            result = self._mse_loss_backward(grad, self_, target, reduction)
-        elif call.op == "KlDivBackward":
-            result = self._kl_div_backward(grad, self_, target, reduction,
-                                           bool(call.attrs["logTarget"]))
-        else:
-            raise ValueError(f"torch backend: unknown operator {call.op!r}")
-        return self._to_numpy(result, call)
-
-    def _mse_loss_backward(self, grad: Any, self_: Any, target: Any, reduction: int) -> Any:
-        """aten's out= overload: its mean divisor is numel(self) as passed, and an out of the
-        broadcast shape B avoids the functional form's deprecated resize of an out shaped like self.
-        """
-        if reduction not in _MSE_REDUCTIONS:
-            raise ValueError(f"torch backend: MseLossBackward reduction {reduction} not in {_MSE_REDUCTIONS}")
-        torch = self._torch
-        shape = torch.broadcast_shapes(grad.shape, self_.shape, target.shape)
-        out = torch.empty(shape, dtype=self_.dtype, device=self.device)
-        return torch.ops.aten.mse_loss_backward.grad_input(grad, self_, target, reduction,
-                                                            grad_input=out)
-
-    def _kl_div_backward(self, grad: Any, self_: Any, target: Any, reduction: int,
-                         log_target: bool) -> Any:
-        """Autograd through kl_div(reduction='none'); the reduction's scale is applied to the
-        incoming gradient explicitly, because torch's batchmean divides by self.size(0) where the
-        spec divides by B[0]. Autograd sums the broadcast dimensions back to self's shape.
-        """
-        if reduction not in _KL_REDUCTIONS:
-            raise ValueError(f"torch backend: KlDivBackward reduction {reduction} not in {_KL_REDUCTIONS}")
-        torch = self._torch
-        shape = torch.broadcast_shapes(self_.shape, target.shape)
-        if torch.broadcast_shapes(grad.shape, shape) != shape:
-            raise ValueError(f"torch backend: gradOutput {tuple(grad.shape)} does not broadcast to {tuple(shape)}")
-        incoming = grad.expand(shape)
-        if reduction == 1:
-            incoming = incoming / shape.numel()
-        elif reduction == 3:
-            if len(shape) == 0:
-                raise ValueError("torch backend: batchmean on a 0-d broadcast shape is outside the contract")
-            incoming = incoming / shape[0]
-        leaf = self_.detach().requires_grad_(True)
-        with torch.enable_grad():
-            loss = torch.nn.functional.kl_div(leaf, target, reduction="none", log_target=log_target)
-            (result,) = torch.autograd.grad(loss, leaf, incoming)
-        return result
+        tensors = {k: self._to_torch(call.inputs[k], k) for k in op.inputs}
+        cdtype = self._compute_dtype(*tensors.values())
+        tensors = {k: t.to(cdtype) for k, t in tensors.items()}
+        return self._to_numpy(op.torch(self._torch, tensors, dict(call.attrs), self.device), call)

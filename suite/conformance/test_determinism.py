@@ -1,7 +1,8 @@
 """Determinism: both operators are documented as deterministic; two runs must be bit-identical."""
+from suite.cases import Kind
 from suite.plugin import check
 
-CASE_KIND = "determinism"
+CASE_KIND = Kind.DETERMINISM
 
 
 def test_bit_identical(case, request):

@@ -1,7 +1,8 @@
 """Results: every accepted call's output against its float64 golden, by the operator's standard."""
+from suite.cases import Kind
 from suite.plugin import check
 
-CASE_KIND = "numbers"
+CASE_KIND = Kind.NUMBERS
 
 
 def test_results(case, request):

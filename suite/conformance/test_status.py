@@ -1,7 +1,8 @@
 """Parameter validation: every call the contract rejects gets exactly the documented status."""
+from suite.cases import Kind
 from suite.plugin import check
 
-CASE_KIND = "rejection"
+CASE_KIND = Kind.REJECTION
 
 
 def test_rejected(case, request):

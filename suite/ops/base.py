@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Dict, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
 from suite import blocks as B
 from suite import dtypes
-from suite.contract import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, OpCall, PRODUCT_DTYPES
+from suite.contract import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, OpCall
 
 Shape = Tuple[int, ...]
 MAX_RANK = 8
@@ -78,14 +78,48 @@ class Golden:
 Rejection = Tuple[int, str]       # (status, why); status 0 = accepted
 
 
+@dataclass(frozen=True)
+class Attr:
+    """An attribute beyond reduction: its case-file key (the same in a matrix and a single case),
+    its type, the values a matrix runs when it names none, a single case's default, and how a case
+    id spells a value."""
+
+    name: str
+    kind: type                                  # bool, int or float
+    values: Tuple[Any, ...]
+    default: Any
+    token: Callable[[Any], str]
+
+
+# The dtypes the loss-backward family takes on each product (docs/aclnn-status.md, and each
+# operator's page): an operator that differs declares its own `product_dtypes`.
+LOSS_DTYPES: Mapping[str, FrozenSet[str]] = {
+    "atlas-training": frozenset({"float32", "float16"}),
+    "atlas-inference": frozenset({"float32", "float16"}),
+    "atlas-a2": frozenset({"float32", "float16", "bfloat16"}),
+    "atlas-a3": frozenset({"float32", "float16", "bfloat16"}),
+}
+
+
 class Operator:
     """One aclnn operator's whole contract. A new operator is a subclass in one new module."""
 
     name: str = ""
     inputs: Tuple[str, ...] = ("gradOutput", "self", "target")
+    # The dtypes each product family takes, for every tensor (inputs and out).
+    product_dtypes: Mapping[str, FrozenSet[str]] = LOSS_DTYPES
+    # The input whose dtype is a case's default for the others and for out, and whose shape is
+    # out's when no broadcast rule gives one (a case file's dtype mapping may name it for 'inputs').
+    primary: str = "self"
     reductions: Dict[str, int] = {}
-    # Attributes beyond reduction, with the values case files may give.
-    extra_attrs: Dict[str, Tuple[object, ...]] = {}
+    # Attributes beyond reduction (their case-file keys, values and id tokens).
+    attributes: Tuple["Attr", ...] = ()
+    # The C parameters of aclnn<name>GetWorkspaceSize before `out`, in order: (name, C type,
+    # default), C type one of tensor, int64, bool, float; a tensor is the input of that name (NULL
+    # when the call has None). `out`, workspaceSize and executor follow.
+    c_params: Tuple[Tuple[str, str, Any], ...] = (
+        ("gradOutput", "tensor", None), ("self", "tensor", None), ("target", "tensor", None),
+        ("reduction", "int64", 1))
     # Value sets: name -> function(sig) -> {input: suite.draw.Dist}.
     value_sets: Dict[str, Callable] = {}
     # Names this operator's tiling gives shape generators (see `tiling`).
@@ -197,6 +231,11 @@ class Operator:
         """The inputs behind one output element, for failure messages."""
         raise NotImplementedError
 
+    def torch(self, torch: Any, t: Mapping[str, Any], attrs: Mapping[str, Any], device: Any) -> Any:
+        """How PyTorch computes this operator, for the torch backend: `t` holds the inputs as
+        tensors in the compute dtype, on `device`; the result is a tensor of out's shape."""
+        raise NotImplementedError(f"{self.name}: no torch mapping")
+
     # -- names --------------------------------------------------------------------------------
     def reduction_name(self, value: int) -> str:
         for k, v in self.reductions.items():
@@ -213,9 +252,8 @@ class Operator:
             return ACLNN_ERR_PARAM_NULLPTR, "out is NULL"
         return None
 
-    @staticmethod
-    def _unsupported_dtype(sig: Signature, names: Sequence[str]) -> Optional[Rejection]:
-        allowed = PRODUCT_DTYPES[sig.product]
+    def _unsupported_dtype(self, sig: Signature, names: Sequence[str]) -> Optional[Rejection]:
+        allowed = self.product_dtypes[sig.product]
         for n in names:
             dt = sig.out_dtype if n == "out" else sig.dtypes[n]
             if dt not in allowed:

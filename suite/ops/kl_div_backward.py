@@ -1,5 +1,5 @@
 """aclnnKlDivBackward: g = -(target or exp(target)) * gradOutput on B = broadcast(self, target),
-scaled by the reduction, then summed back to self's shape (spec/KlDivBackward.md)."""
+scaled by the reduction, then summed back to self's shape (docs/operators/KlDivBackward.md)."""
 from __future__ import annotations
 
 from typing import Dict, Mapping, Optional
@@ -9,7 +9,7 @@ import numpy as np
 from suite import values as V
 from suite.contract import ACLNN_ERR_PARAM_INVALID
 from suite.draw import Binades, Dist, Uniform
-from suite.ops.base import (Operator, Rejection, Shape, Signature, broadcast, element_inputs, numel,
+from suite.ops.base import (Attr, Operator, Rejection, Shape, Signature, broadcast, element_inputs, numel,
                             reduced_axes)
 
 
@@ -42,7 +42,9 @@ def _tiny(sig: Signature) -> Dict[str, Dist]:
 class KlDivBackward(Operator):
     name = "KlDivBackward"
     reductions = {"none": 0, "mean": 1, "sum": 2, "batchmean": 3}
-    extra_attrs = {"logTarget": (False, True)}
+    attributes = (Attr("logTarget", bool, (False, True), False,
+                       lambda v: "logtarget" if v else "plaintarget"),)
+    c_params = Operator.c_params + (("logTarget", "bool", False),)
     value_sets = {"uniform": V.uniform_set, "nonpos_targets": V.nonpos_targets_set, "large": _large,
                   "tiny": _tiny, "specials": V.specials_set}
 
@@ -124,6 +126,32 @@ class KlDivBackward(Operator):
             return element_inputs(x, out_shape, index)
         axes = reduced_axes(tuple(out_shape), b)
         return f"a sum of {numel(b) // max(numel(out_shape), 1)} terms over axes {axes} of the broadcast shape {b}"
+
+
+    def torch(self, torch, t, attrs, device):
+        """Autograd through kl_div(reduction='none'); the reduction's scale is applied to the
+        incoming gradient explicitly, because torch's batchmean divides by self.size(0) where the
+        contract divides by B[0]. Autograd sums the broadcast dimensions back to self's shape."""
+        g, x, y = t["gradOutput"], t["self"], t["target"]
+        reduction = int(attrs["reduction"])
+        if reduction not in self.reductions.values():
+            raise ValueError(f"torch backend: {self.name} reduction {reduction} not in "
+                             f"{tuple(self.reductions.values())}")
+        shape = torch.broadcast_shapes(x.shape, y.shape)
+        if torch.broadcast_shapes(g.shape, shape) != shape:
+            raise ValueError(f"torch backend: gradOutput {tuple(g.shape)} does not broadcast to {tuple(shape)}")
+        incoming = g.expand(shape)
+        if reduction == 1:
+            incoming = incoming / shape.numel()
+        elif reduction == 3:
+            if len(shape) == 0:
+                raise ValueError("torch backend: batchmean on a 0-d broadcast shape is outside the contract")
+            incoming = incoming / shape[0]
+        leaf = x.detach().requires_grad_(True)
+        with torch.enable_grad():
+            loss = torch.nn.functional.kl_div(leaf, y, reduction="none", log_target=bool(attrs["logTarget"]))
+            (result,) = torch.autograd.grad(loss, leaf, incoming)
+        return result
 
 
 OP = KlDivBackward()

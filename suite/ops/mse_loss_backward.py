@@ -1,5 +1,5 @@
 """aclnnMseLossBackward: out = gradOutput * (self - target) * 2 [/ numel(self) for mean], on the
-broadcast shape of all three inputs (spec/MseLossBackward.md)."""
+broadcast shape of all three inputs (docs/operators/MseLossBackward.md)."""
 from __future__ import annotations
 
 from typing import Dict, Mapping, Optional
@@ -92,6 +92,18 @@ class MseLossBackward(Operator):
 
     def describe(self, x, attrs, out_shape, index) -> str:
         return element_inputs(x, out_shape, index)
+
+
+    def torch(self, torch, t, attrs, device):
+        """aten's out= overload: its mean divisor is numel(self) as passed, and an out of the
+        broadcast shape B avoids the functional form's deprecated resize of an out shaped like self."""
+        g, x, y = t["gradOutput"], t["self"], t["target"]
+        reduction = int(attrs["reduction"])
+        if reduction not in self.reductions.values():
+            raise ValueError(f"torch backend: {self.name} reduction {reduction} not in "
+                             f"{tuple(self.reductions.values())}")
+        out = torch.empty(torch.broadcast_shapes(g.shape, x.shape, y.shape), dtype=x.dtype, device=device)
+        return torch.ops.aten.mse_loss_backward.grad_input(g, x, y, reduction, grad_input=out)
 
 
 OP = MseLossBackward()

@@ -7,8 +7,8 @@ the first, as in the toolkit's lib64), so that
 
     pytest --backend aclnn --backend-opt lib_dir=OUTDIR
 
-runs the suite against it. The emulator computes on the host what spec/*.md say the operators do;
-it proves the backend's marshalling and the harness, never the conformance of real kernels.
+runs the suite against it. The emulator computes on the host what docs/operators/*.md say the
+operators do; it proves the backend's marshalling and the harness, never the conformance of real kernels.
 Choose the SoC it reports with ACLNN_EMU_SOC (default Ascend910B, i.e. atlas-a2). Extra compiler
 flags (e.g. -fsanitize=address while debugging the emulator) go in ACLNN_EMU_CFLAGS.
 

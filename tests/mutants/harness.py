@@ -14,18 +14,18 @@ import itertools
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Sequence, Tuple
 
 from suite import cases as casefiles
 from suite.host import InProcess
-from suite.cases import NUMBERS, Case
+from suite.cases import NUMBERS, Case, Kind, kinds_of
 from suite.golden import CaseData, GoldenCache, GoldenStore, default_cache_dir, is_stored
-from suite.runner import CaseFailure, CaseSkip, Runner
+from suite.runner import CaseFailure, CaseSkip, Runner, not_run_because
 from suite.tolerance import ToleranceTable, load_table
 
 ROOT = Path(__file__).resolve().parents[2]
 
-KINDS = ("numbers", "rejection", "determinism")
+KINDS = tuple(k.value for k in Kind)
 
 
 class CachedStore(GoldenStore):
@@ -75,10 +75,7 @@ def table() -> ToleranceTable:
 
 def checks_of(case: Case) -> List[str]:
     """The kinds of check pytest runs on this case (one test per kind)."""
-    kinds = ["numbers" if case.expect == NUMBERS else "rejection"]
-    if case.determinism:
-        kinds.append("determinism")
-    return kinds
+    return [k.value for k in kinds_of(case)]
 
 
 def _facets(case: Case) -> Dict[str, Any]:
@@ -135,8 +132,6 @@ def run_backend(backend: Any, cases: Iterable[Case], kinds: Sequence[str] = KIND
     host = InProcess(backend)
     info = host.info
     runner = Runner(host, info, store(), table())
-    fns: Dict[str, Callable] = {"numbers": runner.check_numbers, "rejection": runner.check_rejection,
-                                "determinism": runner.check_determinism}
     out = Outcome(info.name)
     for case in cases:
         if case.product not in info.products:
@@ -144,13 +139,12 @@ def run_backend(backend: Any, cases: Iterable[Case], kinds: Sequence[str] = KIND
         for kind in checks_of(case):
             if kind not in kinds:
                 continue
-            if (kind == "rejection" and "status" not in info.capabilities) or (
-                    kind == "determinism" and not info.deterministic):
+            if not_run_because(Kind(kind), info):
                 out.skipped += 1
                 continue
             out.ran += 1
             try:
-                fns[kind](case, f"suite/conformance/test_{kind}.py::[{case.id}]")
+                runner.check(Kind(kind), case, f"suite/conformance/test_{kind}.py::[{case.id}]")
             except CaseSkip:
                 out.skipped += 1
             except CaseFailure as e:

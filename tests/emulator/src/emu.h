@@ -16,7 +16,7 @@
 #define EMU_EXPORT __attribute__((visibility("default")))
 #define EMU_MAX_RANK 16 /* storage for views the operators accept (they reject > 8) */
 
-/* Status and error codes (spec/aclnn.md; aclError values of the runtime). */
+/* Status and error codes (docs/aclnn-status.md; aclError values of the runtime). */
 #define ACLNN_SUCCESS 0
 #define ACLNN_ERR_PARAM_NULLPTR 161001
 #define ACLNN_ERR_PARAM_INVALID 161002

@@ -1,9 +1,9 @@
 /* libopapi.so of the emulator: aclnnMseLossBackward and aclnnKlDivBackward, two phases each.
  *
- * Phase 1 validates exactly as spec/MseLossBackward.md and spec/KlDivBackward.md tabulate
+ * Phase 1 validates exactly as docs/operators/MseLossBackward.md and KlDivBackward.md tabulate
  * (NULL -> 161001 first, then 161002 checks; dtypes per the SoC's product family), and captures
  * the views. Phase 2 checks the workspace and that every view lies inside device memory, then
- * queues the computation on the stream. The computation follows the specs' "How the vendor
+ * queues the computation on the stream. The computation follows the pages' "How the vendor
  * kernel computes" sections in float32, reading inputs and writing out through strides + offset,
  * and rounds to out's dtype (RNE). KlDivBackward asks for a workspace (float32 accumulators)
  * whenever it must sum over broadcast dimensions.

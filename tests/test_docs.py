@@ -1,0 +1,108 @@
+"""The project carries its own contracts: no tracked file points outside the repository at the
+team's old notes, and every relative link in the README and the docs leads to a file that exists."""
+import re
+import subprocess
+from pathlib import Path
+from typing import Iterator, List, Tuple
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Built in two pieces so that this file does not match itself.
+OUTSIDE = ".." + "/shared"
+# The old notes' page names, as the project used to cite them (the directory "spec", a slash,
+# then one of these names and ".md").
+OLD_PAGES = re.compile(r"(?<![\w/.-])" + "spec" + r"/(?:\*|aclnn|precision|backend-contract|README|"
+                       r"MseLossBackward|KlDivBackward)\.md")
+
+FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
+CODE_SPAN = re.compile(r"`[^`\n]*`")
+INLINE_LINK = re.compile(r"!?\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+REFERENCE_DEF = re.compile(r"^ {0,3}\[[^\]\n]+\]:\s*<?(\S+?)>?(?:\s+.*)?$", re.M)
+SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def tracked_files() -> List[Path]:
+    try:
+        out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout: no list of tracked files")
+    return [ROOT / p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+def link_targets(text: str) -> Iterator[str]:
+    """Targets of inline links, images and reference definitions, outside code blocks and spans."""
+    text = CODE_SPAN.sub("", FENCE.sub("", text))
+    for m in INLINE_LINK.finditer(text):
+        yield m.group(1)
+    for m in REFERENCE_DEF.finditer(text):
+        yield m.group(1)
+
+
+def broken_links(md: Path) -> List[Tuple[str, str]]:
+    """(target, why) for each relative link of `md` that points at no file."""
+    bad = []
+    for target in link_targets(md.read_text(encoding="utf-8")):
+        if SCHEME.match(target) or target.startswith("#"):
+            continue
+        path = target.split("#", 1)[0].split("?", 1)[0]
+        resolved = (md.parent / path).resolve()
+        if resolved.exists():
+            continue
+        try:
+            rel = resolved.relative_to(ROOT).as_posix()
+        except ValueError:
+            bad.append((target, "points outside the repository"))
+            continue
+        bad.append((target, f"{rel} does not exist"))
+    return bad
+
+
+def markdown_files() -> List[Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+
+def test_no_tracked_file_points_at_the_old_shared_notes() -> None:
+    hits = []
+    for f in tracked_files():
+        if not f.is_file():
+            continue
+        data = f.read_bytes()
+        if OUTSIDE.encode() in data:
+            hits.append(f"{f.relative_to(ROOT)}: mentions {OUTSIDE}")
+        if f.suffix in (".py", ".md", ".yaml", ".toml", ".c", ".h", ".txt") and b"\0" not in data:
+            for m in OLD_PAGES.finditer(data.decode("utf-8", "replace")):
+                hits.append(f"{f.relative_to(ROOT)}: cites {m.group(0)} (the in-project page is under docs/)")
+    assert not hits, "\n".join(hits)
+
+
+@pytest.mark.parametrize("md", markdown_files(), ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_relative_links_point_at_files_that_exist(md: Path) -> None:
+    bad = broken_links(md)
+    assert not bad, "\n".join(f"{md.relative_to(ROOT)}: link {t!r}: {why}" for t, why in bad)
+
+
+def test_the_operator_index_links_every_operator_page() -> None:
+    index = (ROOT / "docs/operators/README.md").read_text(encoding="utf-8")
+    linked = {t for t in link_targets(index)}
+    pages = {p.name for p in (ROOT / "docs/operators").glob("*.md") if p.name != "README.md"}
+    assert pages <= linked, f"operator pages missing from the index: {sorted(pages - linked)}"
+
+
+def test_the_link_checker_sees_a_broken_link(tmp_path: Path) -> None:
+    md = tmp_path / "page.md"
+    (tmp_path / "there.md").write_text("x")
+    md.write_text("[ok](there.md#a) [gone](missing.md) ![img](nope.png) [web](https://example.org/x)\n"
+                  "`[code](skipped.md)`\n```\n[fenced](skipped.md)\n```\n[ref]: also-missing.md\n")
+    targets = list(link_targets(md.read_text()))
+    assert "skipped.md" not in targets
+    bad = {t for t, _ in broken_links(md)}
+    assert bad == {"missing.md", "nope.png", "also-missing.md"}
+
+
+def test_the_old_page_pattern_matches_what_it_should() -> None:
+    assert OLD_PAGES.search("see " + "spec" + "/aclnn.md")
+    assert OLD_PAGES.search("(" + "spec" + "/MseLossBackward.md)")
+    assert not OLD_PAGES.search("docs/" + "spec" + "ial.md")
+    assert not OLD_PAGES.search("the case's spec hash")
