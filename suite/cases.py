@@ -549,7 +549,9 @@ def load_file(path: Path, hw: Optional[Dict[str, hardware.Hardware]] = None) -> 
         shape_sets[name] = [(_triple(ctx, op, combos, i, v, allow_null=False), combos.line_of(i))
                             for i, v in enumerate(combos)]
     if hw is None and any(isinstance(v, Generator) for v in shape_sets.values()):
-        hw = hardware.load_hardware()
+        # The hardware file next to the case file, else the data folder's.
+        beside = path.parent / hardware.HARDWARE_FILE
+        hw = hardware.load_hardware(beside if beside.exists() else None)
     out = Expansion()
     for key, handler in (("matrices", _matrix), ("cases", _single)):
         items = doc.get(key, []) or []

@@ -10,11 +10,12 @@ from typing import List, Optional
 
 from suite import cases as casefiles
 from suite import golden, journal, results
+from suite.home import data_root
 from suite.yamlfile import FileError
 
 
 def _cases(paths: List[str]) -> List[casefiles.Case]:
-    return casefiles.load_cases([Path(p) for p in paths] or [Path("cases")])[0]
+    return casefiles.load_cases([Path(p) for p in paths] or [data_root() / "cases"])[0]
 
 
 def _cannot_write(e: OSError, default: Path) -> FileError:
@@ -138,8 +139,9 @@ def build_parser() -> argparse.ArgumentParser:
     for name, fn, hlp in (("generate", cmd_golden_generate, "write goldens for every numeric case"),
                           ("check", cmd_golden_check, "fail on missing, stale, orphaned, corrupted or drifted goldens")):
         s = g.add_parser(name, help=hlp)
-        s.add_argument("--cases", action="append", default=[], metavar="PATH", help="case file or folder (default cases/)")
-        s.add_argument("--golden-dir", default="golden", metavar="DIR")
+        s.add_argument("--cases", action="append", default=[], metavar="PATH", help="case file or folder (default: cases/ of $ACLNN_CONFORMANCE_HOME, else of this checkout)")
+        s.add_argument("--golden-dir", default=str(data_root() / "golden"), metavar="DIR",
+                       help="default: golden/ of $ACLNN_CONFORMANCE_HOME, else of this checkout")
         if name == "generate":
             s.add_argument("--fresh", action="store_true",
                            help="recompute large cases' fingerprints even where the manifest has them")

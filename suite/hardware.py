@@ -4,14 +4,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Mapping, Tuple, Union
+from typing import Dict, List, Mapping, Optional, Tuple, Union
 
 from suite import dtypes
 from suite.contract import PRODUCTS
+from suite.home import data_root
 from suite.yamlfile import FileError, LineDict, load
 
 HARDWARE_FILE = "hardware.yaml"
-DEFAULT = Path(__file__).resolve().parent.parent / "cases" / HARDWARE_FILE
+
+
+def default_path() -> Path:
+    """cases/hardware.yaml of the data folder (suite/home.py)."""
+    return data_root() / "cases" / HARDWARE_FILE
 FIELDS = {"socs": str, "cores": list, "ub_bytes": int, "block_bytes": int, "repeat_bytes": int,
           "max_repeat": int}
 
@@ -36,7 +41,9 @@ class Hardware:
                 "reach": self.max_repeat * self.repeat_bytes // size}
 
 
-def load_hardware(path: Path = DEFAULT) -> Dict[str, Hardware]:
+def load_hardware(path: Optional[Path] = None) -> Dict[str, Hardware]:
+    """The hardware file: `path`, else the data folder's."""
+    path = default_path() if path is None else path
     doc = load(path)
     if not isinstance(doc, LineDict):
         raise FileError(path, 1, None, "the hardware file maps each product family to its parameters")

@@ -14,6 +14,7 @@ from suite.backend import BackendError, make_backend, parse_opts
 from suite.contract import PRODUCTS
 from suite import golden
 from suite.golden import GoldenCache, GoldenStore
+from suite.home import HOME_ENV, data_root
 from suite.host import Hosted, InProcess
 from suite.memory import parse_size
 from suite.results import case_fields
@@ -22,9 +23,8 @@ from suite.runner import CaseFailure, CaseSkip, Runner, not_run_because
 from suite.tolerance import load_table
 from suite.yamlfile import FileError
 
-# Defaults are anchored at this checkout, not at pytest's rootdir, which pytest derives from the
-# command line before it knows this plugin's options.
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+# Defaults are anchored at the suite's data folder (suite/home.py), not at pytest's rootdir, which
+# pytest derives from the command line before it knows this plugin's options.
 RECORD = pytest.StashKey[Dict[str, Any]]()
 STATE = pytest.StashKey["Conformance"]()
 SCALES = ("small", "default", "huge")
@@ -79,7 +79,7 @@ class Conformance:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        root = PROJECT_ROOT
+        root = data_root()
         opt = config.option
         self.case_paths = [Path(p) for p in opt.cases] or [root / "cases"]
         self.golden_dir = Path(opt.golden_dir) if opt.golden_dir else root / "golden"
@@ -134,9 +134,18 @@ class Conformance:
             parts += ["--scale", "huge"]
         return "".join(" " + shlex.quote(p) for p in parts)
 
+    def _data_present(self) -> None:
+        """The default data folder exists: else one line that says how to name it."""
+        opt = self.config.option
+        if not (opt.cases and opt.tolerances) and not (data_root() / "cases").is_dir():
+            raise pytest.UsageError(f"no case files: {data_root() / 'cases'} is not a folder (set ${HOME_ENV} "
+                                    f"to the folder that holds cases/ and golden/, or pass --cases, "
+                                    f"--golden-dir and --tolerances)")
+
     @property
     def runner(self) -> Runner:
         if self._runner is None:
+            self._data_present()
             if self.info is not None:
                 raise RuntimeError("the backend was used after the session closed it")
             opt = self.config.option
@@ -162,6 +171,7 @@ class Conformance:
     @property
     def cases(self) -> List[casefiles.Case]:
         if self._cases is None:
+            self._data_present()
             try:
                 self._cases, _ = casefiles.load_cases(self.case_paths)
             except FileError as e:
