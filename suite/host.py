@@ -388,6 +388,7 @@ class Hosted:
         self.info: Optional[BackendInfo] = None
         self.in_row = 0                       # faults since the last call that came back
         self._busy = False                    # a call is in flight (the run was interrupted in it)
+        self.incidents: List[str] = []        # what went wrong outside any case
         self.last_fault: Optional[str] = None
         self.starts = 0
 
@@ -455,6 +456,12 @@ class Hosted:
             raise Fault(f"not run: the backend faulted on {self.in_row} cases in a row, the last "
                         f"{self.last_fault}; it is not restarted again (--backend-restarts {self.restarts})",
                         "gave up")
+        if self._proc is not None and not self._proc.is_alive():
+            # It ended after its last reply (a thread of its own, a timer): no case was running,
+            # so none fails; the run does (an incident), and a fresh backend serves this case.
+            text, _ = _exit_text(self._reap())
+            self.incidents.append(f"the backend's process {text} between calls, after a call had "
+                                  f"returned; it was restarted")
         if self._proc is None:
             try:
                 self.start()
@@ -506,8 +513,15 @@ class Hosted:
     def close(self) -> Optional[str]:
         """End the process: the backend's close() and exit handlers run there. What went wrong, if
         anything, comes back as one line (an incident of the run), never as an exception."""
+        found = self._end()
+        return "; ".join(self.incidents + ([found] if found else [])) or None
+
+    def _end(self) -> Optional[str]:
         if self._proc is None:
             return None
+        if not self._busy and not self._proc.is_alive():
+            text, _ = _exit_text(self._reap())
+            return f"the backend's process {text} after its last call, before close()"
         if self._busy:
             # The run was interrupted inside a call: nothing to wait for, and not the backend's fault.
             self._kill()

@@ -7,6 +7,7 @@ import atexit
 import ctypes
 import os
 import sys
+import threading
 import time
 
 import numpy as np
@@ -105,6 +106,16 @@ class ExitAtExit(Wrong):
     def __init__(self) -> None:
         super().__init__()
         atexit.register(os._exit, 0)
+
+
+class ExitAfterReturning(ReferenceBackend):
+    """Answers the mean calls correctly, then a timer of its own ends the process."""
+    name = "exit-after-returning"
+
+    def run(self, call: OpCall) -> np.ndarray:
+        if _mean(call):
+            threading.Timer(0.05, os._exit, (0,)).start()
+        return super().run(call)
 
 
 class RaisingInit(ReferenceBackend):

@@ -4,6 +4,7 @@ apart."""
 from __future__ import annotations
 
 import socket
+import time
 
 import numpy as np
 import pytest
@@ -115,3 +116,24 @@ def test_faults_in_a_row_stop_the_restarts():
             h.run(_req((2, 3)), 1, 30)
         kinds.append(e.value.kind)
     assert kinds == ["exit 7", "exit 7", "gave up", "gave up"] and h.starts == 2
+
+
+def test_a_process_that_ends_between_calls_is_an_incident_not_a_failed_case():
+    """Its last call had returned: no case fails, the next call gets a fresh backend, and the run
+    gets an incident (which fails it)."""
+    h = Hosted("tests.misbehaving:ExitAfterReturning", {}, timeout=30)
+    h.start()
+    req = _req((2, 3))
+    mean = {**req, "op": "MseLossBackward", "attrs": {"reduction": 1},
+            "inputs": {**req["inputs"], "target": req["inputs"]["self"]}}
+    [o] = h.run(mean, 1, 30)
+    assert o.array is not None and o.raised is None
+    time.sleep(0.5)
+    [o] = h.run({**mean, "attrs": {"reduction": 0}}, 1, 30)
+    assert o.array is not None and h.starts == 2
+    assert h.close() == "the backend's process exited with code 0 between calls, after a call had returned; it was restarted"
+    h = Hosted("tests.misbehaving:ExitAfterReturning", {}, timeout=30)
+    h.start()
+    h.run(mean, 1, 30)
+    time.sleep(0.5)
+    assert h.close() == "the backend's process exited with code 0 after its last call, before close()"
