@@ -406,6 +406,7 @@ class Hosted:
         limit = None if not self.timeout else max(STARTUP_FLOOR, 3 * self.timeout)
         try:
             header, _ = recv(mine, None if limit is None else time.monotonic() + limit, expect=[])
+            kind, fields = header
         except _Timeout:
             self._kill()
             raise BackendError(f"backend {self.spec or 'reference'!r} did not start within {limit:g} s "
@@ -413,10 +414,9 @@ class Hosted:
         except (EOFError, OSError, ValueError, pickle.UnpicklingError, TypeError):
             text, _ = _exit_text(self._reap())
             raise BackendError(f"backend {self.spec or 'reference'!r}: its process {text} while starting") from None
-        if header[0] == "error":
+        if kind == "error":
             self._reap()
-            raise BackendError(str(header[1]))
-        fields = header[1]
+            raise BackendError(str(fields))
         info = BackendInfo(name=fields["name"], capabilities=frozenset(fields["capabilities"]),
                            products=tuple(fields["products"]), deterministic=fields["deterministic"],
                            working_memory=fields["working_memory"])
@@ -494,7 +494,7 @@ class Hosted:
         except (EOFError, OSError):
             text, kind = _exit_text(self._reap())
             return self._fault(f"the backend's process {text} during the call", kind)
-        except (ValueError, TypeError, KeyError, IndexError, pickle.UnpicklingError, EOFError) as e:
+        except (ValueError, TypeError, KeyError, IndexError, pickle.UnpicklingError) as e:
             self._kill()
             return self._fault(f"the backend's process sent a malformed reply ({e}); it was killed", "protocol")
         self.in_row = 0

@@ -164,8 +164,9 @@ class Reporter:
     def start(self) -> None:
         """Before the first case: reports that say the run has not finished (replacing any earlier
         run's), and the journal."""
-        journal.write_reports(self.dir, results.make_document(self.run_fields(), (), journal.IN_PROGRESS))
-        self.journal = journal.Journal(self.dir, self.run_fields())
+        run = self.run_fields()
+        journal.write_reports(self.dir, results.make_document(run, (), journal.IN_PROGRESS))
+        self.journal = journal.Journal(self.dir, run)
 
     def finish(self, incomplete: Optional[str]) -> Path:
         journal.write_reports(self.dir, self.document(incomplete))

@@ -20,49 +20,51 @@ def _mean(call: OpCall) -> bool:
     return call.attrs.get("reduction") == 1
 
 
-class Segfault(ReferenceBackend):
+class _OnMean(ReferenceBackend):
+    """The reference backend, with `fault` planted on the calls with reduction=mean."""
+
+    def fault(self) -> None:
+        raise NotImplementedError
+
+    def run(self, call: OpCall) -> np.ndarray:
+        if _mean(call):
+            self.fault()
+        return super().run(call)
+
+
+class Segfault(_OnMean):
     name = "segfault"
 
-    def run(self, call: OpCall) -> np.ndarray:
-        if _mean(call):
-            ctypes.string_at(0)                  # a real SIGSEGV: reads address 0
-        return super().run(call)
+    def fault(self) -> None:
+        ctypes.string_at(0)                      # a real SIGSEGV: reads address 0
 
 
-class ExitZero(ReferenceBackend):
+class ExitZero(_OnMean):
     name = "exit-0"
 
-    def run(self, call: OpCall) -> np.ndarray:
-        if _mean(call):
-            os._exit(0)
-        return super().run(call)
+    def fault(self) -> None:
+        os._exit(0)
 
 
-class ExitThree(ReferenceBackend):
+class ExitThree(_OnMean):
     name = "exit-3"
 
-    def run(self, call: OpCall) -> np.ndarray:
-        if _mean(call):
-            os._exit(3)
-        return super().run(call)
+    def fault(self) -> None:
+        os._exit(3)
 
 
-class SysExit(ReferenceBackend):
+class SysExit(_OnMean):
     name = "sys-exit"
 
-    def run(self, call: OpCall) -> np.ndarray:
-        if _mean(call):
-            sys.exit(0)
-        return super().run(call)
+    def fault(self) -> None:
+        sys.exit(0)
 
 
-class Hang(ReferenceBackend):
+class Hang(_OnMean):
     name = "hang"
 
-    def run(self, call: OpCall) -> np.ndarray:
-        if _mean(call):
-            time.sleep(3600)
-        return super().run(call)
+    def fault(self) -> None:
+        time.sleep(3600)
 
 
 class ReusedBuffer(ReferenceBackend):
@@ -108,14 +110,12 @@ class ExitAtExit(Wrong):
         atexit.register(os._exit, 0)
 
 
-class ExitAfterReturning(ReferenceBackend):
+class ExitAfterReturning(_OnMean):
     """Answers the mean calls correctly, then a timer of its own ends the process."""
     name = "exit-after-returning"
 
-    def run(self, call: OpCall) -> np.ndarray:
-        if _mean(call):
-            threading.Timer(0.05, os._exit, (0,)).start()
-        return super().run(call)
+    def fault(self) -> None:
+        threading.Timer(0.05, os._exit, (0,)).start()
 
 
 class RaisingInit(ReferenceBackend):

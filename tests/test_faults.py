@@ -116,10 +116,8 @@ def test_setup_errors_under_xdist_reach_the_controller(tmp_path, workers):
 
 
 def test_a_backend_that_crashes_on_every_case_ends_quickly(tmp_path):
-    t = time.monotonic()
     p = run_suite([*SLICE, "--backend", "tests.misbehaving:CrashAlways", "--backend-restarts", "2",
                    f"--report-dir={tmp_path}"])
-    took = time.monotonic() - t
     assert p.returncode == 1, p.stdout[-2000:]
     doc = results.read(tmp_path / "results.json")
     assert doc["counts"]["failed"] == TOTAL
@@ -127,7 +125,6 @@ def test_a_backend_that_crashes_on_every_case_ends_quickly(tmp_path):
     # 3 faults (the first start and 2 restarts), then no more starts: the rest fail at once
     assert sorted(faults) == sorted(["exit 7"] * 3 + ["gave up"] * (TOTAL - 3)), faults
     assert "it is not restarted again (--backend-restarts 2)" in p.stdout
-    assert took < 60, took        # not a timing test: a loop of restarts would take minutes
 
 
 def _popen(args, tmp_path):
