@@ -131,7 +131,7 @@ def largest_case(cs):
     from suite.ops.base import numel
 
     def arrays(c):
-        ins = sum(numel(s) * dtypes.dtype_of(d).itemsize for (n, s), (_, d) in zip(c.shapes, c.dtypes))
+        ins = sum(numel(s) * dtypes.dtype_of(d).itemsize for n, s in c.shapes.items() for d in [c.dtypes[n]])
         return ins + numel(c.out_shape) * dtypes.dtype_of(c.out_dtype).itemsize
     big = max((c for c in cs if c.expect == 0 and c.layout == "contiguous"), key=lambda c: (arrays(c), c.id))
     return big, arrays(big)
