@@ -91,6 +91,30 @@ class Attr:
     token: Callable[[Any], str]
 
 
+@dataclass(frozen=True)
+class Mutant:
+    """A planted defect of one operator's kernel, which the suite must catch: `kernel` is the
+    operator with exactly that defect (an instance of a subclass overriding one method). The suite
+    must fail it on checks of the kinds in `fails` ("numbers", "rejection", "determinism"), and
+    only on cases (suite.cases.Case) where `where` holds: a failure elsewhere is the suite's."""
+
+    name: str
+    description: str
+    kernel: "Operator"
+    where: Callable[[Any], bool]
+    fails: FrozenSet[str] = frozenset({"numbers"})
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A correct kernel that computes otherwise than the reference in a way the contract allows
+    (another operation order, another rounding of a constant): the suite must pass it everywhere."""
+
+    name: str
+    description: str
+    kernel: "Operator"
+
+
 # The dtypes the loss-backward family takes on each product (docs/aclnn-status.md, and each
 # operator's page): an operator that differs declares its own `product_dtypes`.
 LOSS_DTYPES: Mapping[str, FrozenSet[str]] = {
@@ -111,6 +135,8 @@ class Operator:
     # The input whose dtype is a case's default for the others and for out, and whose shape is
     # out's when no broadcast rule gives one (a case file's dtype mapping may name it for 'inputs').
     primary: str = "self"
+    # Inputs a valid call may pass as NULL (an optional tensor); NULL for any other is 161001.
+    optional: Tuple[str, ...] = ()
     reductions: Dict[str, int] = {}
     # Attributes beyond reduction (their case-file keys, values and id tokens).
     attributes: Tuple["Attr", ...] = ()
@@ -141,6 +167,21 @@ class Operator:
         for these input dtypes: values for `tiling_names`, in elements."""
         return {}
 
+    def result_dtype(self, dts: Mapping[str, str], out_dtype: str) -> str:
+        """The dtype the kernel rounds its float32 result to before the cast to out's dtype: out's
+        own by default; an operator that computes in the promoted input dtype and casts that to out
+        (docs/operators/*.md say which) names the promoted dtype, and where it is coarser than out
+        the result is judged in it."""
+        return out_dtype
+
+    def mutants(self) -> Tuple[Mutant, ...]:
+        """This operator's planted defects (tests/mutants runs them, with the generic ones)."""
+        return ()
+
+    def variants(self) -> Tuple[Variant, ...]:
+        """Correct kernels that differ from `reference` where the contract allows."""
+        return ()
+
     def outside_contract(self, sig: Signature) -> Optional[str]:
         """Why this combination is not covered by the documented contract (None: it is)."""
         return None
@@ -169,6 +210,7 @@ class Operator:
         """(index, terms) for consecutive blocks of `b_shape` in C order: the inputs the result
         reads, widened to `dtype` one block at a time, through `terms` (or `reference_terms`).
         The golden, the reference kernel and a lazily read golden all walk a shape this way."""
+        x = present(x)
         shapes = {n: tuple(np.shape(a)) for n, a in x.items()}
         b = self.b_shape(shapes)
         fn = self.reference_terms if reference else self.terms
@@ -180,7 +222,9 @@ class Operator:
 
     def golden(self, x: Mapping[str, np.ndarray], attrs: Mapping[str, object],
                block: int = B.BLOCK) -> Golden:
-        """float64 result from exact inputs (any float dtype; widened block by block)."""
+        """float64 result from exact inputs (any float dtype; widened block by block; an optional
+        input left out or None is NULL)."""
+        x = present(x)
         shapes = {n: tuple(np.shape(a)) for n, a in x.items()}
         b, out_shape = self.b_shape(shapes), self.out_shape(shapes)
         axes = reduced_axes(out_shape, b)
@@ -208,22 +252,28 @@ class Operator:
     def reference(self, call: OpCall, block: int = B.BLOCK) -> np.ndarray:
         """The result as the vendor kernel computes it (float32 inside, one round to out's dtype),
         block by block; the call is valid."""
-        x = {n: call.inputs[n] for n in self.inputs}
+        x = present(call.inputs)
         shapes = {n: tuple(a.shape) for n, a in x.items()}
         b = self.b_shape(shapes)
         out_shape = tuple(call.out_shape)
+        through = dtypes.dtype_of(self.result_dtype(
+            {n: dtypes.name_of(a.dtype) for n, a in x.items()}, dtypes.name_of(call.out_dtype)))
+
+        def rounded(r32: np.ndarray) -> np.ndarray:
+            return to_out(r32, call.out_dtype) if through == call.out_dtype else \
+                to_out(to_out(r32, through), call.out_dtype)
         axes = reduced_axes(out_shape, b)
         out = np.empty(out_shape, dtype=call.out_dtype)
         acc = np.zeros(out_shape, dtype=np.float32) if axes else None
         with np.errstate(all="ignore"):
             for blk, t in self.term_blocks(x, dict(call.attrs), np.float32, block, reference=True):
                 if not axes:
-                    out[blk] = to_out(t, call.out_dtype)
+                    out[blk] = rounded(t)
                     continue
                 at = B.target_index(blk, b, out_shape)
                 acc[at] += np.sum(t, axis=axes, keepdims=True, dtype=np.float32).reshape(acc[at].shape)
         if acc is not None:
-            out[...] = to_out(acc, call.out_dtype)
+            out[...] = rounded(acc)
         return out
 
     def describe(self, x: Mapping[str, np.ndarray], attrs: Mapping[str, object],
@@ -270,6 +320,11 @@ class Operator:
             if len(s) > MAX_RANK:
                 return ACLNN_ERR_PARAM_INVALID, f"{n} has {len(s)} dimensions (at most {MAX_RANK})"
         return None
+
+
+def present(x: Mapping[str, Optional[np.ndarray]]) -> Dict[str, np.ndarray]:
+    """The inputs a call passes (an optional input passed as NULL is left out)."""
+    return {n: a for n, a in x.items() if a is not None}
 
 
 def _blocks(b: Shape, block: int):
