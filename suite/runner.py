@@ -41,7 +41,9 @@ class CaseSkip(Exception):
 def request_of(case: Case, inputs: Dict[str, Optional[np.ndarray]]) -> Request:
     """What the backend's process needs to make the case's call: contiguous inputs and the layout."""
     out = case.out_dtype if case.out_dtype is not None and case.out_shape is not None else None
-    return {"op": case.op, "inputs": dict(inputs), "layout": case.layout, "attrs": dict(case.attrs),
+    # Every input of the signature, in its order; one the data lacks is NULL (an optional input).
+    named = {n: inputs.get(n) for n in ops.get(case.op).inputs}
+    return {"op": case.op, "inputs": named, "layout": case.layout, "attrs": dict(case.attrs),
             "out_shape": None if case.out_shape is None else tuple(case.out_shape),
             "out_dtype": None if out is None else dtypes.canonical(out), "product": case.product}
 

@@ -140,12 +140,13 @@ class TorchBackend:
     def run(self, call: OpCall) -> np.ndarray:
         """The operator's own torch mapping (Operator.torch), in the compute dtype."""
         op = ops.get(call.op)
-        missing = [k for k in op.inputs if call.inputs.get(k) is None]
+        missing = [k for k in op.inputs if call.inputs.get(k) is None and k not in op.optional]
         if call.out_shape is None or call.out_dtype is None:
             missing.append("out")
         if missing:
             raise ValueError(f"torch backend: cannot express NULL tensors ({', '.join(missing)})")
-        tensors = {k: self._to_torch(call.inputs[k], k) for k in op.inputs}
+        # An optional input passed as NULL is left out of the mapping's tensors.
+        tensors = {k: self._to_torch(call.inputs[k], k) for k in op.inputs if call.inputs.get(k) is not None}
         cdtype = self._compute_dtype(*tensors.values())
         tensors = {k: t.to(cdtype) for k, t in tensors.items()}
         return self._to_numpy(op.torch(self._torch, tensors, dict(call.attrs), self.device), call)

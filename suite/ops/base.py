@@ -296,7 +296,7 @@ class Operator:
     # -- shared checks ------------------------------------------------------------------------
     def _nulls(self, sig: Signature) -> Optional[Rejection]:
         for n in self.inputs:
-            if sig.shapes.get(n) is None:
+            if sig.shapes.get(n) is None and n not in self.optional:
                 return ACLNN_ERR_PARAM_NULLPTR, f"{n} is NULL"
         if sig.out_shape is None:
             return ACLNN_ERR_PARAM_NULLPTR, "out is NULL"
@@ -305,6 +305,8 @@ class Operator:
     def _unsupported_dtype(self, sig: Signature, names: Sequence[str]) -> Optional[Rejection]:
         allowed = self.product_dtypes[sig.product]
         for n in names:
+            if n != "out" and sig.shapes.get(n) is None:
+                continue                                # an optional input passed as NULL
             dt = sig.out_dtype if n == "out" else sig.dtypes[n]
             if dt not in allowed:
                 return (ACLNN_ERR_PARAM_INVALID,
@@ -313,7 +315,7 @@ class Operator:
         return None
 
     def _rank(self, sig: Signature, with_out: bool) -> Optional[Rejection]:
-        tensors = [(n, sig.shapes[n]) for n in self.inputs]
+        tensors = [(n, sig.shapes[n]) for n in self.inputs if sig.shapes.get(n) is not None]
         if with_out:
             tensors.append(("out", sig.out_shape))
         for n, s in tensors:
