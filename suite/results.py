@@ -60,7 +60,7 @@ RECORD_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {
     "out_dtype": (("str", "null"), True),
     "reduction": (("int", "null"), True),
     "attrs": (("dict",), False),               # v2: every attribute of the call, reduction included
-    "logTarget": (("bool", "null"), False),    # v1 only (v2: in attrs)
+    "logTarget": (("bool", "null"), False),    # v1 only (v2: in attrs)  names-ok: schema v1's field
     "shapes": (("dict",), True),               # input name -> list of dims (null: NULL tensor)
     "out_shape": (("list", "null"), True),
     "layout": (("str",), True),
@@ -194,7 +194,7 @@ def case_fields(case: Any, kind: str, nodeid: str) -> Dict[str, Any]:
             "layout": case.layout, "values": case.values, "expect": case.expect}
 
 
-V1_ONLY = ("logTarget",)           # fields version 2 no longer writes
+V1_ONLY = ("logTarget",)           # fields version 2 no longer writes  names-ok: schema v1's field
 
 
 def make_record(fields: Mapping[str, Any], outcome: str, reason: Optional[str]) -> Dict[str, Any]:

@@ -115,6 +115,19 @@ class Variant:
     kernel: "Operator"
 
 
+@dataclass(frozen=True)
+class Example:
+    """One row of the operator page's phase-1 table: a call's metadata and the status aclnn gives
+    it (0: accepted), and whether the call lies outside the documented contract (`outside_contract`
+    names why; the suite makes no case of it). tests/test_contract_checks.py holds every operator
+    to every row."""
+
+    what: str
+    signature: Signature
+    status: int
+    outside: bool = False
+
+
 # The dtypes the loss-backward family takes on each product (docs/aclnn-status.md, and each
 # operator's page): an operator that differs declares its own `product_dtypes`.
 LOSS_DTYPES: Mapping[str, FrozenSet[str]] = {
@@ -173,6 +186,10 @@ class Operator:
         (docs/operators/*.md say which) names the promoted dtype, and where it is coarser than out
         the result is judged in it."""
         return out_dtype
+
+    def examples(self) -> Tuple[Example, ...]:
+        """The page's phase-1 table as rows (rejected and accepted calls), at least one accepted."""
+        return ()
 
     def mutants(self) -> Tuple[Mutant, ...]:
         """This operator's planted defects (tests/mutants runs them, with the generic ones)."""
