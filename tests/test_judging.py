@@ -311,3 +311,22 @@ def test_table_errors_name_file_line_field(tmp_path: Path, name: str) -> None:
     e = info.value
     assert (e.path, e.line, e.field) == (str(path), marked_line(text), field)
     assert str(e).startswith(f"{path}:{marked_line(text)}: field '{field}': ") and words in str(e)
+
+
+# -- rules are data ----------------------------------------------------------------------------
+def test_a_new_rule_is_one_entry_of_data(monkeypatch) -> None:
+    """Judging reads a standard's rule from the RULES table alone: a rule added there (here: at
+    most one element beyond the window) is loaded, measured and judged with no other change."""
+    from suite import tolerance as T
+    rule = T.Rule(("limit",), lambda e, p: e.abs > 0,
+                  lambda t, p, s: (t.n_rule <= p("limit"), f"{t.n_rule} elements beyond the window"))
+    monkeypatch.setitem(T.RULES, "at-most", rule)
+    std = T.Standard("at-most-one", "at-most", {"limit": {d: 1.0 for d in DTYPES}})
+    g = np.array([1.0, 2.0, 3.0, 4.0])
+    off = np.nextafter(np.nextafter(np.float32(g), np.float32(np.inf)), np.float32(np.inf)) * np.float32(1.001)
+    one = np.where([True, False, False, False], off, g).astype(F32)
+    two = np.where([True, True, False, False], off, g).astype(F32)
+    assert judge(g.astype(F32), Golden(g, np.abs(g), 1), F32, std, TABLE.slack_ulps).passed
+    assert judge(one, Golden(g, np.abs(g), 1), F32, std, TABLE.slack_ulps).passed
+    v = judge(two, Golden(g, np.abs(g), 1), F32, std, TABLE.slack_ulps)
+    assert not v.passed and v.why == "2 elements beyond the window" and sorted(v.worst) == [0, 1]
