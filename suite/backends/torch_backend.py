@@ -138,7 +138,9 @@ class TorchBackend:
     # -- the operators ---------------------------------------------------------------------
 
     def run(self, call: OpCall) -> np.ndarray:
-        """The operator's own torch mapping (Operator.torch), in the compute dtype."""
+        """The operator's own torch mapping (Operator.torch), in the compute dtype, rounded to the
+        dtype the operator's kernel rounds its result to (Operator.result_dtype: out's own unless
+        the operator declares another, e.g. its promoted input dtype) before out's dtype."""
         op = ops.get(call.op)
         missing = [k for k in op.inputs if call.inputs.get(k) is None and k not in op.optional]
         if call.out_shape is None or call.out_dtype is None:
@@ -148,5 +150,10 @@ class TorchBackend:
         # An optional input passed as NULL is left out of the mapping's tensors.
         tensors = {k: self._to_torch(call.inputs[k], k) for k in op.inputs if call.inputs.get(k) is not None}
         cdtype = self._compute_dtype(*tensors.values())
+        through = op.result_dtype({k: np.dtype(call.inputs[k].dtype).name for k in op.inputs},
+                                  np.dtype(call.out_dtype).name)
         tensors = {k: t.to(cdtype) for k, t in tensors.items()}
-        return self._to_numpy(op.torch(self._torch, tensors, dict(call.attrs), self.device), call)
+        result = op.torch(self._torch, tensors, dict(call.attrs), self.device)
+        if through != np.dtype(call.out_dtype).name:
+            result = result.to(self._dtypes[through])
+        return self._to_numpy(result, call)
