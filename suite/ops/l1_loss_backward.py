@@ -12,7 +12,7 @@ from suite import dtypes
 from suite import values as V
 from suite.contract import ACLNN_ERR_PARAM_INVALID
 from suite.draw import Binades, Dist, Sprinkle, Uniform
-from suite.ops.base import (LOSS_DTYPES, MAX_RANK, Mutant, Operator, Rejection, Shape, Signature, Variant,
+from suite.ops.base import (LOSS_DTYPES, MAX_RANK, Example, Mutant, Operator, Rejection, Shape, Signature, Variant,
                             broadcast, element_inputs, numel)
 
 NAME = "L1LossBackward"
@@ -262,6 +262,9 @@ class L1LossBackward(Operator):
         c = g * cof if cof != np.float32(1.0) else g      # grads = vmuls(grads, cof) for mean
         return s * c                                       # res = vmul(sign, grads)
 
+    def examples(self) -> Tuple[Example, ...]:
+        return _examples()
+
     def describe(self, x, attrs, out_shape, index) -> str:
         a = float(np.broadcast_to(x["self"], out_shape)[index])
         t = float(np.broadcast_to(x["target"], out_shape)[index])
@@ -472,6 +475,63 @@ def _numel_b(case: Any) -> int:
 def _where_mixed(case: Any) -> bool:
     """Rejecting mixed input dtypes fails every accepted call whose inputs' dtypes differ."""
     return case.op == NAME and case.expect == 0 and len(set(case.dtypes.values())) > 1
+
+
+# -- the page's phase-1 table, row by row (Operator.examples) -----------------------------------
+NULLPTR, INVALID = 161001, 161002
+R9 = (1, 1, 1, 1, 1, 1, 1, 2, 2)
+
+
+def _sig(g=(2, 3), s=(2, 3), t=(2, 3), out="B", dt="float32", gdt=None, sdt=None, tdt=None, odt=None,
+        reduction=0, product="atlas-a2") -> Signature:
+    shapes = {"gradOutput": g, "self": s, "target": t}
+    dts = {"gradOutput": gdt or dt, "self": sdt or dt, "target": tdt or dt}
+    if out == "B":
+        out = (2, 3) if None in shapes.values() else broadcast(g, s, t)
+    return Signature(shapes, dts, out, odt or sdt or dt, {"reduction": reduction}, product)
+
+
+def _examples() -> Tuple[Example, ...]:
+    reject = {
+        "gradOutput NULL": (_sig(g=None), NULLPTR),
+        "self NULL": (_sig(s=None), NULLPTR),
+        "target NULL": (_sig(t=None), NULLPTR),
+        "out NULL": (_sig(out=None), NULLPTR),
+        "NULL before a bad reduction": (_sig(g=None, reduction=3), NULLPTR),
+        "NULL before an unsupported dtype": (_sig(t=None, dt="bfloat16", product="atlas-training"), NULLPTR),
+        "NULL before shapes that do not broadcast": (_sig(s=(2, 4), out=None), NULLPTR),
+        "reduction 3": (_sig(reduction=3), INVALID),
+        "reduction -1": (_sig(reduction=-1), INVALID),
+        "all-bfloat16 on atlas-training": (_sig(dt="bfloat16", product="atlas-training"), INVALID),
+        "all-bfloat16 on atlas-inference, float32 out": (_sig(dt="bfloat16", odt="float32", product="atlas-inference"), INVALID),
+        "self 9-d": (_sig(g=(2, 2), s=R9, t=(2, 2)), INVALID),
+        "target 9-d": (_sig(g=(2, 2), s=(2, 2), t=R9), INVALID),
+        "gradOutput 9-d": (_sig(g=R9, s=(2, 2), t=(2, 2)), INVALID),
+        "out 9-d": (_sig(g=(2, 2), s=(2, 2), t=(2, 2), out=R9), INVALID),
+        "self and gradOutput do not broadcast": (_sig(g=(2, 3), s=(2, 4), out=(2, 3)), INVALID),
+        "target does not broadcast with them": (_sig(t=(2, 4), out=(2, 3)), INVALID),
+        "out is self's shape, not B": (_sig(g=(3,), s=(3,), t=(2, 3), out=(3,)), INVALID),
+        "out has an extra leading 1": (_sig(out=(1, 2, 3)), INVALID),
+        "0-d B, out (1,)": (_sig(g=(), s=(), t=(), out=(1,)), INVALID),
+    }
+
+    accept = {
+        "0-d everything": _sig(g=(), s=(), t=()),
+        "mixed float16 and float32": _sig(gdt="float16", tdt="float16"),
+        "bfloat16 with float16 (promoted to float32) on atlas-a2": _sig(gdt="bfloat16", sdt="float16", tdt="bfloat16"),
+        "float16 inputs into a bfloat16 out on atlas-a3": _sig(dt="float16", odt="bfloat16", product="atlas-a3"),
+        "target widens B": _sig(g=(3,), s=(3,), t=(2, 3)),
+        "8-d": _sig(g=(1, 2, 1, 2, 1, 1, 2, 1), s=(1, 2, 1, 2, 1, 1, 2, 1), t=(1, 2, 1, 2, 1, 1, 2, 1)),
+        "empty": _sig(g=(0, 3), s=(3,), t=(1, 3)),
+    }
+    outside = {  # accepted by phase 1, yet outside the contract (BFLOAT16 on 910/310P)
+        "bfloat16 gradOutput promoted to float32 on atlas-training": _sig(gdt="bfloat16", product="atlas-training"),
+        "bfloat16 out on atlas-inference": _sig(odt="bfloat16", product="atlas-inference"),
+    }
+    return (*(Example(k, s, st) for k, (s, st) in reject.items()),
+            *(Example(k, s, 0) for k, s in accept.items()),
+            *(Example(k, s, 0, True) for k, s in outside.items()))
+
 
 
 OP = L1LossBackward()
