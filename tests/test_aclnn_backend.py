@@ -36,9 +36,10 @@ def _need_compiler() -> None:
 
 @pytest.fixture(scope="session")
 def emu_dir(tmp_path_factory) -> str:
+    """The emulator with the made-up probe operator compiled in (tests/emulator/probe)."""
     _need_compiler()
     try:
-        return str(build(tmp_path_factory.mktemp("emu") / "lib64"))
+        return str(build(tmp_path_factory.mktemp("emu") / "lib64", extra_ops=[C.PROBE_SOURCE]))
     except BuildError as exc:
         pytest.skip(f"emulator build failed: {exc}")
 
@@ -47,7 +48,7 @@ def emu_dir(tmp_path_factory) -> str:
 def declarations(monkeypatch):
     """The registry as these calls need it, for each test only: the C signatures of operators whose
     modules have not landed (their pages'), and the probe's (tests/aclnn_checks.py)."""
-    for name, op in C.stand_ins(probe=False).items():
+    for name, op in C.stand_ins().items():
         monkeypatch.setitem(ops.OPERATORS, name, op)
 
 
@@ -492,6 +493,100 @@ def test_planted_fault_is_detected(fault_results, fault):
         return
     assert set(expected) <= failed, f"{fault} not caught by {set(expected) - failed}: {res}"
     assert any(phrase in msg for k in expected for msg in res[k]), res
+
+
+# ---- the core, through the made-up probe operator: NULL optional tensors, scalar attributes ---------
+def _dyadic(rng, shape, dtype=C.F32):
+    """Multiples of 1/8 in [-4, 4]: exact in every dtype, so float32 arithmetic on them is predictable."""
+    return (rng.integers(-32, 33, size=shape) / 8.0).astype(dtype)
+
+
+def probe(x, y, w, mode=0, negate=False, scale=1.0, out_dtype=C.F32):
+    out_shape = np.broadcast_shapes(*[a.shape for a in (x, y, w) if a is not None]) if mode == 0 else x.shape
+    return C.positional(C.PROBE.name, (x, y, w), (mode, negate, scale), out_shape, out_dtype)
+
+
+def probe_expected(call) -> np.ndarray:
+    """The probe's float32 arithmetic in numpy, in its order (sums sequential in C order of B)."""
+    (x, y, w), (mode, negate, scale) = C.args_of(call)
+    arrays = [a for a in (x, y, w) if a is not None]
+    B = np.broadcast_shapes(*[a.shape for a in arrays])
+    r = (np.broadcast_to(x, B).astype(np.float32) - np.broadcast_to(y, B).astype(np.float32)) * np.float32(scale)
+    if w is not None:
+        r = r * np.broadcast_to(w, B).astype(np.float32)
+    r = -r if negate else r
+    if mode == 0:
+        return r.astype(call.out_dtype)
+    acc = np.zeros(call.out_shape, np.float32)
+    xb = np.broadcast_to(np.arange(acc.size).reshape(acc.shape), B)  # which out element each term feeds
+    for k, v in zip(xb.reshape(-1), r.reshape(-1)):
+        acc.reshape(-1)[k] += v
+    return acc.astype(call.out_dtype)
+
+
+@pytest.mark.parametrize("mode", [0, 1], ids=["elementwise", "summed back to x"])
+def test_null_optional_tensor_reaches_the_kernel_as_null(backend, mode):
+    rng = np.random.default_rng(21)
+    x, y = _dyadic(rng, (3, 1, 4)), _dyadic(rng, (5, 4))
+    without = probe(x, y, None, mode=mode, scale=0.5)
+    assert without.inputs["weight"] is None
+    got = backend.run(without)
+    assert np.array_equal(got, probe_expected(without)), (got, probe_expected(without))
+    ones = backend.run(probe(x, y, np.ones((5, 1), np.float32), mode=mode, scale=0.5))
+    assert np.array_equal(got, ones), "a NULL weight must act as ones"
+    assert live(backend)[:3] == (0, 0, 0)
+
+
+@pytest.mark.parametrize("mode", [0, 1], ids=["elementwise", "summed back to x"])
+def test_present_optional_tensor_is_read(backend, mode):
+    rng = np.random.default_rng(22)
+    x, y, w = _dyadic(rng, (3, 1, 4)), _dyadic(rng, (5, 4)), C.view(_dyadic(rng, (5, 1)), "o", rng)
+    call = probe(x, y, w, mode=mode, negate=True, scale=0.25)
+    got = backend.run(call)
+    assert np.array_equal(got, probe_expected(call)), (got, probe_expected(call))
+    assert not np.array_equal(got, backend.run(probe(x, y, None, mode=mode, negate=True, scale=0.25)))
+
+
+def test_null_required_tensors_are_still_rejected(backend):
+    rng = np.random.default_rng(23)
+    call = probe(_dyadic(rng, (2, 3)), _dyadic(rng, (2, 3)), None)
+    for i in (0, 1):
+        C.check_status(backend, C.with_tensor(call, i, None), 161001, f"NULL tensor {i}")
+    C.check_status(backend, C._replace(call, out_shape=None), 161001, "NULL out")
+    C.check_status(backend, C.with_tensor(call, 2, _dyadic(rng, (2, 3), C.F64)), 161002, "float64 weight")
+    C.check_status(backend, C.with_tensor(call, 2, _dyadic(rng, (4, 3))), 161002, "weight does not broadcast")
+    assert live(backend)[:3] == (0, 0, 0)
+
+
+def test_scalar_attributes_travel_as_their_c_types(backend):
+    rng = np.random.default_rng(24)
+    x, y = _dyadic(rng, (4, 6)), _dyadic(rng, (4, 6))
+    for scale in (0.1, 1 / 3, 1e-40, 3e38):  # rounded once to float32: 1e-40 a subnormal
+        call = probe(x, y, None, scale=scale)
+        with np.errstate(over="ignore"):
+            want = probe_expected(call)
+        assert np.array_equal(backend.run(call), want, equal_nan=True), scale
+    C.check_status(backend, probe(x, y, None, scale=float("nan")), 161002, "NaN scale")
+    assert np.array_equal(backend.run(probe(x, y, None, negate=True)), -(x - y)), "bool attribute lost"
+    C.check_status(backend, probe(x, y, None, mode=2), 161002, "int64 attribute")
+    with pytest.raises(ValueError, match="does not fit the C int64_t"):
+        backend.run(probe(x, y, None, mode=2 ** 63))
+    assert live(backend)[:3] == (0, 0, 0)
+
+
+def test_an_input_the_declaration_lacks_is_an_error_not_dropped(backend):
+    rng = np.random.default_rng(25)
+    call = probe(_dyadic(rng, (2, 3)), _dyadic(rng, (2, 3)), None)
+    with pytest.raises(ValueError, match=r"\['z'\] are not among its declared C tensor parameters"):
+        backend.run(C._replace(call, {"z": call.inputs["x"]}))
+
+
+def test_operators_are_bound_from_the_registry_at_load_time(emu_dir, soc, monkeypatch):
+    """A declaration registered after import is bound; one whose C types are unknown is refused."""
+    assert isinstance(AclnnBackend(lib_dir=emu_dir)._ops[C.PROBE.name], tuple)
+    monkeypatch.setitem(ops.OPERATORS, "EmuProbe", C.Declared("EmuProbe", C.PROBE.c_params[:-1] + (("scale", "double", 1.0),)))
+    with pytest.raises(ValueError, match="'double'"):
+        AclnnBackend(lib_dir=emu_dir)
 
 
 # ---- the promoting operators' details (their pages), by direct calls ------------------------------
