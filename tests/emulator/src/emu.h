@@ -9,7 +9,7 @@
  *                   and one file per operator in ops/ (the operator table): ops/<module>.c, named
  *                   after the operator's module in suite/ops/, exports aclnn<Op>GetWorkspaceSize
  *                   and aclnn<Op> and holds the operator's run function. Adding an operator is one
- *                   new file there: the build compiles every ops/*.c.
+ *                   new file there: the build compiles every file in ops/.
  * Fault builds are selected with -DEMU_FAULT_<NAME>; each source declares the faults it plants in
  * a comment line "@fault <name> <MACRO> <what it does>" (read by tests/emulator/build.py).
  */

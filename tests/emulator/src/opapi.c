@@ -272,6 +272,7 @@ void emu_terms(aclOpExecutor *ex, emu_term_fn fn) {
     for (k = 0; k < nin; k++) {
         v[k] = effective(&ex->in[k]);
         if (v[k].present) bstrides(&v[k], B, nb, st[k]);
+        else memset(st[k], 0, sizeof st[k]); /* an absent input is never read; its offset stays 0 */
         off[k] = v[k].offset;
     }
     if (reduce) { /* accumulate in the workspace, indexed by out's contiguous layout */
@@ -322,6 +323,10 @@ void emu_terms(aclOpExecutor *ex, emu_term_fn fn) {
 /* ---- executor, workspace, launch --------------------------------------------------------------- */
 aclOpExecutor *emu_executor(const emu_op *op, const aclTensor *const *in, int nin, const aclTensor *out,
                             const int64_t *B, int64_t nb) {
+    if (nin > EMU_MAX_INPUTS) { /* an operator file's defect, not a call's */
+        fprintf(stderr, "aclemu: %s has %d tensor inputs; the core holds at most %d\n", op->name, nin, EMU_MAX_INPUTS);
+        abort();
+    }
     aclOpExecutor *ex = calloc(1, sizeof *ex);
     ex->magic = EMU_EXEC_MAGIC;
     ex->op = op;
