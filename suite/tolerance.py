@@ -214,7 +214,11 @@ class _Tally:
 def judge(got: np.ndarray, golden, out_dtype: np.dtype, standard: Standard,
           slack_ulps: float, worst: int = 5, block: int = 1 << 16) -> Verdict:
     """Measure `got` (already of the right shape and dtype) against `golden` (a Golden, or a
-    GoldenSource read block by block) under `standard`."""
+    GoldenSource read block by block) under `standard`, in `out_dtype`. When that is not got's own
+    dtype (an operator that rounds its result to a coarser dtype before casting it to out's, see
+    runner.judged_dtype), the window is rounded to it and then to got's dtype, as the kernel rounds:
+    a bfloat16 result past float16's range is inf in a float16 out, and one in float16's subnormal
+    range lands on its grid."""
     from suite.golden import GoldenSource, Materialized
     src = golden if isinstance(golden, GoldenSource) else Materialized(golden)
     dt = np.dtype(out_dtype)
@@ -226,12 +230,14 @@ def judge(got: np.ndarray, golden, out_dtype: np.dtype, standard: Standard,
     t = _Tally(worst)
     for start, g, scale, path in src.blocks(block):
         x = flat[start:start + g.size].astype(np.float64)
-        _measure(t, start, x, g, scale, path, src.nterms, dt, fi, standard.rule, p, gross, slack_ulps)
+        _measure(t, start, x, g, scale, path, src.nterms, dt, fi, standard.rule, p, gross, slack_ulps,
+                 None if flat.dtype == dt else flat.dtype)
     return _verdict(t, standard, p, slack_ulps, gross)
 
 
 def _measure(t: _Tally, start: int, x: np.ndarray, g: np.ndarray, scale: np.ndarray, path: np.ndarray,
-             nterms: int, dt: np.dtype, fi, rule: str, p, gross: float, slack_ulps: float) -> None:
+             nterms: int, dt: np.dtype, fi, rule: str, p, gross: float, slack_ulps: float,
+             then: Optional[np.dtype] = None) -> None:
     """One block. Most elements of a correct result lie inside the rounded window with finite
     values: for those the error beyond the window is 0 by definition, so only the distance to the
     unrounded window (for the ulp metrics) is computed on every element, and everything else on
@@ -241,6 +247,9 @@ def _measure(t: _Tally, start: int, x: np.ndarray, g: np.ndarray, scale: np.ndar
         lo, hi = g - slack, g + slack
         rlo = dtypes.round_to(lo, dt).astype(np.float64)
         rhi = dtypes.round_to(hi, dt).astype(np.float64)
+        if then is not None:                               # rounded to dt, then cast to got's dtype
+            rlo = dtypes.round_to(rlo, then).astype(np.float64)
+            rhi = dtypes.round_to(rhi, then).astype(np.float64)
         # A result flushed to zero is allowed where a correct one would be subnormal.
         flush = (rlo < fi.tiny) & (rhi > -fi.tiny)        # (false for NaN and inf goldens)
         if flush.any():

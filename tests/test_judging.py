@@ -311,3 +311,24 @@ def test_table_errors_name_file_line_field(tmp_path: Path, name: str) -> None:
     e = info.value
     assert (e.path, e.line, e.field) == (str(path), marked_line(text), field)
     assert str(e).startswith(f"{path}:{marked_line(text)}: field '{field}': ") and words in str(e)
+
+
+def test_judged_in_a_coarser_dtype_then_cast_to_out() -> None:
+    """A result rounded to bfloat16 and cast to a float16 out (an operator whose result_dtype is
+    the promoted bfloat16): judged in bfloat16, but past float16's range only inf is right, and in
+    float16's subnormal range the value on float16's grid."""
+    g = np.array([1.0e5, -3.0e5, 3.0e-06, 1.5, 1.501953125])
+    bf = g.astype(np.float32).astype(BF16)
+    want = bf.astype(F16)                                   # the kernel's double rounding
+    assert np.isinf(want[:2]).all() and float(want[2]) != float(bf[2])     # off bfloat16's grid
+    std = TABLE.standards["cann"]
+    v = judge(want, Golden(g, np.abs(g)), BF16, std, TABLE.slack_ulps)
+    assert v.passed, (v.why, [(e.got, e.lo, e.hi) for e in v.elements])
+    finite = want.copy()
+    finite[:2] = [65504.0, -65504.0]                     # saturated instead of inf
+    v = judge(finite, Golden(g, np.abs(g)), BF16, std, TABLE.slack_ulps)
+    assert not v.passed and v.mismatches == 2, v.why
+    # the bfloat16 window alone (the value 1.5 is 1.5 in bfloat16) still judges the precision
+    off = want.copy()
+    off[3] = 1.53125                                        # 4 bfloat16 ulps off
+    assert not judge(off, Golden(g, np.abs(g)), BF16, std, TABLE.slack_ulps).passed
