@@ -332,3 +332,16 @@ def test_judged_in_a_coarser_dtype_then_cast_to_out() -> None:
     off = want.copy()
     off[3] = 1.53125                                        # 4 bfloat16 ulps off
     assert not judge(off, Golden(g, np.abs(g)), BF16, std, TABLE.slack_ulps).passed
+
+
+def test_judged_in_out_after_a_finer_rounding() -> None:
+    """A float16 result cast to a bfloat16 out is rounded twice: a correct kernel can land half a
+    float16 ulp beyond the bfloat16 window, which `through` allows and plain judging does not."""
+    g = np.linspace(0.026, 0.032, 4001)
+    got = g.astype(F16).astype(np.float32).astype(BF16)
+    once = g.astype(np.float32).astype(BF16)
+    assert (got != once).any()                               # double rounding moves some elements
+    std = TABLE.standards["cann"]
+    assert not judge(got, Golden(g, np.abs(g)), BF16, std, TABLE.slack_ulps).passed
+    assert judge(got, Golden(g, np.abs(g)), BF16, std, TABLE.slack_ulps, through=F16).passed
+    assert judge(once, Golden(g, np.abs(g)), BF16, std, TABLE.slack_ulps).passed
