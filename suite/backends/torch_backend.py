@@ -15,7 +15,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from suite import ops
+from suite import dtypes, ops
 from suite.contract import PRODUCT_SOCS, PRODUCTS, OpCall
 
 DEVICES = ("cpu", "cuda", "npu")
@@ -148,4 +148,9 @@ class TorchBackend:
         tensors = {k: self._to_torch(call.inputs[k], k) for k in op.inputs}
         cdtype = self._compute_dtype(*tensors.values())
         tensors = {k: t.to(cdtype) for k, t in tensors.items()}
-        return self._to_numpy(op.torch(self._torch, tensors, dict(call.attrs), self.device), call)
+        result = op.torch(self._torch, tensors, dict(call.attrs), self.device)
+        # An operator whose kernel rounds its result to another dtype before out's (its result_dtype:
+        # the promoted input dtype, say) is rounded the same two ways here; out's own is a no-op.
+        through = op.result_dtype({k: np.dtype(call.inputs[k].dtype).name for k in op.inputs},
+                                  np.dtype(call.out_dtype).name)
+        return self._to_numpy(result.to(self._torch_dtype(np.dtype(dtypes.dtype_of(through)), "result")), call)
