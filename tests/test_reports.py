@@ -228,8 +228,8 @@ def test_non_finite_attributes_are_written_as_strings(tmp_path):
     class Case:
         id, op, product, out_dtype, out_shape = "C", "Op", "atlas-a2", "float32", (2,)
         dtypes, shapes, layout, values, expect = {"self": "float32"}, {"self": (2,)}, "contiguous", "uniform", 0
-        attrs = {"reduction": 1, "beta": float("nan"), "lo": float("-inf"), "flag": True}
+        attrs = {"reduction": 1, "width": float("nan"), "lo": float("-inf"), "flag": True}
     f = results.case_fields(Case(), "numbers", "k")
-    assert f["attrs"] == {"reduction": 1, "beta": "nan", "lo": "-inf", "flag": True}
+    assert f["attrs"] == {"reduction": 1, "width": "nan", "lo": "-inf", "flag": True}
     json.dumps(f, allow_nan=False)
     assert results.number(f["attrs"]["lo"]) == float("-inf")
