@@ -185,7 +185,8 @@ def number(v: Any) -> Optional[float]:
 
 def case_fields(case: Any, kind: str, nodeid: str) -> Dict[str, Any]:
     """The fields of a record that come from the case itself (not from running it)."""
-    attrs = dict(case.attrs)
+    # (a float attribute may be NaN or infinite, e.g. a C float parameter's rejection cases)
+    attrs = {k: jsonable_number(v) for k, v in dict(case.attrs).items()}
     return {"key": nodeid, "case": case.id, "kind": kind, "op": case.op, "product": case.product,
             "dtypes": dict(case.dtypes), "out_dtype": case.out_dtype,
             "reduction": attrs.get("reduction"), "attrs": attrs,

@@ -284,9 +284,14 @@ class _Tally:
 
 
 def judge(got: np.ndarray, golden, out_dtype: np.dtype, standard: Standard,
-          slack_ulps: float, worst: int = 5, block: int = 1 << 16) -> Verdict:
+          slack_ulps: float, worst: int = 5, block: int = 1 << 16,
+          through: Optional[np.dtype] = None) -> Verdict:
     """Measure `got` (already of the right shape and dtype) against `golden` (a Golden, or a
-    GoldenSource read block by block) under `standard`."""
+    GoldenSource read block by block) under `standard`, in `out_dtype`. A kernel that rounds its
+    result to `through` (default: `out_dtype`) and then casts it to got's dtype lands in the window
+    rounded the same two ways (runner.judged_dtype: an operator's result_dtype): a bfloat16 result
+    past float16's range is inf in a float16 out, one in float16's subnormal range lands on
+    float16's grid, and a float16 result cast to bfloat16 is rounded twice."""
     from suite.golden import GoldenSource, Materialized
     src = golden if isinstance(golden, GoldenSource) else Materialized(golden)
     dt = np.dtype(out_dtype)
@@ -295,16 +300,20 @@ def judge(got: np.ndarray, golden, out_dtype: np.dtype, standard: Standard,
     flat = np.ascontiguousarray(got).reshape(-1)
     p = lambda key: standard.param(key, dname)  # noqa: E731
     gross = gross_limit(standard, dname)
+    first = dt if through is None else np.dtype(through)
+    then = None if first == flat.dtype else flat.dtype
     t = _Tally(worst)
     rule = RULES[standard.rule]
     for start, g, scale, path in src.blocks(block):
         x = flat[start:start + g.size].astype(np.float64)
-        _measure(t, start, x, g, scale, path, src.nterms, dt, fi, rule, p, gross, slack_ulps)
+        _measure(t, start, x, g, scale, path, src.nterms, dt, fi, rule, p, gross, slack_ulps,
+                 first, then)
     return _verdict(t, standard, p, slack_ulps, gross)
 
 
 def _measure(t: _Tally, start: int, x: np.ndarray, g: np.ndarray, scale: np.ndarray, path: np.ndarray,
-             nterms: int, dt: np.dtype, fi, rule: Rule, p: Param, gross: float, slack_ulps: float) -> None:
+             nterms: int, dt: np.dtype, fi, rule: Rule, p: Param, gross: float, slack_ulps: float,
+             first: np.dtype, then: Optional[np.dtype]) -> None:
     """One block. Most elements of a correct result lie inside the rounded window with finite
     values: for those the error beyond the window is 0 by definition, so only the distance to the
     unrounded window (for the ulp metrics) is computed on every element, and everything else on
@@ -312,8 +321,11 @@ def _measure(t: _Tally, start: int, x: np.ndarray, g: np.ndarray, scale: np.ndar
     with np.errstate(all="ignore"):
         slack = window(g, scale, nterms, slack_ulps, path)   # finite: NaN and inf goldens stay put
         lo, hi = g - slack, g + slack
-        rlo = dtypes.round_to(lo, dt).astype(np.float64)
-        rhi = dtypes.round_to(hi, dt).astype(np.float64)
+        rlo = dtypes.round_to(lo, first).astype(np.float64)
+        rhi = dtypes.round_to(hi, first).astype(np.float64)
+        if then is not None:                               # rounded twice, as the kernel rounds
+            rlo = dtypes.round_to(rlo, then).astype(np.float64)
+            rhi = dtypes.round_to(rhi, then).astype(np.float64)
         # A result flushed to zero is allowed where a correct one would be subnormal.
         flush = (rlo < fi.tiny) & (rhi > -fi.tiny)        # (false for NaN and inf goldens)
         if flush.any():
