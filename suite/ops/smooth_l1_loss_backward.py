@@ -18,7 +18,7 @@ from suite import dtypes
 from suite import values as V
 from suite.contract import ACLNN_ERR_PARAM_INVALID
 from suite.draw import Binades, Choice, Dist, Sprinkle, Uniform
-from suite.ops.base import (Attr, Mutant, Operator, Rejection, Shape, Signature, Variant, broadcast,
+from suite.ops.base import (Attr, Example, Mutant, Operator, Rejection, Shape, Signature, Variant, broadcast,
                             element_inputs, numel)
 
 # The band's epsilon: the TBE kernel divides by beta + tvm.const(1e-6, "float32"), added in float32.
@@ -283,6 +283,9 @@ class SmoothL1LossBackward(Operator):
             res = res * self.mean_cof(shapes)
         return res
 
+    def examples(self) -> Tuple[Example, ...]:
+        return _examples()
+
     def describe(self, x, attrs, out_shape, index) -> str:
         s = float(np.broadcast_to(x["self"], out_shape)[index])
         t = float(np.broadcast_to(x["target"], out_shape)[index])
@@ -446,6 +449,65 @@ class _Float64Inside(SmoothL1LossBackward):
     def reference_terms(self, x, attrs, shapes):
         x64 = {n: np.asarray(a, dtype=np.float64) for n, a in x.items()}
         return self.terms(x64, attrs, shapes)
+
+# -- the page's phase-1 table, row by row (Operator.examples) -----------------------------------
+NULLPTR, INVALID = 161001, 161002
+R9, R8 = (1, 1, 1, 1, 1, 1, 1, 2, 2), (1, 2, 1, 2, 1, 1, 2, 1)
+
+
+def _sig(g=(2, 3), s=(2, 3), t=(2, 3), out="B", dt="float32", gdt=None, sdt=None, tdt=None, odt=None,
+         reduction=0, beta=1.0, product="atlas-a2") -> Signature:
+    """A call's metadata; out="B" is the shape the contract wants (the broadcast shape)."""
+    shapes = {"gradOut": g, "self": s, "target": t}
+    dts = {"gradOut": gdt or dt, "self": sdt or dt, "target": tdt or dt}
+    if out == "B":
+        out = (2, 3) if None in (g, s, t) else broadcast(g, s, t)
+    return Signature(shapes, dts, out, odt or sdt or dt, {"reduction": reduction, "beta": beta}, product)
+
+
+def _examples() -> Tuple[Example, ...]:
+    reject = {
+        "gradOut NULL": (_sig(g=None), NULLPTR),
+        "self NULL": (_sig(s=None), NULLPTR),
+        "target NULL": (_sig(t=None), NULLPTR),
+        "out NULL": (_sig(out=None), NULLPTR),
+        "NULL before a NaN beta and a bad dtype": (_sig(t=None, beta=math.nan, dt="bfloat16",
+                                                        product="atlas-training"), NULLPTR),
+        "gradOut bfloat16 on atlas-training": (_sig(gdt="bfloat16", product="atlas-training"), INVALID),
+        "self bfloat16 on atlas-inference": (_sig(sdt="bfloat16", odt="float32", product="atlas-inference"), INVALID),
+        "target bfloat16 on atlas-inference": (_sig(tdt="bfloat16", product="atlas-inference"), INVALID),
+        "out bfloat16 on atlas-training": (_sig(odt="bfloat16", product="atlas-training"), INVALID),
+        "gradOut 9-d": (_sig(g=R9, s=(2, 2), t=(2, 2)), INVALID),
+        "self 9-d": (_sig(g=(2, 2), s=R9, t=(2, 2)), INVALID),
+        "target 9-d": (_sig(g=(2, 2), s=(2, 2), t=R9), INVALID),
+        "reduction 3": (_sig(reduction=3), INVALID),
+        "reduction -1": (_sig(reduction=-1), INVALID),
+        "beta -1": (_sig(beta=-1.0), INVALID),
+        "beta -1e-30": (_sig(beta=-1e-30), INVALID),
+        "beta -inf": (_sig(beta=-math.inf), INVALID),
+        "beta NaN": (_sig(beta=math.nan), INVALID),
+        "gradOut and self do not broadcast": (_sig(g=(2, 3), s=(2, 4), out=(2, 3)), INVALID),
+        "target does not broadcast with them": (_sig(t=(3, 3), out=(2, 3)), INVALID),
+        "out is self's shape, not B": (_sig(g=(3,), s=(3,), t=(2, 3), out=(3,)), INVALID),
+        "out transposed": (_sig(out=(3, 2)), INVALID),
+        "0-d B, out (1,)": (_sig(g=(), s=(), t=(), out=(1,)), INVALID),
+    }
+    accept = {
+        "beta 0": _sig(beta=0.0),
+        "beta -0.0": _sig(beta=-0.0),
+        "beta -1e-46 (a C float -0.0)": _sig(beta=-1e-46),
+        "beta +inf": _sig(beta=math.inf),
+        "beta 1e30": _sig(beta=1e30, reduction=1),
+        "mixed float16 and float32": _sig(gdt="float16", tdt="float16", reduction=2),
+        "bfloat16 on atlas-a3, float16 out": _sig(dt="bfloat16", odt="float16", product="atlas-a3"),
+        "float16 on atlas-training": _sig(dt="float16", product="atlas-training"),
+        "0-d everything": _sig(g=(), s=(), t=()),
+        "all three broadcast": _sig(g=(4, 1, 3), s=(1, 5, 1), t=(5, 3)),
+        "8-d": _sig(g=R8, s=R8, t=R8),
+        "empty": _sig(g=(0, 3), s=(0, 3), t=(0, 3)),
+    }
+    return (*(Example(k, s, st) for k, (s, st) in reject.items()), *(Example(k, s, 0) for k, s in accept.items()))
+
 
 
 OP = SmoothL1LossBackward()
