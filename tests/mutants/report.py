@@ -100,7 +100,7 @@ def write_docs(table: str, begin: str = BEGIN, end: str = END) -> None:
     _, sep2, tail = rest.partition(end)
     if not (sep and sep2):
         raise SystemExit(f"{path}: the markers {begin!r} and {end!r} are missing")
-    path.write_text(f"{head}{begin}\n{table}\n{end}{tail}")
+    path.write_text(f"{head}{begin}\n\n{table}\n\n{end}{tail}")
 
 
 if __name__ == "__main__":
