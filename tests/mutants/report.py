@@ -1,8 +1,8 @@
 """The kill table: every mutant (the gallery's generic ones and every operator's own), run
 in-process over the fixed case subset.
 
-`python -m tests.mutants.report` prints it as Markdown; `--write` also puts it into
-docs/mutants.md between its two table markers. `--scale` prints the scale mutants' table."""
+`python -m tests.mutants.report` regenerates it in docs/mutants.md (between its two markers) and
+prints it; `--scale` does the same for the scale mutants' table; `--print` only prints."""
 from __future__ import annotations
 
 from functools import lru_cache
@@ -11,8 +11,8 @@ from typing import List, NamedTuple, Sequence
 from suite.cases import Case
 from tests.mutants import harness, registry
 
-BEGIN, END = "<!-- kill table: python -m tests.mutants.report --write -->", "<!-- end of kill table -->"
-SCALE_BEGIN = "<!-- scale table: python -m tests.mutants.report --scale --write -->"
+BEGIN, END = "<!-- kill table: python -m tests.mutants.report -->", "<!-- end of kill table -->"
+SCALE_BEGIN = "<!-- scale table: python -m tests.mutants.report --scale -->"
 SCALE_END = "<!-- end of scale table -->"
 
 
@@ -105,12 +105,8 @@ def write_docs(table: str, begin: str = BEGIN, end: str = END) -> None:
 
 if __name__ == "__main__":
     import sys
-    if "--scale" in sys.argv:
-        text = scale_markdown(scale_table())
-        if "--write" in sys.argv:
-            write_docs(text, SCALE_BEGIN, SCALE_END)
-    else:
-        text = markdown(kill_table())
-        if "--write" in sys.argv:
-            write_docs(text)
+    scale = "--scale" in sys.argv
+    text = scale_markdown(scale_table()) if scale else markdown(kill_table())
+    if "--print" not in sys.argv:
+        write_docs(text, *((SCALE_BEGIN, SCALE_END) if scale else (BEGIN, END)))
     print(text)
