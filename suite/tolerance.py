@@ -323,9 +323,13 @@ def _measure(t: _Tally, start: int, x: np.ndarray, g: np.ndarray, scale: np.ndar
         lo, hi = g - slack, g + slack
         rlo = dtypes.round_to(lo, first).astype(np.float64)
         rhi = dtypes.round_to(hi, first).astype(np.float64)
-        if then is not None:                               # rounded twice, as the kernel rounds
-            rlo = dtypes.round_to(rlo, then).astype(np.float64)
-            rhi = dtypes.round_to(rhi, then).astype(np.float64)
+        if then is not None:
+            # rounded twice, as the kernel rounds; a result rounded once, straight to out's dtype,
+            # is at least as accurate and lands in the window too
+            once_lo = dtypes.round_to(lo, then).astype(np.float64)
+            once_hi = dtypes.round_to(hi, then).astype(np.float64)
+            rlo = np.fmin(dtypes.round_to(rlo, then).astype(np.float64), once_lo)
+            rhi = np.fmax(dtypes.round_to(rhi, then).astype(np.float64), once_hi)
         # A result flushed to zero is allowed where a correct one would be subnormal.
         flush = (rlo < fi.tiny) & (rhi > -fi.tiny)        # (false for NaN and inf goldens)
         if flush.any():
