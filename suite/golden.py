@@ -472,6 +472,11 @@ class GoldenStore:
         if key in self._inputs_ok:             # the same draw, already checked in this process
             return inputs
         for n, a in inputs.items():
+            if a is None:
+                if n in entry.get("inputs", {}):
+                    raise GoldenError(f"stale golden {case.datakey}: input {n} is NULL but the manifest has its "
+                                      f"digest; run `aclnn-conform golden check`")
+                continue
             if entry.get("inputs", {}).get(n) != draw.digest(a):
                 raise GoldenError(f"stale golden {case.datakey}: input {n} differs from what the "
                                   f"generator draws now; run `aclnn-conform golden check`")
@@ -504,7 +509,7 @@ def lazy(case: Case) -> bool:
     cache (> LAZY_BYTES of float64) would cost more memory than the case's own arrays."""
     if is_stored(case):
         return False
-    shapes = dict(case.shapes)
+    shapes = {n: s for n, s in case.shapes.items() if s is not None}    # a NULL optional input: none
     op = ops.get(case.op)
     b = op.b_shape(shapes)
     return tuple(b) == tuple(case.out_shape) and numel(b) * 8 > LAZY_BYTES
@@ -741,7 +746,9 @@ def _drift(key: str, case: Case, stored: CaseData) -> List[str]:
     fresh = draw_inputs(case)
     for n, a in fresh.items():
         s = stored.inputs.get(n)
-        if s is None or s.dtype != a.dtype or s.shape != a.shape or not np.array_equal(
+        if a is None and s is None:
+            continue                          # an optional input passed as NULL: nothing stored
+        if s is None or a is None or s.dtype != a.dtype or s.shape != a.shape or not np.array_equal(
                 dtypes.to_bits(s), dtypes.to_bits(a)):
             return [f"stale golden {key}: input {n} differs from what the generator draws now"]
     g = compute(case, stored.inputs)

@@ -81,6 +81,7 @@ matrices:
     shapes:
       - [2x3, 2x3, null]
       - [2x3, 2x3, 3]
+      - [200x100, 200x100, null]    # a large case: drawn on demand, fingerprinted
 cases:
   - {product: atlas-a2, dtypes: float32, reduction: none, shapes: [null, 2x3, 2x3], expect: 161001}
   - {product: atlas-a2, dtypes: float32, reduction: sum, shapes: [2x3, 2x3, null], expect: 0}
@@ -152,4 +153,13 @@ def test_reference_passes_and_a_null_misread_fails_where_it_shows(weighted) -> N
     assert _run(_Kernel(Weighted()), cases, store) == {}
     failed = _run(_Kernel(NullWeightAsZero()), cases, store)
     null_numeric = {c.id for c in cases if c.expect == NUMBERS and c.shapes["weight"] is None}
-    assert set(failed) == null_numeric and len(null_numeric) == 3, failed
+    assert set(failed) == null_numeric and len(null_numeric) == 5, failed
+
+
+def test_goldens_with_a_null_input_check_clean_small_and_large(weighted, tmp_path) -> None:
+    cases, store = weighted
+    large = [c for c in cases if c.expect == NUMBERS and not golden.is_stored(c)]
+    assert large and all(c.shapes["weight"] is None for c in large)
+    assert golden.check(cases, tmp_path / "golden") == []
+    data = store.load(large[0])                          # drawn, checked against its fingerprint
+    assert "weight" not in {n for n, a in data.inputs.items() if a is not None}

@@ -372,5 +372,5 @@ def element_inputs(x: Mapping[str, np.ndarray], shape: Shape, index: Tuple[int, 
     """`name=value` of each input broadcast to `shape`, at `index`."""
     parts = []
     for k, v in x.items():
-        parts.append(f"{k}={float(np.broadcast_to(v, shape)[index])!r}")
+        parts.append(f"{k}=NULL" if v is None else f"{k}={float(np.broadcast_to(v, shape)[index])!r}")
     return ", ".join(parts)
