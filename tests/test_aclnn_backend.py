@@ -458,10 +458,19 @@ FAULTS = {
 FAULTS_ELSEWHERE = {"no_kl_symbol": "test_missing_operator_symbol_skips_only_that_operator"}
 
 
+def operator_faults_without_battery():
+    """Faults an operator's own emulator file declares that no battery here plants: each is proven
+    by tests/test_aclnn_suite.py::test_operator_fault_is_caught (the operator's own cases), so a new
+    operator's fault needs no entry in this file."""
+    return sorted(f.name for f in emulator_build.FAULTS.values()
+                  if f.module is not None and f.name not in FAULTS and f.name not in FAULTS_ELSEWHERE)
+
+
 def test_every_declared_fault_is_proven():
     """A fault a source declares (@fault) and no test plants is dead weight, or a check nobody runs."""
     declared = set(emulator_build.FAULTS)
-    assert declared <= set(FAULTS) | set(FAULTS_ELSEWHERE), sorted(declared - set(FAULTS) - set(FAULTS_ELSEWHERE))
+    proven = set(FAULTS) | set(FAULTS_ELSEWHERE) | set(operator_faults_without_battery())
+    assert declared <= proven, sorted(declared - proven)
     assert (set(FAULTS) | set(FAULTS_ELSEWHERE)) - {"good", "bf16_code"} <= declared
 
 

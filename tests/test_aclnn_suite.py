@@ -268,6 +268,24 @@ def test_planted_fault_is_caught_by_the_suite(emulator, tmp_path, name):
         assert proc.returncode == 1 and "1 failed" in proc.stdout, proc.stdout[-2000:]
 
 
+def _operator_faults():
+    from tests.test_aclnn_backend import operator_faults_without_battery
+    return operator_faults_without_battery()
+
+
+@pytest.mark.parametrize("fault", _operator_faults())
+def test_operator_fault_is_caught(emulator, tmp_path, fault):
+    """A fault an operator's emulator file plants (and no battery proves) fails some of that
+    operator's own small cases on atlas-a2, and nothing of any other operator."""
+    op = _operator_of(fault)
+    s = run_suite(tmp_path, emulator(fault), "--scale", "small", "-k", f"test_results and {op} and atlas-a2",
+                  workers=2)
+    failed = s.having("failed")
+    assert s.returncode == 1 and failed, s.tail()
+    assert all(f"[{op}-" in n for n in failed), [n for n in failed if f"[{op}-" not in n]
+    assert len(s.having("passed")) > 0, "no case of the operator passed: the fault broke everything"
+
+
 # ---- no CANN at all: everything skipped, with the reason -------------------------------------------
 def test_without_cann_every_case_is_skipped_with_the_reason(tmp_path):
     empty = tmp_path / "no-cann"
