@@ -109,7 +109,16 @@ def test_operator_mutants_that_show_only_at_scale_are_killed_there() -> None:
         assert set(m.fails) <= set(o.kinds()), (m.__name__, o.failures)
 
 
-@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.__name__)
+def _every_case_is_heavy(variant) -> list:
+    """The control and each operator's own variants run over every case in CI; the three other
+    generic variants run over every case of every operator only in the heavy tier (-m heavy),
+    and over the pairwise subset in CI."""
+    from tests.mutants.correct import CORRECT
+    return [pytest.mark.heavy] if variant in CORRECT and variant is not Float32Kernel else []
+
+
+@pytest.mark.parametrize("variant", [pytest.param(v, marks=_every_case_is_heavy(v)) for v in VARIANTS],
+                         ids=lambda v: v.__name__)
 def test_correct_variant_passes_every_case(variant) -> None:
     """No false alarms: every numeric, rejection and determinism case of the full set (an
     operator's own variant: every case of its operator)."""
@@ -117,6 +126,15 @@ def test_correct_variant_passes_every_case(variant) -> None:
     o = harness.run_backend(variant(), cases)
     expected = sum(len(harness.checks_of(c)) for c in cases)
     assert cases and o.ran == expected and o.skipped == 0
+    assert not o.failures, dict(list(o.failures.items())[:5])
+
+
+@pytest.mark.parametrize("variant", [v for v in VARIANTS if _every_case_is_heavy(v)], ids=lambda v: v.__name__)
+def test_correct_variant_passes_the_subset(variant) -> None:
+    """CI's share of the heavy test above: the pairwise subset of the small cases."""
+    cases = judged_on(variant, harness.subset())
+    o = harness.run_backend(variant(), cases)
+    assert cases and o.ran == sum(len(harness.checks_of(c)) for c in cases) and o.skipped == 0
     assert not o.failures, dict(list(o.failures.items())[:5])
 
 
