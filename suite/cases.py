@@ -139,7 +139,7 @@ class Case:
 
 def _elements(op: Operator, shapes: Mapping[str, Optional[Shape]]) -> int:
     live = {n: s for n, s in shapes.items() if s is not None}
-    b = op.b_shape(live) if len(live) == len(shapes) else None
+    b = op.b_shape(live) if all(n in live or n in op.optional for n in shapes) else None
     total = sum(math.prod(s) for s in live.values())
     return total + (math.prod(b) if b is not None else 0)
 
@@ -152,6 +152,7 @@ def shape_token(shape: Optional[Shape]) -> str:
 
 
 def _dtype_token(dts: Mapping[str, Optional[str]], out: Optional[str]) -> str:
+    dts = {k: v for k, v in dts.items() if v is not None}        # an optional input passed NULL
     ins = list(dts.values())
     if len(set(ins)) == 1:
         head = ins[0]
@@ -368,7 +369,7 @@ def _triple(ctx: _Ctx, op: Operator, node: Any, key: Any, value: Any,
         raise ctx.fail(node, key, f"a shape combination lists {len(op.inputs)} shapes "
                                   f"({', '.join(op.inputs)}), got {value!r}")
     line = value.line_of if isinstance(value, LineList) else (lambda i: None)
-    return {n: parse_shape(ctx, node, f"shapes.{n}", s, allow_null, line=line(i))
+    return {n: parse_shape(ctx, node, f"shapes.{n}", s, allow_null or n in op.optional, line=line(i))
             for i, (n, s) in enumerate(zip(op.inputs, value))}
 
 
@@ -376,6 +377,8 @@ def _make_case(op: Operator, product: str, ins: Dict[str, Optional[str]], out_dt
                attrs: Dict[str, Any], shapes: Dict[str, Optional[Shape]], out_shape: Optional[Shape],
                explicit_out: bool, layout_name: str, values: str, determinism: bool,
                source: str, tier: str = "default", generated: bool = False) -> Tuple[Optional[Case], Signature]:
+    # An optional input passed as NULL has no dtype (as in a Signature made of a call).
+    ins = {n: (None if shapes.get(n) is None and n in op.optional else d) for n, d in ins.items()}
     sig = Signature(shapes, ins, out_shape, out_dtype, attrs, product)
     status, why = op.check(sig)
     case_id, datakey = _ids(op, product, ins, out_dtype, attrs, shapes, out_shape, explicit_out,
@@ -513,7 +516,8 @@ def _single(ctx: _Ctx, op: Operator, c: LineDict, out: Expansion) -> None:
         if want != case.expect:
             derived = "success" if case.expect == NUMBERS else f"{case.expect} ({case.why})"
             raise ctx.fail(c, "expect", f"says {want} but the contract gives {derived}")
-    if case.expect == NUMBERS and (None in shapes.values() or out_shape is None):
+    if case.expect == NUMBERS and (out_shape is None or any(
+            s is None and n not in op.optional for n, s in shapes.items())):
         raise ctx.fail(c, "shapes", "NULL tensors are for rejection cases", line=c.line)
     out.made.add(case.id)
     out.cases.append(case)

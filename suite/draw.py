@@ -124,6 +124,24 @@ class Sprinkle(Dist):
             out.reshape(-1)[at] = dtypes.round_to(np.float64(v), out.dtype)
 
 
+@dataclass(frozen=True)
+class Choice(Dist):
+    """One of `values` for every element, uniformly (a value listed twice comes twice as often).
+    Inputs draw from streams of their own, so two inputs whose values must be related (say, whose
+    difference must hit an operator's threshold exactly) each draw from a lattice of exact values on
+    which the threshold lies."""
+
+    values: Tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        if not self.values:
+            raise ValueError("Choice needs at least one value")
+
+    def sample(self, streams, n, state):
+        v = np.asarray(self.values, dtype=np.float64)
+        return v[streams("pick").raw(n) % np.uint64(v.size)]
+
+
 def draw(dist: Dist, seed: int, name: str, shape: Tuple[int, ...], dtype: np.dtype,
          chunk: int = CHUNK) -> np.ndarray:
     """`shape` values of `dist` for input `name` of the case with `seed`, rounded once (correctly)

@@ -33,7 +33,7 @@ import numpy as np
 from suite import blocks, draw, dtypes, jsonfile, ops
 from suite.values import draw_inputs
 from suite.cases import NUMBERS, STORED_LIMIT, Case
-from suite.ops.base import Golden, numel
+from suite.ops.base import Golden, numel, present
 
 GENERATOR_VERSION = "2"
 FORMAT = 3
@@ -96,7 +96,7 @@ class Elementwise(GoldenSource):
 
     def __init__(self, op_name: str, inputs: Mapping[str, np.ndarray], attrs: Mapping) -> None:
         self.op = ops.get(op_name)
-        self.inputs, self.attrs = dict(inputs), dict(attrs)
+        self.inputs, self.attrs = present(inputs), dict(attrs)
         self.shape = tuple(self.op.out_shape({n: tuple(a.shape) for n, a in self.inputs.items()}))
         self.nterms = 1
 
@@ -133,7 +133,7 @@ _SPECS: Dict[tuple, str] = {}
 def _spec_hash(case: Case) -> str:
     sig = case.signature
     doc = {"v": GENERATOR_VERSION, "op": case.op, "dtypes": sig.dtypes, "out": sig.out_dtype,
-           "shapes": {k: list(v) for k, v in sig.shapes.items()}, "attrs": sig.attrs,
+           "shapes": {k: None if v is None else list(v) for k, v in sig.shapes.items()}, "attrs": sig.attrs,
            "values": case.values, "seed": case.seed}
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -161,7 +161,7 @@ def _npy(a: np.ndarray) -> bytes:
 def _members(case: Case, inputs: Mapping[str, np.ndarray], g: Golden) -> Dict[str, np.ndarray]:
     """A case's arrays in a bundle: its inputs in their dtypes, the golden, the sum of magnitudes
     where it differs from |golden|, and the number of terms."""
-    m = {f"in.{n}": np.asarray(a) for n, a in inputs.items()}
+    m = {f"in.{n}": np.asarray(a) for n, a in inputs.items() if a is not None}
     m["out"] = np.asarray(g.out, dtype=np.float64)
     if not np.array_equal(g.scale, np.abs(g.out), equal_nan=True):
         m["scale"] = np.asarray(g.scale, dtype=np.float64)
@@ -290,7 +290,7 @@ def fingerprint(case: Case, inputs: Optional[Mapping[str, np.ndarray]], source: 
     out = {"samples": samples, "sum": _hex(total), "abs_sum": _hex(mags),
            "nonfinite": nonfinite.hexdigest()[:32], "nterms": source.nterms}
     if inputs is not None:
-        out["inputs"] = {n: draw.digest(a) for n, a in inputs.items()}
+        out["inputs"] = {n: draw.digest(a) for n, a in inputs.items() if a is not None}
     return out
 
 
@@ -472,6 +472,11 @@ class GoldenStore:
         if key in self._inputs_ok:             # the same draw, already checked in this process
             return inputs
         for n, a in inputs.items():
+            if a is None:
+                if n in entry.get("inputs", {}):
+                    raise GoldenError(f"stale golden {case.datakey}: input {n} is NULL but the manifest has its "
+                                      f"digest; run `aclnn-conform golden check`")
+                continue
             if entry.get("inputs", {}).get(n) != draw.digest(a):
                 raise GoldenError(f"stale golden {case.datakey}: input {n} differs from what the "
                                   f"generator draws now; run `aclnn-conform golden check`")
@@ -504,7 +509,7 @@ def lazy(case: Case) -> bool:
     cache (> LAZY_BYTES of float64) would cost more memory than the case's own arrays."""
     if is_stored(case):
         return False
-    shapes = dict(case.shapes)
+    shapes = {n: s for n, s in case.shapes.items() if s is not None}    # a NULL optional input: none
     op = ops.get(case.op)
     b = op.b_shape(shapes)
     return tuple(b) == tuple(case.out_shape) and numel(b) * 8 > LAZY_BYTES
@@ -741,7 +746,9 @@ def _drift(key: str, case: Case, stored: CaseData) -> List[str]:
     fresh = draw_inputs(case)
     for n, a in fresh.items():
         s = stored.inputs.get(n)
-        if s is None or s.dtype != a.dtype or s.shape != a.shape or not np.array_equal(
+        if a is None and s is None:
+            continue                          # an optional input passed as NULL: nothing stored
+        if s is None or a is None or s.dtype != a.dtype or s.shape != a.shape or not np.array_equal(
                 dtypes.to_bits(s), dtypes.to_bits(a)):
             return [f"stale golden {key}: input {n} differs from what the generator draws now"]
     g = compute(case, stored.inputs)

@@ -1,6 +1,6 @@
 """Known-failures files: per backend, the cases expected to fail, each with its reason.
 
-    - cases: "MseLossBackward-bfloat16-*-mean-*"    # fnmatch glob(s) on case ids; a list is allowed
+    - cases: "SomeLossBackward-bfloat16-*-mean-*"   # fnmatch glob(s) on case ids; a list is allowed
       reason: "mean divides in bfloat16"            # required
       issue: https://example.org/issues/12          # optional
       strict: true                                  # optional: passing then fails the run

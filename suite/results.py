@@ -60,7 +60,7 @@ RECORD_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {
     "out_dtype": (("str", "null"), True),
     "reduction": (("int", "null"), True),
     "attrs": (("dict",), False),               # v2: every attribute of the call, reduction included
-    "logTarget": (("bool", "null"), False),    # v1 only (v2: in attrs)
+    "logTarget": (("bool", "null"), False),    # v1 only (v2: in attrs)  names-ok: schema v1's field
     "shapes": (("dict",), True),               # input name -> list of dims (null: NULL tensor)
     "out_shape": (("list", "null"), True),
     "layout": (("str",), True),
@@ -185,7 +185,8 @@ def number(v: Any) -> Optional[float]:
 
 def case_fields(case: Any, kind: str, nodeid: str) -> Dict[str, Any]:
     """The fields of a record that come from the case itself (not from running it)."""
-    attrs = dict(case.attrs)
+    # (a float attribute may be NaN or infinite, e.g. a C float parameter's rejection cases)
+    attrs = {k: jsonable_number(v) for k, v in dict(case.attrs).items()}
     return {"key": nodeid, "case": case.id, "kind": kind, "op": case.op, "product": case.product,
             "dtypes": dict(case.dtypes), "out_dtype": case.out_dtype,
             "reduction": attrs.get("reduction"), "attrs": attrs,
@@ -194,7 +195,7 @@ def case_fields(case: Any, kind: str, nodeid: str) -> Dict[str, Any]:
             "layout": case.layout, "values": case.values, "expect": case.expect}
 
 
-V1_ONLY = ("logTarget",)           # fields version 2 no longer writes
+V1_ONLY = ("logTarget",)           # fields version 2 no longer writes  names-ok: schema v1's field
 
 
 def make_record(fields: Mapping[str, Any], outcome: str, reason: Optional[str]) -> Dict[str, Any]:

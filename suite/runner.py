@@ -41,7 +41,9 @@ class CaseSkip(Exception):
 def request_of(case: Case, inputs: Dict[str, Optional[np.ndarray]]) -> Request:
     """What the backend's process needs to make the case's call: contiguous inputs and the layout."""
     out = case.out_dtype if case.out_dtype is not None and case.out_shape is not None else None
-    return {"op": case.op, "inputs": dict(inputs), "layout": case.layout, "attrs": dict(case.attrs),
+    # Every input of the signature, in its order; one the data lacks is NULL (an optional input).
+    named = {n: inputs.get(n) for n in ops.get(case.op).inputs}
+    return {"op": case.op, "inputs": named, "layout": case.layout, "attrs": dict(case.attrs),
             "out_shape": None if case.out_shape is None else tuple(case.out_shape),
             "out_dtype": None if out is None else dtypes.canonical(out), "product": case.product}
 
@@ -50,11 +52,16 @@ def build_call(case: Case, inputs: Dict[str, Optional[np.ndarray]]) -> OpCall:
     return call_of(request_of(case, inputs))
 
 
+def result_dtype(case: Case, out_dtype: np.dtype) -> np.dtype:
+    """The dtype the operator rounds its result to before casting it to out (Operator.result_dtype)."""
+    live = {n: d for n, d in case.dtypes.items() if case.shapes.get(n) is not None}
+    return dtypes.dtype_of(ops.get(case.op).result_dtype(live, dtypes.name_of(out_dtype)))
+
+
 def judged_dtype(case: Case, out_dtype: np.dtype) -> np.dtype:
     """The dtype a result is judged in: out's, or the coarser one the operator rounds its result to
     before casting it to out (Operator.result_dtype)."""
-    live = {n: d for n, d in case.dtypes.items() if case.shapes.get(n) is not None}
-    through = dtypes.dtype_of(ops.get(case.op).result_dtype(live, dtypes.name_of(out_dtype)))
+    through = result_dtype(case, out_dtype)
     return through if dtypes.finfo(through).mant_bits < dtypes.finfo(out_dtype).mant_bits else np.dtype(out_dtype)
 
 
@@ -164,7 +171,8 @@ class Runner:
                              record={"status": status})
         got = self._check_array(case, o, nodeid)
         std = self.standard_for(case)
-        v = judge(got, data.golden, judged_dtype(case, got.dtype), std, self.table.slack_ulps)
+        v = judge(got, data.golden, judged_dtype(case, got.dtype), std, self.table.slack_ulps,
+                  through=result_dtype(case, got.dtype))
         record = {"status": 0, **v.metrics()}
         if not v.passed:
             raise self._fail(case, nodeid, f"out {case.out_dtype}{list(case.out_shape)} fails standard "

@@ -3,11 +3,11 @@
     shapes:
       tile_edges:
         generate:
-          shapes: [[N], [N], [N]]                  # gradOutput, self, target
+          shapes: [[N], [N], [N]]                  # one shape per input, in signature order
           N: [tile - 1, tile + 1, cores*tile + 1]  # expressions over hardware and tiling names
 
 Names come from cases/hardware.yaml for the case's product (cores, ub, block, lanes, reach: counts in
-elements of the case's self dtype) and from the operator's tiling (its `tiling` method, e.g. tile).
+elements of the dtype of the operator's primary input) and from the operator's tiling (its `tiling` method, e.g. tile).
 A name with one value per chip variant (cores) makes one shape per value. Expressions take integers,
 names, + - * // %, parentheses, min() and max(); nothing else is evaluated.
 """

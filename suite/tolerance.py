@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional
+from typing import Callable, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -25,15 +25,87 @@ from suite.yamlfile import FileError, LineDict, load
 
 F32_U = 2.0 ** -24
 F32_SUB = 2.0 ** -149
-RULES = {
-    "share": ("threshold",),
-    "ulp": ("max_ulp", "share"),
-    "abs_rel": ("small_value", "atol", "rtol"),
-    "allclose": ("rtol", "atol"),
-    "exact": (),
-}
-OPTIONAL = {"ulp": ("mean_ulp",)}
 COMMON = ("gross",)                   # parameters every rule takes
+
+Param = Callable[[str], Optional[float]]      # a standard's parameter for the judged dtype
+
+
+@dataclass(frozen=True)
+class Excess:
+    """What measuring found for the elements a rule judges: the error beyond the correctly rounded
+    window (absolute, and relative to the window's midpoint), the golden and |golden| (the dtype's
+    smallest normal for 0 and non-finite goldens), and the error in ulps of the output dtype from
+    the unrounded window."""
+
+    abs: np.ndarray
+    rel: np.ndarray
+    golden: np.ndarray
+    ref: np.ndarray
+    ulp: np.ndarray
+
+
+@dataclass(frozen=True)
+class Tally:
+    """What a rule's verdict reads: elements judged, how many its `over` flagged, the mean ulp
+    error (inf when some error is infinite)."""
+
+    n: int
+    n_rule: int
+    mean_ulp: float
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One way of forgiving error beyond the window, as data: its parameters, which elements it
+    flags (`over`: on the elements outside the window, or with `every_element` on all of them,
+    as an ulp bound needs), and whether the flagged count passes (`passes` -> (ok, why))."""
+
+    params: Tuple[str, ...]
+    over: Callable[[Excess, Param], np.ndarray]
+    passes: Callable[[Tally, Param, float], Tuple[bool, str]]
+    optional: Tuple[str, ...] = ()
+    every_element: bool = False
+
+
+def _share_passes(t: Tally, p: Param, slack: float) -> Tuple[bool, str]:
+    share = t.n_rule / t.n
+    return share < p("threshold"), (f"{share:.4%} of elements have relative error > {p('threshold'):g} "
+                                     f"(limit: below that share)")
+
+
+def _ulp_passes(t: Tally, p: Param, slack: float) -> Tuple[bool, str]:
+    share, mean_lim = t.n_rule / t.n, p("mean_ulp")
+    ok = share < p("share") or (mean_lim is not None and t.mean_ulp < mean_lim)
+    return ok, (f"{share:.4%} of elements are over {p('max_ulp'):g} ulp (limit {p('share'):g})" + (
+        f" and the mean ulp error {t.mean_ulp:.3g} is not below {mean_lim:g}" if mean_lim else ""))
+
+
+def _none_over(describe: Callable[[Tally, Param, float], str]) -> Callable[[Tally, Param, float], Tuple[bool, str]]:
+    return lambda t, p, slack: (t.n_rule == 0, describe(t, p, slack))
+
+
+RULES: Dict[str, Rule] = {
+    # CANN's per-operator standard: below a share of elements over a relative error
+    "share": Rule(("threshold",), lambda e, p: e.rel > p("threshold"), _share_passes),
+    # msprobe's ULP method: a share over max_ulp, or (optionally) a mean ulp error below mean_ulp
+    "ulp": Rule(("max_ulp", "share"), lambda e, p: e.ulp > p("max_ulp"), _ulp_passes,
+                optional=("mean_ulp",), every_element=True),
+    # msprobe's absolute threshold: absolute error below small_value, relative above it
+    "abs_rel": Rule(("small_value", "atol", "rtol"),
+                    lambda e, p: np.where(np.abs(e.golden) < p("small_value"), e.abs > p("atol"),
+                                          e.abs / e.ref > p("rtol")),
+                    _none_over(lambda t, p, s: f"{t.n_rule} elements over: |golden| < {p('small_value'):g} "
+                                               f"needs abs error <= {p('atol'):g}, others relative error "
+                                               f"<= {p('rtol'):g}")),
+    # torch.testing.assert_close
+    "allclose": Rule(("rtol", "atol"), lambda e, p: e.abs > p("atol") + p("rtol") * np.abs(e.golden),
+                     _none_over(lambda t, p, s: f"{t.n_rule} elements over |got - golden| <= {p('atol'):g} "
+                                                f"+ {p('rtol'):g}*|golden|")),
+    # correctly rounded, within the float32 slack
+    "exact": Rule((), lambda e, p: e.abs > 0,
+                  _none_over(lambda t, p, s: f"{t.n_rule} elements are not a correct rounding of the golden "
+                                             f"(+- {s:g} float32 ulps)")),
+}
 
 
 @dataclass(frozen=True)
@@ -84,7 +156,7 @@ def load_table(path: Path) -> ToleranceTable:
         for key, val in body.items():
             if key in ("rule", "doc"):
                 continue
-            if key not in RULES[rule] + OPTIONAL.get(rule, ()) + COMMON:
+            if key not in RULES[rule].params + RULES[rule].optional + COMMON:
                 raise FileError(path, body.line_of(key), f"{where}.{key}", f"not a parameter of rule {rule}")
             if not isinstance(val, LineDict):
                 raise FileError(path, body.line_of(key), f"{where}.{key}", "is a mapping of dtype to number")
@@ -99,7 +171,7 @@ def load_table(path: Path) -> ToleranceTable:
                     raise FileError(path, val.line_of(dt), f"{where}.{key}.{dt}",
                                     f"the gross-error guard is a finite positive relative error, got {num!r}")
                 params[key][dt] = float(num)
-        for key in RULES[rule]:
+        for key in RULES[rule].params:
             missing = [d for d in dtypes.DTYPES if d not in params.get(key, {})]
             if missing:
                 line = body.line_of(key) if key in body else stds.line_of(name)
@@ -212,9 +284,14 @@ class _Tally:
 
 
 def judge(got: np.ndarray, golden, out_dtype: np.dtype, standard: Standard,
-          slack_ulps: float, worst: int = 5, block: int = 1 << 16) -> Verdict:
+          slack_ulps: float, worst: int = 5, block: int = 1 << 16,
+          through: Optional[np.dtype] = None) -> Verdict:
     """Measure `got` (already of the right shape and dtype) against `golden` (a Golden, or a
-    GoldenSource read block by block) under `standard`."""
+    GoldenSource read block by block) under `standard`, in `out_dtype`. A kernel that rounds its
+    result to `through` (default: `out_dtype`) and then casts it to got's dtype lands in the window
+    rounded the same two ways (runner.judged_dtype: an operator's result_dtype): a bfloat16 result
+    past float16's range is inf in a float16 out, one in float16's subnormal range lands on
+    float16's grid, and a float16 result cast to bfloat16 is rounded twice."""
     from suite.golden import GoldenSource, Materialized
     src = golden if isinstance(golden, GoldenSource) else Materialized(golden)
     dt = np.dtype(out_dtype)
@@ -223,15 +300,20 @@ def judge(got: np.ndarray, golden, out_dtype: np.dtype, standard: Standard,
     flat = np.ascontiguousarray(got).reshape(-1)
     p = lambda key: standard.param(key, dname)  # noqa: E731
     gross = gross_limit(standard, dname)
+    first = dt if through is None else np.dtype(through)
+    then = None if first == flat.dtype else flat.dtype
     t = _Tally(worst)
+    rule = RULES[standard.rule]
     for start, g, scale, path in src.blocks(block):
         x = flat[start:start + g.size].astype(np.float64)
-        _measure(t, start, x, g, scale, path, src.nterms, dt, fi, standard.rule, p, gross, slack_ulps)
+        _measure(t, start, x, g, scale, path, src.nterms, dt, fi, rule, p, gross, slack_ulps,
+                 first, then)
     return _verdict(t, standard, p, slack_ulps, gross)
 
 
 def _measure(t: _Tally, start: int, x: np.ndarray, g: np.ndarray, scale: np.ndarray, path: np.ndarray,
-             nterms: int, dt: np.dtype, fi, rule: str, p, gross: float, slack_ulps: float) -> None:
+             nterms: int, dt: np.dtype, fi, rule: Rule, p: Param, gross: float, slack_ulps: float,
+             first: np.dtype, then: Optional[np.dtype]) -> None:
     """One block. Most elements of a correct result lie inside the rounded window with finite
     values: for those the error beyond the window is 0 by definition, so only the distance to the
     unrounded window (for the ulp metrics) is computed on every element, and everything else on
@@ -239,8 +321,15 @@ def _measure(t: _Tally, start: int, x: np.ndarray, g: np.ndarray, scale: np.ndar
     with np.errstate(all="ignore"):
         slack = window(g, scale, nterms, slack_ulps, path)   # finite: NaN and inf goldens stay put
         lo, hi = g - slack, g + slack
-        rlo = dtypes.round_to(lo, dt).astype(np.float64)
-        rhi = dtypes.round_to(hi, dt).astype(np.float64)
+        rlo = dtypes.round_to(lo, first).astype(np.float64)
+        rhi = dtypes.round_to(hi, first).astype(np.float64)
+        if then is not None:
+            # rounded twice, as the kernel rounds; a result rounded once, straight to out's dtype,
+            # is at least as accurate and lands in the window too
+            once_lo = dtypes.round_to(lo, then).astype(np.float64)
+            once_hi = dtypes.round_to(hi, then).astype(np.float64)
+            rlo = np.fmin(dtypes.round_to(rlo, then).astype(np.float64), once_lo)
+            rhi = np.fmax(dtypes.round_to(rhi, then).astype(np.float64), once_hi)
         # A result flushed to zero is allowed where a correct one would be subnormal.
         flush = (rlo < fi.tiny) & (rhi > -fi.tiny)        # (false for NaN and inf goldens)
         if flush.any():
@@ -268,18 +357,13 @@ def _measure(t: _Tally, start: int, x: np.ndarray, g: np.ndarray, scale: np.ndar
             raw[rest] = np.where(special_ok, 0.0, np.where(mismatch, np.inf, raw_s))
             ref = np.where(fin_g & (gs != 0), np.abs(gs), fi.tiny)
             rel_excess = excess / np.maximum(np.abs(rls + rhs) / 2, fi.tiny)
-            if rule == "share":
-                over_rest = rel_excess > p("threshold")
-            elif rule == "abs_rel":
-                over_rest = np.where(np.abs(gs) < p("small_value"), excess > p("atol"), excess / ref > p("rtol"))
-            elif rule == "allclose":
-                over_rest = excess > p("atol") + p("rtol") * np.abs(gs)
-            elif rule == "exact":
-                over_rest = excess > 0
+            if not rule.every_element:
+                over_rest = rule.over(Excess(excess, rel_excess, gs, ref, raw[rest] / g_ulp[rest]), p)
             is_gross = ~mismatch & (rel_excess > gross)
         ulp = raw / g_ulp
-        if rule == "ulp":
-            over_all = ulp > p("max_ulp")
+        if rule.every_element:
+            # (abs, rel and ref are not measured inside the window: such a rule reads ulp alone)
+            over_all = rule.over(Excess(raw, raw, g, g, ulp), p)
             t.n_rule += int(np.count_nonzero(over_all))
         else:
             t.n_rule += int(np.count_nonzero(over_rest))
@@ -342,27 +426,8 @@ def _measure(t: _Tally, start: int, x: np.ndarray, g: np.ndarray, scale: np.ndar
 def _verdict(t: _Tally, standard: Standard, p, slack_ulps: float, gross: float) -> Verdict:
     if t.n == 0:
         return Verdict(True, standard.name, 0)
-    rule = standard.rule
-    share = t.n_rule / t.n
-    if rule == "share":
-        ok = share < p("threshold")
-        why = f"{share:.4%} of elements have relative error > {p('threshold'):g} (limit: below that share)"
-    elif rule == "ulp":
-        mean = t.sum_ulp / t.n if t.ulp_finite else math.inf
-        mean_lim = p("mean_ulp")
-        ok = share < p("share") or (mean_lim is not None and mean < mean_lim)
-        why = f"{share:.4%} of elements are over {p('max_ulp'):g} ulp (limit {p('share'):g})" + (
-            f" and the mean ulp error {mean:.3g} is not below {mean_lim:g}" if mean_lim else "")
-    elif rule == "abs_rel":
-        ok = t.n_rule == 0
-        why = (f"{t.n_rule} elements over: |golden| < {p('small_value'):g} needs abs error <= "
-               f"{p('atol'):g}, others relative error <= {p('rtol'):g}")
-    elif rule == "allclose":
-        ok = t.n_rule == 0
-        why = f"{t.n_rule} elements over |got - golden| <= {p('atol'):g} + {p('rtol'):g}*|golden|"
-    else:
-        ok = t.n_rule == 0
-        why = f"{t.n_rule} elements are not a correct rounding of the golden (+- {slack_ulps:g} float32 ulps)"
+    mean = t.sum_ulp / t.n if t.ulp_finite else math.inf
+    ok, why = RULES[standard.rule].passes(Tally(t.n, t.n_rule, mean), p, slack_ulps)
     if t.n_gross:
         ok = False
         why = (f"{t.n_gross} elements are grossly wrong (relative error beyond the allowed window "

@@ -3,7 +3,7 @@ makes them, exactly representable in the input's dtype, so the float64 golden is
 very values the backend receives)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, Optional
+from typing import TYPE_CHECKING, Callable, Dict, Optional
 
 import numpy as np
 
@@ -36,17 +36,20 @@ def ln_tiny(dtype_name: str) -> float:
     return dtypes.finfo(dtypes.dtype_of(dtype_name)).min_exp * LN2
 
 
-# -- value sets shared by operators whose inputs are gradOutput, self and target ----------------
+# -- value sets an operator may share (each names its own inputs where a set singles one out) ----
 def uniform_set(sig) -> Dict[str, Dist]:
     """Every input uniform on [-5, 5) (the field's standard test range)."""
     return {n: Uniform(-5.0, 5.0) for n in sig.shapes}
 
 
-def nonpos_targets_set(sig) -> Dict[str, Dist]:
-    """Targets <= 0, a quarter of them exact zeros of either sign."""
-    d = uniform_set(sig)
-    d["target"] = Sprinkle(Uniform(-5.0, 0.0), (0.0, -0.0), 0.25)
-    return d
+def nonpositive(name: str) -> Callable:
+    """A value set: input `name` <= 0, a quarter of it exact zeros of either sign; the rest uniform."""
+    def value_set(sig) -> Dict[str, Dist]:
+        d = uniform_set(sig)
+        d[name] = Sprinkle(Uniform(-5.0, 0.0), (0.0, -0.0), 0.25)
+        return d
+    value_set.__doc__ = f"{name} <= 0, a quarter of it exact zeros of either sign."
+    return value_set
 
 
 def specials_set(sig) -> Dict[str, Dist]:

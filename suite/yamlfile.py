@@ -1,6 +1,7 @@
 """YAML read with line numbers, so every complaint about a case or tolerance file can name the
 file, the line and the field. The loader is yaml.SafeLoader with only its map and sequence
-constructors replaced: no tag beyond safe_load's is ever constructed.
+constructors replaced (no tag beyond safe_load's is ever constructed) and integers read in decimal
+alone (the shape 0x3 is not the hexadecimal 3).
 
 A file is refused, as one FileError, before it can cost much time or memory:
   * over MAX_BYTES (16 MiB; the project's files are 10 kB, a long known-failures file ~1 MB);
@@ -133,6 +134,13 @@ def _construct_seq(loader: _Loader, node: yaml.SequenceNode) -> LineList:
 
 _Loader.add_constructor("tag:yaml.org,2002:map", _construct_map)
 _Loader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
+# Integers are decimal only: YAML 1.1 reads 0x3 as 3 (hex), 012 as 10 (octal) and 1:30 as 90
+# (base 60), so the shape "0x3" (empty) silently became the 1-d shape (3,). Those stay strings.
+_INT = "tag:yaml.org,2002:int"
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != _INT]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+_Loader.add_implicit_resolver(_INT, re.compile(r"^[-+]?(?:0|[1-9][0-9_]*)$"), list("-+0123456789"))
 
 
 def line_at(text: str, pos: int) -> int:

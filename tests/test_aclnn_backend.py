@@ -18,11 +18,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from suite import AclnnError, OpCall, Unsupported
+from suite import AclnnError, OpCall, Unsupported, ops
 from suite.backends import aclnn as aclnn_mod
 from suite.backends.aclnn import AclnnBackend, AclRuntimeError, product_for_soc
 from suite.contract import PRODUCTS
 from tests import aclnn_checks as C
+from tests.emulator import build as emulator_build
 from tests.emulator.build import BuildError, build, find_compiler
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,11 +36,20 @@ def _need_compiler() -> None:
 
 @pytest.fixture(scope="session")
 def emu_dir(tmp_path_factory) -> str:
+    """The emulator with the made-up probe operator compiled in (tests/emulator/probe)."""
     _need_compiler()
     try:
-        return str(build(tmp_path_factory.mktemp("emu") / "lib64"))
+        return str(build(tmp_path_factory.mktemp("emu") / "lib64", extra_ops=[C.PROBE_SOURCE]))
     except BuildError as exc:
         pytest.skip(f"emulator build failed: {exc}")
+
+
+@pytest.fixture(autouse=True)
+def declarations(monkeypatch):
+    """The registry as these calls need it, for each test only: the C signatures of operators whose
+    modules have not landed (their pages'), and the probe's (tests/aclnn_checks.py)."""
+    for name, op in C.stand_ins().items():
+        monkeypatch.setitem(ops.OPERATORS, name, op)
 
 
 @pytest.fixture
@@ -440,8 +450,28 @@ FAULTS = {
     "accept_rank9": ({"status"}, "rank 9: accepted"),
     "mask_target": ({"numerics"}, "kl same"),
     "mean_n_b": ({"numerics"}, "mse broadcast all"),
+    "l1_mean_numel_self": ({"numerics"}, "l1 mean divides by numel(B)"),
+    "smooth_l1_no_eps": ({"numerics"}, "smooth_l1 beta 1e-3"),
     "bf16_code": ({"numerics", "exact_cast"}, "bfloat16"),
 }
+# Faults proven elsewhere in this file.
+FAULTS_ELSEWHERE = {"no_kl_symbol": "test_missing_operator_symbol_skips_only_that_operator"}
+
+
+def operator_faults_without_battery():
+    """Faults an operator's own emulator file declares that no battery here plants: each is proven
+    by tests/test_aclnn_suite.py::test_operator_fault_is_caught (the operator's own cases), so a new
+    operator's fault needs no entry in this file."""
+    return sorted(f.name for f in emulator_build.FAULTS.values()
+                  if f.module is not None and f.name not in FAULTS and f.name not in FAULTS_ELSEWHERE)
+
+
+def test_every_declared_fault_is_proven():
+    """A fault a source declares (@fault) and no test plants is dead weight, or a check nobody runs."""
+    declared = set(emulator_build.FAULTS)
+    proven = set(FAULTS) | set(FAULTS_ELSEWHERE) | set(operator_faults_without_battery())
+    assert declared <= proven, sorted(declared - proven)
+    assert (set(FAULTS) | set(FAULTS_ELSEWHERE)) - {"good", "bf16_code"} <= declared
 
 
 @pytest.fixture(scope="session")
@@ -454,7 +484,7 @@ def fault_results(tmp_path_factory, emu_dir) -> dict:
             lib_dir, extra = build(tmp_path_factory.mktemp(name), None if name == "good" else name), []
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         proc = subprocess.run([sys.executable, "-m", "tests.aclnn_fault_driver", str(lib_dir), *extra],
-                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stderr
         return name, json.loads(proc.stdout)
     with ThreadPoolExecutor(max_workers=2) as pool:
@@ -472,3 +502,155 @@ def test_planted_fault_is_detected(fault_results, fault):
         return
     assert set(expected) <= failed, f"{fault} not caught by {set(expected) - failed}: {res}"
     assert any(phrase in msg for k in expected for msg in res[k]), res
+
+
+# ---- the core, through the made-up probe operator: NULL optional tensors, scalar attributes ---------
+def _dyadic(rng, shape, dtype=C.F32):
+    """Multiples of 1/8 in [-4, 4]: exact in every dtype, so float32 arithmetic on them is predictable."""
+    return (rng.integers(-32, 33, size=shape) / 8.0).astype(dtype)
+
+
+def probe(x, y, w, mode=0, negate=False, scale=1.0, out_dtype=C.F32):
+    out_shape = np.broadcast_shapes(*[a.shape for a in (x, y, w) if a is not None]) if mode == 0 else x.shape
+    return C.positional(C.PROBE.name, (x, y, w), (mode, negate, scale), out_shape, out_dtype)
+
+
+def probe_expected(call) -> np.ndarray:
+    """The probe's float32 arithmetic in numpy, in its order (sums sequential in C order of B)."""
+    (x, y, w), (mode, negate, scale) = C.args_of(call)
+    arrays = [a for a in (x, y, w) if a is not None]
+    B = np.broadcast_shapes(*[a.shape for a in arrays])
+    r = (np.broadcast_to(x, B).astype(np.float32) - np.broadcast_to(y, B).astype(np.float32)) * np.float32(scale)
+    if w is not None:
+        r = r * np.broadcast_to(w, B).astype(np.float32)
+    r = -r if negate else r
+    if mode == 0:
+        return r.astype(call.out_dtype)
+    acc = np.zeros(call.out_shape, np.float32)
+    xb = np.broadcast_to(np.arange(acc.size).reshape(acc.shape), B)  # which out element each term feeds
+    for k, v in zip(xb.reshape(-1), r.reshape(-1)):
+        acc.reshape(-1)[k] += v
+    return acc.astype(call.out_dtype)
+
+
+@pytest.mark.parametrize("mode", [0, 1], ids=["elementwise", "summed back to x"])
+def test_null_optional_tensor_reaches_the_kernel_as_null(backend, mode):
+    rng = np.random.default_rng(21)
+    x, y = _dyadic(rng, (3, 1, 4)), _dyadic(rng, (5, 4))
+    without = probe(x, y, None, mode=mode, scale=0.5)
+    assert without.inputs["weight"] is None
+    got = backend.run(without)
+    assert np.array_equal(got, probe_expected(without)), (got, probe_expected(without))
+    ones = backend.run(probe(x, y, np.ones((5, 1), np.float32), mode=mode, scale=0.5))
+    assert np.array_equal(got, ones), "a NULL weight must act as ones"
+    assert live(backend)[:3] == (0, 0, 0)
+
+
+@pytest.mark.parametrize("mode", [0, 1], ids=["elementwise", "summed back to x"])
+def test_present_optional_tensor_is_read(backend, mode):
+    rng = np.random.default_rng(22)
+    x, y, w = _dyadic(rng, (3, 1, 4)), _dyadic(rng, (5, 4)), C.view(_dyadic(rng, (5, 1)), "o", rng)
+    call = probe(x, y, w, mode=mode, negate=True, scale=0.25)
+    got = backend.run(call)
+    assert np.array_equal(got, probe_expected(call)), (got, probe_expected(call))
+    assert not np.array_equal(got, backend.run(probe(x, y, None, mode=mode, negate=True, scale=0.25)))
+
+
+def test_null_required_tensors_are_still_rejected(backend):
+    rng = np.random.default_rng(23)
+    call = probe(_dyadic(rng, (2, 3)), _dyadic(rng, (2, 3)), None)
+    for i in (0, 1):
+        C.check_status(backend, C.with_tensor(call, i, None), 161001, f"NULL tensor {i}")
+    C.check_status(backend, C._replace(call, out_shape=None), 161001, "NULL out")
+    C.check_status(backend, C.with_tensor(call, 2, _dyadic(rng, (2, 3), C.F64)), 161002, "float64 weight")
+    C.check_status(backend, C.with_tensor(call, 2, _dyadic(rng, (4, 3))), 161002, "weight does not broadcast")
+    assert live(backend)[:3] == (0, 0, 0)
+
+
+def test_scalar_attributes_travel_as_their_c_types(backend):
+    rng = np.random.default_rng(24)
+    x, y = _dyadic(rng, (4, 6)), _dyadic(rng, (4, 6))
+    for scale in (0.1, 1 / 3, 1e-40, 3e38):  # rounded once to float32: 1e-40 a subnormal
+        call = probe(x, y, None, scale=scale)
+        with np.errstate(over="ignore"):
+            want = probe_expected(call)
+        assert np.array_equal(backend.run(call), want, equal_nan=True), scale
+    C.check_status(backend, probe(x, y, None, scale=float("nan")), 161002, "NaN scale")
+    assert np.array_equal(backend.run(probe(x, y, None, negate=True)), -(x - y)), "bool attribute lost"
+    C.check_status(backend, probe(x, y, None, mode=2), 161002, "int64 attribute")
+    with pytest.raises(ValueError, match="does not fit the C int64_t"):
+        backend.run(probe(x, y, None, mode=2 ** 63))
+    assert live(backend)[:3] == (0, 0, 0)
+
+
+def test_an_input_the_declaration_lacks_is_an_error_not_dropped(backend):
+    rng = np.random.default_rng(25)
+    call = probe(_dyadic(rng, (2, 3)), _dyadic(rng, (2, 3)), None)
+    with pytest.raises(ValueError, match=r"\['z'\] are not among its declared C tensor parameters"):
+        backend.run(C._replace(call, {"z": call.inputs["x"]}))
+
+
+def test_operators_are_bound_from_the_registry_at_load_time(emu_dir, soc, monkeypatch):
+    """A declaration registered after import is bound; one whose C types are unknown is refused."""
+    assert isinstance(AclnnBackend(lib_dir=emu_dir)._ops[C.PROBE.name], tuple)
+    monkeypatch.setitem(ops.OPERATORS, "EmuProbe", C.Declared("EmuProbe", C.PROBE.c_params[:-1] + (("scale", "double", 1.0),)))
+    with pytest.raises(ValueError, match="'double'"):
+        AclnnBackend(lib_dir=emu_dir)
+
+
+# ---- the promoting operators' details (their pages), by direct calls ------------------------------
+@pytest.mark.parametrize("dtype", [C.F32, C.F16, C.BF16], ids=lambda d: d.name)
+def test_l1_sign_comes_from_comparisons(backend, dtype):
+    """sign(0) = 0 for +0 against -0 and for equal infinities; +-1 otherwise (even where the
+    difference overflows the dtype)."""
+    big = 65504.0 if dtype == C.F16 else 3e38
+    s = np.array([0.0, -0.0, np.inf, -np.inf, 1.0, 2.0, big, 5.0], dtype)
+    t = np.array([-0.0, 0.0, np.inf, -np.inf, 2.0, 1.0, -big, 5.0], dtype)
+    g = np.full(s.shape, 3.0, dtype)
+    out = backend.run(C.positional("L1LossBackward", (g, s, t), (0,), s.shape, dtype))
+    assert np.array_equal(C.f64(out), [0, 0, 0, 0, -3, 3, 3, 0]), out
+
+
+@pytest.mark.parametrize("op,scalars", [("L1LossBackward", (1,)), ("SmoothL1LossBackward", (1, 3.0))])
+@pytest.mark.parametrize("through,out_dtype", [(C.F16, C.F32), (C.BF16, C.F32), (C.BF16, C.F16)],
+                         ids=["f16-to-f32", "bf16-to-f32", "bf16-to-f16"])
+def test_result_is_rounded_to_the_promoted_dtype_before_out(backend, op, scalars, through, out_dtype):
+    """The kernel returns the promoted dtype P; the Cast to out comes after: a float16 P in a float32
+    out carries float16 precision (mean over 3 x 7 elements: 1/21 is inexact in every dtype)."""
+    rng = np.random.default_rng(26)
+    g, s, t = (C.values(rng, (3, 7), through) for _ in range(3))
+    call = C.positional(op, (g, s, t), scalars, (3, 7), out_dtype)
+    out = backend.run(call)
+    off = C.f64(out) != C.f64(out.astype(through).astype(out_dtype))
+    assert not off.any(), f"{op}: {out[off][0]!r} is not a {through.name} value: not rounded to P first"
+    exp = C.reference(call)[0]
+    twice = exp.astype(np.float32).astype(through).astype(out_dtype)  # what P-then-out gives (1 ulp of P)
+    assert np.max(np.abs(C.f64(out) - C.f64(twice)) / C.ulp(exp, through)) <= 1, (out, twice)
+    C.assert_close(out, call)
+
+
+def test_smooth_l1_boundary_epsilon_and_nan(backend):
+    f32 = np.float32
+    beta = 0.5
+    s = np.array([1.5, 1.0, 1.25, 1.0, 0.75], np.float32)
+    t = np.array([1.0, 1.5, 1.0, 1.0, 1.0], np.float32)
+    g = np.ones(s.shape, np.float32)
+    out = backend.run(C.positional("SmoothL1LossBackward", (g, s, t), (0, beta), s.shape, C.F32))
+    be = f32(beta) + f32(1e-6)
+    want = np.array([1.0, -1.0, f32(0.25) / be, 0.0, f32(-0.25) / be], np.float32)  # |d| == beta: +-1
+    assert np.array_equal(out, want), (out, want)
+    # beta arrives as a C float: d = float32(0.1) meets it exactly (a double 0.1 would not)
+    d = np.array([np.float32(0.1)], np.float32)
+    out = backend.run(C.positional("SmoothL1LossBackward", (np.ones(1, np.float32), d, np.zeros(1, np.float32)),
+                                   (0, 0.1), (1,), C.F32))
+    assert out[0] == 1.0, out
+    # tiny beta: d / (beta + 1e-6), not d / beta
+    s, t = np.array([5e-4], np.float32), np.zeros(1, np.float32)
+    out = backend.run(C.positional("SmoothL1LossBackward", (np.ones(1, np.float32), s, t), (0, 1e-3), (1,), C.F32))
+    assert out[0] == s[0] / (f32(1e-3) + f32(1e-6)) and out[0] != s[0] / f32(1e-3), out
+    # NaN difference: NaN with beta > 0, 0 with beta = 0 (the kernel clears NaN before comparing)
+    s = np.array([np.nan, 1.0], np.float32)
+    for b, first in ((1.0, np.nan), (0.0, 0.0)):
+        out = backend.run(C.positional("SmoothL1LossBackward", (np.ones(2, np.float32), s, np.zeros(2, np.float32)),
+                                       (0, b), (2,), C.F32))
+        assert np.array_equal(out, np.array([first, 1.0], np.float32), equal_nan=True), (b, out)

@@ -4,10 +4,12 @@ tests/test_aclnn_backend.py proves the backend with hand-made calls; this module
 chain a user runs (`pytest --backend aclnn ...`: case files, goldens, plugin, runner, backend,
 emulator) in real pytest sessions, one subprocess each (an emulator build must own its process:
 the loader resolves libascendcl.so by soname, so two builds cannot share one). It shows:
+  - every operator the registry holds has its emulator file (tests/emulator/src/ops/<module>.c) and
+    both entry points in the build: a missing one fails here, loudly, instead of being skipped;
   - every product family: the full suite passes, the only skips are the negative-stride views,
-    and the emulator holds zero live buffers, tensors, executors and streams after close()
-    (read by tests.aclnn_leakcheck in pytest's process, --isolation none; atlas-inference runs under
-    xdist, one record per worker);
+    every registered operator's cases ran and passed, and the emulator holds zero live buffers,
+    tensors, executors and streams after close() (read by tests.aclnn_leakcheck in pytest's process,
+    --isolation none; atlas-inference runs under xdist, one record per worker);
   - planted faults are caught by the suite (the backend in its own process, as users run it), with
     messages naming the case and a reproducer;
   - with no CANN library, every case is skipped with a reason naming what was looked for where.
@@ -27,8 +29,10 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import pytest
 
+from suite import ops
 from suite.backends.aclnn import AclnnBackend
 from suite.contract import PRODUCTS
+from tests.emulator import build as emulator_build
 from tests.emulator.build import BuildError, build, find_compiler
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -115,6 +119,41 @@ def emulator(tmp_path_factory) -> Callable[[Optional[str]], str]:
     return get
 
 
+def _module(op) -> str:
+    """The stem of the operator's module in suite/ops/: its emulator file's name too."""
+    return type(op).__module__.rsplit(".", 1)[-1]
+
+
+def _operator_of(fault: str) -> str:
+    """The registered operator whose emulator file declares `fault`."""
+    module = emulator_build.FAULTS[fault].module
+    found = [op.name for op in ops.OPERATORS.values() if _module(op) == module]
+    assert found, f"fault {fault} belongs to {module}, which no registered operator's module is"
+    return found[0]
+
+
+# ---- the emulator has every registered operator ----------------------------------------------------
+def test_emulator_has_every_registered_operator(emulator):
+    """Each operator of the registry has its file in the emulator's operator table, and the build
+    exports both of its entry points as the backend binds them. Without this, a missing operator
+    would only show as skipped cases ("symbol not found")."""
+    table = {p.stem for p in emulator_build.op_sources()}
+    missing_files = sorted(f"{op.name} (tests/emulator/src/ops/{_module(op)}.c)" for op in ops.OPERATORS.values()
+                           if _module(op) not in table)
+    assert not missing_files, f"operators with no emulator file: {', '.join(missing_files)}"
+    lib_dir = emulator(None)
+    code = ("import json; from suite.backends.aclnn import AclnnBackend; "
+            f"b = AclnnBackend(lib_dir={lib_dir!r}); "
+            "print(json.dumps({k: v if isinstance(v, str) else None for k, v in b._ops.items()}))")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=_env(), capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    bound = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert set(bound) == set(ops.OPERATORS), bound
+    unbound = {k: v for k, v in bound.items() if v is not None}
+    assert not unbound, f"the emulator build lacks: {unbound}"
+
+
 # ---- every product family passes, skips only negative strides, leaks nothing -----------------------
 # (product, SoC the emulator reports, xdist workers, negative_strides). atlas-training runs with
 # negative_strides=pass (the emulator honours them), so its negative-stride cases must pass, not skip.
@@ -142,8 +181,13 @@ def test_full_suite_passes_on_each_product_and_leaks_nothing(emulator, tmp_path,
     negstride = {n for n in s.cases if "-negstride-" in n}
     if negative_strides == "pass":
         assert negstride and negstride <= set(s.having("passed")) and not skipped, s.tail()
-    assert set(skipped) == (negstride if negative_strides == "skip" else set()), "unexpected skips"
+    unexpected = {n: m for n, m in skipped.items() if n not in negstride or negative_strides == "pass"}
+    assert not unexpected, f"unexpected skips ({len(unexpected)}), e.g. {sorted(unexpected.items())[:3]}"
+    assert set(skipped) == (negstride if negative_strides == "skip" else set()), "negative-stride cases ran"
     assert all(NEGSTRIDE_REASON in m for m in skipped.values()), set(skipped.values())
+    # every registered operator's cases ran and passed (an operator without cases fails here)
+    passed_ops = {n[n.index("[") + 1:].split("-", 1)[0] for n in s.having("passed")}
+    assert passed_ops == set(ops.OPERATORS), f"no passing case of {sorted(set(ops.OPERATORS) - passed_ops)}"
 
     assert sorted(r["process"] for r in s.live) == (["gw0", "gw1"] if workers == 2 else ["main"]), s.live
     for r in s.live:
@@ -187,8 +231,8 @@ FAULTS = {
         lambda n: "-strided-" in n or "-transposed-" in n, ("fails standard",)),
     "last element unwritten": Fault(
         "skip_last", (), "2x3.2x3.2x3", lambda n: "::test_results[" in n, ("got nan",)),
-    "wrong status": Fault(
-        "wrong_status", (), "test_rejected and MseLossBackward and atlas-a2",
+    "wrong status": Fault(  # {op}: the operator whose emulator file plants the fault
+        "wrong_status", (), "test_rejected and {op} and atlas-a2",
         lambda n: "-reduction" in n, ("status 161001 (ACLNN_ERR_PARAM_NULLPTR), expected 161002",)),
     "bfloat16 declared as float16": Fault(
         # bfloat16 data sent as float16: numbers that are grossly wrong, and on the products without
@@ -203,7 +247,8 @@ def test_planted_fault_is_caught_by_the_suite(emulator, tmp_path, name):
     f = FAULTS[name]
     lib_dir = emulator(f.build)
     opts = [a for o in f.opts for a in ("--backend-opt", o)]
-    s = run_suite(tmp_path, lib_dir, "-k", f.select, *opts)
+    select = f.select.format(op=_operator_of(f.build)) if "{op}" in f.select else f.select
+    s = run_suite(tmp_path, lib_dir, "-k", select, *opts)
     assert s.returncode == 1, s.tail()
     failed, passed = s.having("failed"), s.having("passed")
     assert failed, s.tail()
@@ -221,6 +266,24 @@ def test_planted_fault_is_caught_by_the_suite(emulator, tmp_path, name):
         cmd = [sys.executable, "-m"] + shlex.split(line) + ["-q", "-p", "no:cacheprovider"]
         proc = subprocess.run(cmd, cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=300)
         assert proc.returncode == 1 and "1 failed" in proc.stdout, proc.stdout[-2000:]
+
+
+def _operator_faults():
+    from tests.test_aclnn_backend import operator_faults_without_battery
+    return operator_faults_without_battery()
+
+
+@pytest.mark.parametrize("fault", _operator_faults())
+def test_operator_fault_is_caught(emulator, tmp_path, fault):
+    """A fault an operator's emulator file plants (and no battery proves) fails some of that
+    operator's own small cases on atlas-a2, and nothing of any other operator."""
+    op = _operator_of(fault)
+    s = run_suite(tmp_path, emulator(fault), "--scale", "small", "-k", f"test_results and {op} and atlas-a2",
+                  workers=2)
+    failed = s.having("failed")
+    assert s.returncode == 1 and failed, s.tail()
+    assert all(f"[{op}-" in n for n in failed), [n for n in failed if f"[{op}-" not in n]
+    assert len(s.having("passed")) > 0, "no case of the operator passed: the fault broke everything"
 
 
 # ---- no CANN at all: everything skipped, with the reason -------------------------------------------

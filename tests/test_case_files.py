@@ -261,3 +261,20 @@ def test_project_case_files_load() -> None:
     assert len(ids) == len(set(ids)) > 1000
     bf16_training = [c for c in cases if c.product == "atlas-training" and "bfloat16" in c.dtype_token]
     assert bf16_training and all(c.expect == 161002 for c in bf16_training)
+
+
+def test_shapes_that_yaml_1_1_reads_as_numbers_stay_shapes(tmp_path: Path) -> None:
+    """YAML 1.1 reads 0x3 as hexadecimal 3 and 012 as octal 10: an empty 0x3 shape must not turn
+    into the 1-d shape (3,), nor 0x10 into (16,)."""
+    path = write(tmp_path, "hexlike.yaml", """
+        op: MseLossBackward
+        matrices:
+          - products: [atlas-a2]
+            dtypes: [float32]
+            reductions: [none]
+            shapes:
+              - [0x3, 0x3, 0x3]
+              - [0x10, 1x10, 0x10]
+        """)
+    cases, _ = load_cases([path])
+    assert sorted({tuple(c.shapes.values()) for c in cases}) == [((0, 3),) * 3, ((0, 10), (1, 10), (0, 10))]

@@ -10,12 +10,13 @@ import numpy as np
 import pytest
 
 from suite import blocks, dtypes
-from suite.draw import Binades, Sprinkle, Stream, Uniform, digest, draw
+from suite.draw import Binades, Choice, Sprinkle, Stream, Uniform, digest, draw
 from suite.values import SPECIALS
 
 F16, F32, BF16 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(ml_dtypes.bfloat16)
 DISTS = {"uniform": Uniform(-5.0, 5.0), "binades": Binades(1e5, 1e12),
-         "sprinkle": Sprinkle(Uniform(-5.0, 0.0), SPECIALS, 0.2)}
+         "sprinkle": Sprinkle(Uniform(-5.0, 0.0), SPECIALS, 0.2),
+         "choice": Choice((0.0, 0.25, -1.5, 0.25))}
 
 
 @pytest.mark.parametrize("dist", DISTS, ids=str)
@@ -34,7 +35,8 @@ def test_pinned_digests() -> None:
     assert got == PINNED, got
 
 
-PINNED = {"uniform": "4cce02dcea736ac3", "binades": "1b2d0b22b938663c", "sprinkle": "93247e6e6cb88817"}
+PINNED = {"uniform": "4cce02dcea736ac3", "binades": "1b2d0b22b938663c", "sprinkle": "93247e6e6cb88817",
+          "choice": "d0ac576fd1c32a37"}
 
 
 def test_streams_differ_by_seed_name_and_purpose() -> None:
@@ -65,6 +67,16 @@ def test_sprinkle_share_and_at_least_one() -> None:
         small = draw(s, seed, "g", (2,), F32)
         assert np.isnan(small).sum() >= 1
     assert draw(s, 1, "g", (0,), F32).shape == (0,)
+
+
+def test_choice_draws_only_its_values_weighted_by_repeats() -> None:
+    c = draw(Choice((0.0, 0.25, -1.5, 0.25)), 5, "self", (100000,), F32)
+    values, counts = np.unique(c, return_counts=True)
+    assert values.tolist() == [-1.5, 0.0, 0.25]
+    share = dict(zip(values.tolist(), counts / c.size))
+    assert 0.24 < share[-1.5] < 0.26 and 0.24 < share[0.0] < 0.26 and 0.49 < share[0.25] < 0.51
+    with pytest.raises(ValueError):
+        Choice(())
 
 
 def test_values_are_exact_in_the_dtype_and_read_as_float64() -> None:

@@ -311,3 +311,58 @@ def test_table_errors_name_file_line_field(tmp_path: Path, name: str) -> None:
     e = info.value
     assert (e.path, e.line, e.field) == (str(path), marked_line(text), field)
     assert str(e).startswith(f"{path}:{marked_line(text)}: field '{field}': ") and words in str(e)
+
+
+# -- rules are data ----------------------------------------------------------------------------
+def test_a_new_rule_is_one_entry_of_data(monkeypatch) -> None:
+    """Judging reads a standard's rule from the RULES table alone: a rule added there (here: at
+    most one element beyond the window) is loaded, measured and judged with no other change."""
+    from suite import tolerance as T
+    rule = T.Rule(("limit",), lambda e, p: e.abs > 0,
+                  lambda t, p, s: (t.n_rule <= p("limit"), f"{t.n_rule} elements beyond the window"))
+    monkeypatch.setitem(T.RULES, "at-most", rule)
+    std = T.Standard("at-most-one", "at-most", {"limit": {d: 1.0 for d in DTYPES}})
+    g = np.array([1.0, 2.0, 3.0, 4.0])
+    off = np.nextafter(np.nextafter(np.float32(g), np.float32(np.inf)), np.float32(np.inf)) * np.float32(1.001)
+    one = np.where([True, False, False, False], off, g).astype(F32)
+    two = np.where([True, True, False, False], off, g).astype(F32)
+    assert judge(g.astype(F32), Golden(g, np.abs(g), 1), F32, std, TABLE.slack_ulps).passed
+    assert judge(one, Golden(g, np.abs(g), 1), F32, std, TABLE.slack_ulps).passed
+    v = judge(two, Golden(g, np.abs(g), 1), F32, std, TABLE.slack_ulps)
+    assert not v.passed and v.why == "2 elements beyond the window" and sorted(v.worst) == [0, 1]
+
+
+def test_judged_in_a_coarser_dtype_then_cast_to_out() -> None:
+    """A result rounded to bfloat16 and cast to a float16 out (an operator whose result_dtype is
+    the promoted bfloat16): judged in bfloat16, but past float16's range only inf is right, and in
+    float16's subnormal range the value on float16's grid."""
+    g = np.array([1.0e5, -3.0e5, 3.0e-06, 1.5, 1.501953125])
+    bf = g.astype(np.float32).astype(BF16)
+    want = bf.astype(F16)                                   # the kernel's double rounding
+    assert np.isinf(want[:2]).all() and float(want[2]) != float(bf[2])     # off bfloat16's grid
+    std = TABLE.standards["cann"]
+    v = judge(want, Golden(g, np.abs(g)), BF16, std, TABLE.slack_ulps)
+    assert v.passed, (v.why, [(e.got, e.lo, e.hi) for e in v.elements])
+    finite = want.copy()
+    finite[:2] = [65504.0, -65504.0]                     # saturated instead of inf
+    v = judge(finite, Golden(g, np.abs(g)), BF16, std, TABLE.slack_ulps)
+    assert not v.passed and v.mismatches == 2, v.why
+    # the bfloat16 window alone (the value 1.5 is 1.5 in bfloat16) still judges the precision
+    off = want.copy()
+    off[3] = 1.53125                                        # 4 bfloat16 ulps off
+    assert not judge(off, Golden(g, np.abs(g)), BF16, std, TABLE.slack_ulps).passed
+
+
+def test_judged_in_out_after_a_finer_rounding() -> None:
+    """A float16 result cast to a bfloat16 out is rounded twice: a correct kernel can land half a
+    float16 ulp beyond the bfloat16 window, which `through` allows and plain judging does not."""
+    g = np.linspace(0.026, 0.032, 4001)
+    got = g.astype(F16).astype(np.float32).astype(BF16)
+    once = g.astype(np.float32).astype(BF16)
+    assert (got != once).any()                               # double rounding moves some elements
+    std = TABLE.standards["cann"]
+    assert not judge(got, Golden(g, np.abs(g)), BF16, std, TABLE.slack_ulps).passed
+    assert judge(got, Golden(g, np.abs(g)), BF16, std, TABLE.slack_ulps, through=F16).passed
+    assert judge(once, Golden(g, np.abs(g)), BF16, std, TABLE.slack_ulps).passed
+    # rounded once, straight to out's dtype: at least as accurate, so accepted under `through` too
+    assert judge(once, Golden(g, np.abs(g)), BF16, std, TABLE.slack_ulps, through=F16).passed

@@ -1,100 +1,52 @@
-"""The suite has teeth: it fails every mutant in tests/mutants/gallery.py, on the cases where the
-mutant's defect shows and nowhere else, and it passes three correct kernels on every case.
+"""The suite has teeth: it fails every mutant (the generic ones of tests/mutants/gallery.py and
+every registered operator's own, `Operator.mutants()`), on the cases where the mutant's defect
+shows (its `where`) and nowhere else, and it passes the correct kernels (tests/mutants/correct.py
+and every operator's `variants()`) on every case.
 
 Mutants run in-process (tests/mutants/harness.py) over one fixed pairwise subset of the real
 cases and goldens, through the same Runner checks the pytest plugin makes; one real pytest session
-shows the plugin path fails a mutant too.
+shows the plugin path fails a mutant too. Nothing here names an operator: the mutants, their
+`where` predicates and the operators come from the declarations (tests/mutants/registry.py).
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import subprocess
 import sys
-from typing import Callable, Dict, Set, Tuple
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 from suite import ops
-from suite.cases import NUMBERS, Case
-from suite.ops.base import broadcast, numel
-from tests.mutants import harness
-from tests.mutants.correct import CORRECT
-from tests.mutants.gallery import BY_NAME, ISSUE2, MUTANTS
+from suite.cases import NUMBERS, shape_token
+from suite.ops.base import Mutant, Variant
+from suite.runner import build_call
+from tests.mutants import gallery, harness, registry
+from tests.mutants.gallery import GENERIC
 from tests.mutants.kernel import Float32Kernel
-from tests.mutants.report import kill_table, markdown, outcome
+from tests.mutants.report import judged_on, kill_table, markdown, outcome
 
-MSE, KL = "MseLossBackward", "KlDivBackward"
-
-
-def _b(c: Case) -> Tuple[int, ...]:
-    s = dict(c.shapes)
-    return broadcast(s["self"], s["target"]) if c.op == KL else tuple(c.out_shape)
-
-
-def _self(c: Case) -> Tuple[int, ...]:
-    return dict(c.shapes)["self"]
-
-
-def _red(c: Case) -> int:
-    return dict(c.attrs)["reduction"]
-
-
-def _dts(c: Case) -> Set[str]:
-    return set(dict(c.dtypes).values())
-
-
-def _any_empty(c: Case) -> bool:
-    return any(s is not None and numel(s) == 0 for s in dict(c.shapes).values())
-
-
-Where = Callable[[Case], bool]
-NUM = {"numbers"}
-REJ = {"rejection"}
-# Per mutant: the kinds of check that must fail, and the cases its failures must lie in (a failure
-# elsewhere would be the harness's or the suite's fault, not the defect's).
-WHERE: Dict[str, Tuple[Set[str], Where]] = {
-    "MseMissingFactor2": (NUM, lambda c: c.op == MSE),
-    "MseSignFlip": (NUM, lambda c: c.op == MSE),
-    "MseMeanDivisorNumelB": (NUM, lambda c: c.op == MSE and _red(c) == 1 and numel(_b(c)) != numel(_self(c))),
-    "MseSumAsMean": (NUM, lambda c: c.op == MSE and _red(c) == 2 and numel(_self(c)) > 1),
-    "KlSignFlip": (NUM, lambda c: c.op == KL),
-    "KlMeanDivisorNumelSelf": (NUM, lambda c: c.op == KL and _red(c) == 1 and numel(_b(c)) != numel(_self(c))),
-    "KlBatchmeanSelfDim0": (NUM, lambda c: c.op == KL and _red(c) == 3 and (_self(c) or (1,))[0] != _b(c)[0]),
-    "KlMaskNonPositiveTargets": (NUM, lambda c: c.op == KL and not dict(c.attrs)["logTarget"]),
-    "KlLogTargetIgnored": (NUM, lambda c: c.op == KL and dict(c.attrs)["logTarget"]),
-    "KlBroadcastFirstSlice": (NUM, lambda c: c.op == KL and _b(c) != _self(c)),
-    "KlBroadcastWrongAxes": (NUM, lambda c: c.op == KL and _b(c) != _self(c)),
-    "Float32ViaFloat16": (NUM, lambda c: "float32" in _dts(c)),
-    "Bfloat16ViaFloat16": (NUM, lambda c: "bfloat16" in _dts(c) and c.values in ("large", "tiny")),
-    "Bfloat16Truncated": (NUM, lambda c: c.out_dtype == "bfloat16"),
-    "NoProductDtypeCheck": (REJ, lambda c: c.product in ("atlas-training", "atlas-inference")
-                            and "bfloat16" in _dts(c) | {c.out_dtype}),
-    "WrongStatusNullptr": (REJ, lambda c: c.expect == 161002),
-    "Rank9Accepted": (REJ, lambda c: any(s is not None and len(s) > 8
-                                         for s in [*dict(c.shapes).values(), c.out_shape])),
-    "MseReduction3Accepted": (REJ, lambda c: c.op == MSE and _red(c) == 3),
-    "KlMixedDtypesRejected": (NUM, lambda c: c.op == KL and len(_dts(c)) > 1),
-    "OutDtypeIgnored": (NUM, lambda c: c.out_dtype != dict(c.dtypes)["self"]),
-    "OutShapeNotChecked": (REJ, lambda c: c.out_shape is not None
-                           and tuple(c.out_shape) != ops.get(c.op).out_shape(dict(c.shapes))),
-    "StridesIgnored": (NUM, lambda c: c.layout != "contiguous"),
-    "LastElementUnwritten": (NUM, lambda c: c.expect == NUMBERS and numel(c.out_shape) > 0),
-    "NanToZero": (NUM, lambda c: c.values == "specials"),
-    "OverflowSaturates": (NUM, lambda c: c.values in ("large", "specials")),
-    "EmptyCrashes": (NUM, _any_empty),
-    "ZeroDimAsOneDim": (NUM, lambda c: tuple(c.out_shape) == ()),
-    "OneUlpWobble": ({"determinism"}, lambda c: c.expect == NUMBERS),
-}
+MUTANTS = registry.gallery_mutants()
+VARIANTS = registry.variants()
+KINDS = {"numbers", "rejection", "determinism"}
 
 
 def test_gallery_has_every_kind_of_defect() -> None:
-    assert len(MUTANTS) >= 25
-    assert set(WHERE) == set(BY_NAME), "every mutant has its expected failure area here"
-    assert len(ISSUE2) == 5 and all(m in MUTANTS for m in ISSUE2)
+    assert len(GENERIC) >= 19 and len(MUTANTS) >= 25
+    names = [m.__name__ for m in MUTANTS]
+    assert len(set(names)) == len(names)
     for m in MUTANTS:
         assert issubclass(m, Float32Kernel) and m is not Float32Kernel
-        assert m.description and "\n" not in m.description
+        assert m.description and "\n" not in m.description, m.__name__
+        assert m.fails and set(m.fails) <= KINDS, (m.__name__, m.fails)
+        assert callable(m.where), m.__name__
+    for op in ops.OPERATORS.values():
+        assert registry.mutants_of(op), f"{op.name} declares no mutants"
+    issue2 = registry.issue2()
+    assert len(issue2) == 5 and all(m in MUTANTS for m in issue2), [m.__name__ for m in issue2]
 
 
 def test_subset_covers_every_facet_value() -> None:
@@ -110,6 +62,13 @@ def test_subset_covers_every_facet_value() -> None:
         "the subset depends on the cases alone, not on their order"
 
 
+def test_the_subset_facets_hold_every_declared_attribute() -> None:
+    """Each operator's attributes (reduction and its declared ones) are one facet of the subset."""
+    for c in harness.subset():
+        names = {k for k, _ in harness._facets(c)["attrs"]}
+        assert names >= {"reduction", *(a.name for a in ops.get(c.op).attributes)}, (c.id, names)
+
+
 def test_the_unmutated_kernel_passes_the_subset() -> None:
     """So a mutant's failures are its defect's."""
     o = harness.run_backend(Float32Kernel(), harness.subset())
@@ -118,13 +77,13 @@ def test_the_unmutated_kernel_passes_the_subset() -> None:
 
 @pytest.mark.parametrize("name", [m.__name__ for m in MUTANTS])
 def test_mutant_fails_where_its_defect_is(name: str) -> None:
+    m = registry.by_name(name)
     o = outcome(name)
-    kinds, where = WHERE[name]
     assert o.failures, f"{name} passed the suite"
     failed_kinds = {k for _, k in o.failures}
-    assert kinds <= failed_kinds, f"{name}: expected {kinds} checks to fail, got {failed_kinds}"
+    assert set(m.fails) <= failed_kinds, f"{name}: expected {set(m.fails)} checks to fail, got {failed_kinds}"
     by_id = {c.id: c for c in harness.subset()}
-    stray = [cid for cid in o.killing_cases if not where(by_id[cid])]
+    stray = [cid for cid in o.killing_cases if not m.where(by_id[cid])]
     assert not stray, f"{name} failed outside its defect's cases: {stray[:3]} ({o.failures})"
 
 
@@ -136,37 +95,151 @@ def test_kill_rate_is_100_percent() -> None:
     assert all(r.example for r in rows)
 
 
-@pytest.mark.parametrize("variant", CORRECT, ids=lambda v: v.__name__)
+def test_operator_mutants_that_show_only_at_scale_are_killed_there() -> None:
+    """An operator's mutant whose `where` holds on no small case is a scale mutant (tests/test_scale.py
+    runs it over every small case and the default run): its `where` holds on a scale case that
+    kills it, with the kinds of check it declares."""
+    from tests.mutants.scale import BY_NAME
+    for m in registry.scale_operator_mutants():
+        assert BY_NAME[m.__name__] is m
+        where = sorted((c for c in harness.scale_cases() if m.where(c)), key=lambda c: (c.elements, c.id))
+        assert where, f"{m.__name__}: its where holds on no case at all"
+        o = next((o for o in (harness.run_backend(m(), [c]) for c in where) if o.failures), None)
+        assert o is not None, f"{m.__name__} passes every case where its defect shows"
+        assert set(m.fails) <= set(o.kinds()), (m.__name__, o.failures)
+
+
+def _every_case_is_heavy(variant) -> list:
+    """The control and each operator's own variants run over every case in CI; the three other
+    generic variants run over every case of every operator only in the heavy tier (-m heavy),
+    and over the pairwise subset in CI."""
+    from tests.mutants.correct import CORRECT
+    return [pytest.mark.heavy] if variant in CORRECT and variant is not Float32Kernel else []
+
+
+@pytest.mark.parametrize("variant", [pytest.param(v, marks=_every_case_is_heavy(v)) for v in VARIANTS],
+                         ids=lambda v: v.__name__)
 def test_correct_variant_passes_every_case(variant) -> None:
-    """No false alarms: every numeric, rejection and determinism case of the full set."""
-    o = harness.run_backend(variant(), harness.all_cases())
-    expected = sum(len(harness.checks_of(c)) for c in harness.all_cases())
-    assert o.ran == expected and o.skipped == 0
+    """No false alarms: every numeric, rejection and determinism case of the full set (an
+    operator's own variant: every case of its operator)."""
+    cases = judged_on(variant, harness.all_cases())
+    o = harness.run_backend(variant(), cases)
+    expected = sum(len(harness.checks_of(c)) for c in cases)
+    assert cases and o.ran == expected and o.skipped == 0
     assert not o.failures, dict(list(o.failures.items())[:5])
 
 
+@pytest.mark.parametrize("variant", [v for v in VARIANTS if _every_case_is_heavy(v)], ids=lambda v: v.__name__)
+def test_correct_variant_passes_the_subset(variant) -> None:
+    """CI's share of the heavy test above: the pairwise subset of the small cases."""
+    cases = judged_on(variant, harness.subset())
+    o = harness.run_backend(variant(), cases)
+    assert cases and o.ran == sum(len(harness.checks_of(c)) for c in cases) and o.skipped == 0
+    assert not o.failures, dict(list(o.failures.items())[:5])
+
+
+def test_every_operator_variant_is_collected() -> None:
+    for op in ops.OPERATORS.values():
+        assert all(v in VARIANTS for v in registry.variants_of(op))
+        assert len(registry.variants_of(op)) == len(op.variants())
+
+
+def test_a_new_operators_mutants_and_variants_are_collected(monkeypatch) -> None:
+    """An operator module is all it takes: a fake operator registered next to the real ones brings
+    its mutant and variant into the collections and `--backend tests.mutants.gallery:<Name>`, and
+    its mutant is the control with its kernel in place, for that operator's calls only."""
+    real = sorted(ops.OPERATORS.values(), key=lambda op: op.name)[0]
+    base = type(real)
+
+    class Fake(base):
+        name = "FakeOperatorOfTheHarnessTest"
+
+        def mutants(self):
+            return (Mutant("FakeOperatorDoubled", "every term doubled", Doubled(), where=lambda c: True),)
+
+        def variants(self):
+            return (Variant("FakeOperatorAsDeclared", "the operator itself", Fake()),)
+
+    class Doubled(Fake):
+        def reference_terms(self, x, attrs, shapes):
+            return super().reference_terms(x, attrs, shapes) * np.float32(2.0)
+
+    monkeypatch.setitem(ops.OPERATORS, Fake.name, Fake())
+    names = [m.__name__ for m in registry.all_mutants()]
+    assert "FakeOperatorDoubled" in names and names[:len(GENERIC)] == [m.__name__ for m in GENERIC]
+    assert "FakeOperatorAsDeclared" in [v.__name__ for v in registry.variants()]
+    mutant = gallery.FakeOperatorDoubled
+    assert mutant.operators == {Fake.name} and mutant.fails == {"numbers"}
+
+    case = next(c for c in harness.subset() if c.op == real.name and c.expect == NUMBERS
+                and c.values == "uniform" and 0 < np.prod(c.out_shape) and c.layout == "contiguous")
+    call = build_call(case, harness.store().load(case).inputs)
+    control = Float32Kernel().run(call)
+    assert np.array_equal(mutant().run(call), control, equal_nan=True), "another operator's call runs the control"
+    fake_call = dataclasses.replace(call, op=Fake.name)
+    doubled = mutant().run(fake_call).astype(np.float64)
+    assert np.allclose(doubled, 2 * control.astype(np.float64), rtol=1e-2), (doubled, control)
+    assert not mutant.where(case) and mutant.where(dataclasses.replace(case, op=Fake.name))
+
+    class Misnamed(base):
+        def mutants(self):
+            return (Mutant("Misnamed", "its kernel is another operator", real, where=lambda c: True),)
+    bad = Misnamed()
+    bad.name = "MisnamedOperatorOfTheHarnessTest"
+    with pytest.raises(TypeError, match="must be an instance"):
+        registry.mutants_of(bad)
+
+
+def test_no_file_of_the_harness_names_an_operator() -> None:
+    """The harness reads declarations: no operator, operator mutant or variant, input or attribute
+    is named in tests/mutants or here (the operators' own modules hold all of that)."""
+    words = set()
+    for op in ops.OPERATORS.values():
+        words |= {op.name, *(a.name for a in op.attributes)}
+        words |= {f'"{n}"' for n in op.inputs} | {f"'{n}'" for n in op.inputs}
+        words |= {m.name for m in op.mutants()} | {v.name for v in op.variants()}
+    files = sorted((harness.ROOT / "tests" / "mutants").glob("*.py")) + [Path(__file__)]
+    found = {(f.name, w) for f in files for w in words if w in f.read_text()}
+    assert not found, sorted(found)
+
+
+def _plugin_pick():
+    """An operator's deterministic numbers mutant, and a -k selection (operator, shapes, layout of
+    one case it kills) holding cases it fails and cases it passes."""
+    by_id = {c.id: c for c in harness.subset()}
+    for m in MUTANTS:
+        if m.operators is None or set(m.fails) != {"numbers"}:
+            continue
+        for cid in sorted(outcome(m.__name__).killing_cases, key=lambda i: (len(i), i)):
+            c = by_id[cid]
+            tokens = [c.op, ".".join(shape_token(s) for s in c.shapes.values()), c.layout]
+            selected = [x for x in harness.all_cases()
+                        if x.expect == NUMBERS and all(t.lower() in x.id.lower() for t in tokens)]
+            if len(selected) > 80 or all(m.where(x) for x in selected):
+                continue                          # too long a session, or nothing it passes
+            want = {x.id for x in selected if "numbers" in harness.run_backend(m(), [x]).kinds()}
+            if 0 < len(want) < len(selected):
+                return m.__name__, tokens, want
+    raise AssertionError("no operator mutant with a small -k selection it partly fails")
+
+
 def test_plugin_path_fails_a_mutant() -> None:
-    """A real pytest session with --backend tests.mutants.gallery:<Name> fails exactly the cases
-    the in-process run says it should, and passes the rest of its selection."""
-    name = "MseMeanDivisorNumelB"
-    narrow = "MseLossBackward and mean and 2x3.3.2x3 and contiguous"
+    """A real pytest session with --backend tests.mutants.gallery:<Name> (an operator's mutant,
+    built from its declaration) fails exactly the cases the in-process run says it should, and
+    passes the rest of its selection."""
+    name, tokens, want = _plugin_pick()
     root = str(harness.ROOT)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PYTHONPATH"))}
     env["PYTHONPATH"] = root + os.pathsep + os.environ.get("PYTHONPATH", "")
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-rf",
-         "--backend", f"tests.mutants.gallery:{name}", "-k", narrow, "suite/conformance"],
+         "--backend", f"tests.mutants.gallery:{name}", "-k", " and ".join(tokens), "suite/conformance"],
         cwd=root, env=env, capture_output=True, text=True, timeout=300)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out
     failed = {line.split("[", 1)[1].split("]", 1)[0]
               for line in out.splitlines() if line.startswith("FAILED ")}
-    selected = [c for c in harness.all_cases() if c.op == "MseLossBackward" and c.reduction == 1
-                and "2x3.3.2x3" in c.id and c.layout == "contiguous" and c.expect == NUMBERS]
-    assert selected
-    want = {c.id for c in selected
-            if ("numbers" in harness.run_backend(BY_NAME[name](), [c]).kinds())}
-    assert failed == want and want, out[-3000:]
+    assert failed == want, (name, tokens, out[-3000:])
     summary = re.search(r"(\d+) failed, (\d+) passed", out)
     assert summary and int(summary[1]) == len(want) and int(summary[2]) > 0, \
         "the selection also has cases the mutant passes"

@@ -220,3 +220,16 @@ def test_merge_of_a_complete_set_in_any_order(plain):
     doc = plain[2]
     merged = results.merge([("c", _shard(doc, "3/3")), ("a", _shard(doc, "1/3")), ("b", _shard(doc, "2/3"))])
     assert results.shard_set([("x", merged)]) == [] and merged["shard"] is None
+
+
+def test_non_finite_attributes_are_written_as_strings(tmp_path):
+    """A float attribute may be NaN or infinite (a rejection case's C float): strict JSON holds it
+    as the string results.number reads back, like a metric."""
+    class Case:
+        id, op, product, out_dtype, out_shape = "C", "Op", "atlas-a2", "float32", (2,)
+        dtypes, shapes, layout, values, expect = {"self": "float32"}, {"self": (2,)}, "contiguous", "uniform", 0
+        attrs = {"reduction": 1, "width": float("nan"), "lo": float("-inf"), "flag": True}
+    f = results.case_fields(Case(), "numbers", "k")
+    assert f["attrs"] == {"reduction": 1, "width": "nan", "lo": "-inf", "flag": True}
+    json.dumps(f, allow_nan=False)
+    assert results.number(f["attrs"]["lo"]) == float("-inf")

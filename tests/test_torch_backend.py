@@ -392,6 +392,18 @@ def test_npu_soc_names_map_to_one_product(soc, product):
     assert len(products_for_soc("SomethingElse")) == 4
 
 
+def test_torch_backend_passes_the_pairwise_subset() -> None:
+    """CI's share of the heavy test below: every case of the pairwise subset (every operator)."""
+    from suite.backends.torch_backend import TorchBackend
+    from tests.mutants import harness
+
+    cases = harness.subset()
+    outcome = harness.run_backend(TorchBackend(), cases)
+    assert outcome.ran > 1000 and {c.op for c in cases} == set(__import__("suite").ops.OPERATORS)
+    assert not outcome.failures, dict(list(outcome.failures.items())[:5])
+
+
+@pytest.mark.heavy
 def test_torch_backend_passes_the_whole_suite() -> None:
     """Issue 3's bar: with compute=widen on the CPU, every case the torch backend runs passes
     (numbers and determinism; rejection cases are skipped, as it does not claim "status")."""
@@ -403,3 +415,26 @@ def test_torch_backend_passes_the_whole_suite() -> None:
     rejections = sum(1 for c in cases if "rejection" in harness.checks_of(c))
     assert outcome.ran > 8000 and outcome.skipped == rejections
     assert not outcome.failures, dict(list(outcome.failures.items())[:5])
+
+
+def test_result_rounded_through_the_operators_result_dtype(backend):
+    """An operator whose kernel rounds its result to another dtype before out's (result_dtype: the
+    promoted bfloat16 of all-bfloat16 inputs) gets the same two roundings from this backend: a
+    float32 out holds bfloat16 values. (Operators whose result_dtype is out's are unaffected.)"""
+    from suite import ops
+    rng = np.random.default_rng(5)
+    checked = []
+    for op in ops.OPERATORS.values():
+        if op.result_dtype({n: "bfloat16" for n in op.inputs}, "float32") != "bfloat16":
+            continue
+        inputs = {n: rng.uniform(-5, 5, 257).astype(np.float32).astype(BF16) for n in op.inputs}
+        attrs = {"reduction": 1,  # mean: a division, so the rounding shows
+                 **{a.name: a.default for a in op.attributes}}
+        got = backend.run(OpCall(op.name, inputs, attrs, (257,), F32, "atlas-a2"))
+        assert got.dtype == F32
+        assert np.array_equal(got, got.astype(BF16).astype(F32), equal_nan=True), op.name
+        once = TorchBackend().run(OpCall(op.name, {n: a.astype(F32) for n, a in inputs.items()}, attrs,
+                                         (257,), F32, "atlas-a2"))
+        assert not np.array_equal(got, once, equal_nan=True), f"{op.name}: nothing was rounded"
+        checked.append(op.name)
+    assert checked, "no operator declares a result dtype other than out's"

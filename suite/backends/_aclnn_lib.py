@@ -47,11 +47,34 @@ TENSOR_SYMBOLS = {
 OPTIONAL_TENSOR_SYMBOLS = {"aclDestroyAclOpExecutor": (c_int, [c_void_p])}
 
 _TAIL = [P_uint64, P_void_p]  # workspaceSize, executor
+# The C types an operator's declared parameters (Operator.c_params) may have. A `float` is a C float
+# (32 bits): ctypes rounds the Python value to float32 once, to nearest even.
 C_TYPES = {"tensor": c_void_p, "int64": c_int64, "bool": c_bool, "float": c_float}
-# Phase 1 of every operator, from its declared parameters: they, then out, workspaceSize, executor.
-OPERATORS = {name: [C_TYPES[kind] for _, kind, _ in op.c_params] + [c_void_p] + _TAIL
-             for name, op in ops.OPERATORS.items()}
 PHASE2_ARGS = [c_void_p, c_uint64, c_void_p, c_void_p]
+INT64_RANGE = (-2 ** 63, 2 ** 63 - 1)
+
+
+def phase1_argtypes(op) -> list:
+    """aclnn<op>GetWorkspaceSize's argument types, from the operator's declared C parameters alone:
+    they, in order, then out, workspaceSize and executor."""
+    bad = [f"{name}: {kind!r}" for name, kind, _ in op.c_params if kind not in C_TYPES]
+    if bad:
+        raise ValueError(f"{op.name}: C parameter types must be one of {', '.join(C_TYPES)}; got {', '.join(bad)}")
+    return [C_TYPES[kind] for _, kind, _ in op.c_params] + [c_void_p] + _TAIL
+
+
+def scalar(kind: str, name: str, value):
+    """One non-tensor argument as its C type: int64 (range-checked, never wrapped), bool, or C float."""
+    if kind == "int64":
+        v = int(value)
+        if not INT64_RANGE[0] <= v <= INT64_RANGE[1]:
+            raise ValueError(f"{name}={value!r} does not fit the C int64_t parameter")
+        return c_int64(v)
+    if kind == "bool":
+        return c_bool(bool(value))
+    if kind == "float":
+        return c_float(float(value))
+    raise ValueError(f"{name}: C parameter type {kind!r} is not a scalar type (int64, bool, float)")
 
 
 class LibraryError(Exception):
@@ -149,18 +172,19 @@ def load(lib_dir: Optional[str], environ: Mapping[str, str] = os.environ) -> Tup
     tensor = load_one(TENSOR_LIB, dirs, loader)
     fns.update(bind(tensor, TENSOR_SYMBOLS))
     fns.update(bind(tensor, OPTIONAL_TENSOR_SYMBOLS, optional=True))
-    ops, failures = [], []
+    op_libs, failures = [], []
     for name in OP_LIBS:
         try:
-            ops.append(load_one(name, dirs, loader))
+            op_libs.append(load_one(name, dirs, loader))
         except LibraryError as exc:
             failures.append(str(exc))
-    if not ops:
+    if not op_libs:
         raise LibraryError(f"no CANN operator library found ({' or '.join(OP_LIBS)}); "
                            f"looked in {_where(dirs, loader)}")
-    libs = Libraries(runtime, tensor, ops)
-    for op, argtypes in OPERATORS.items():
-        libs.operators[op] = _bind_operator(op, argtypes, ops)
+    libs = Libraries(runtime, tensor, op_libs)
+    # Every operator the registry holds now, each bound from its own declaration.
+    for name, op in ops.OPERATORS.items():
+        libs.operators[name] = _bind_operator(name, phase1_argtypes(op), op_libs)
     return libs, fns
 
 

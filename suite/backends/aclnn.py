@@ -1,5 +1,11 @@
 """The direct aclnn backend: each call goes through aclnnXGetWorkspaceSize / aclnnX via ctypes.
 
+Every call is marshalled from the operator's declaration alone (Operator.c_params, in order): a
+tensor parameter is the call's input of that name, NULL when the call has None or leaves it out (an
+optional input passed as NULL, or a NULL-pointer case); an int64, bool or C float parameter is the
+call's attribute of that name, else the declared default. Nothing here names an operator or an
+input, so a new operator needs no change to this backend.
+
     pytest --backend aclnn [--backend-opt device=0] [--backend-opt lib_dir=DIR]
            [--backend-opt product=atlas-a2] [--backend-opt negative_strides=skip|pass]
 
@@ -179,18 +185,23 @@ class AclnnBackend:
         if isinstance(entry, str):
             raise Unsupported(entry)
         phase1, phase2 = entry
+        params = ops.get(call.op).c_params
+        declared = {name for name, kind, _ in params if kind == "tensor"}
+        stray = [name for name in call.inputs if name not in declared]
+        if stray:  # the call and the operator's declaration disagree: a suite defect, never a status
+            raise ValueError(f"{call.op}: inputs {stray} are not among its declared C tensor parameters "
+                             f"{sorted(declared)}")
         tensors: List[int] = []
         buffers: List[int] = []
         executor = ctypes.c_void_p()
         executor_pending = False
         try:
             args = []
-            for name, kind, default in ops.get(call.op).c_params:
-                if kind == "tensor":
+            for name, kind, default in params:
+                if kind == "tensor":  # an absent or None input (a NULL optional tensor, or a NULL case)
                     args.append(self._tensor_in(call.inputs.get(name), name, tensors, buffers))
                 else:
-                    value = call.attrs.get(name, default)
-                    args.append(lib.C_TYPES[kind]({"int64": int, "bool": bool, "float": float}[kind](value)))
+                    args.append(lib.scalar(kind, name, call.attrs.get(name, default)))
             out = out_buf = None
             if call.out_shape is not None:
                 order, lead = ("F", 3) if self._out_layout == "fortran" else ("C", 0)

@@ -15,7 +15,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from suite import ops
+from suite import dtypes, ops
 from suite.contract import PRODUCT_SOCS, PRODUCTS, OpCall
 
 DEVICES = ("cpu", "cuda", "npu")
@@ -138,14 +138,22 @@ class TorchBackend:
     # -- the operators ---------------------------------------------------------------------
 
     def run(self, call: OpCall) -> np.ndarray:
-        """The operator's own torch mapping (Operator.torch), in the compute dtype."""
+        """The operator's own torch mapping (Operator.torch), in the compute dtype, rounded to the
+        dtype the operator's kernel rounds its result to (Operator.result_dtype: out's own unless
+        the operator declares another, e.g. its promoted input dtype) before out's dtype."""
         op = ops.get(call.op)
-        missing = [k for k in op.inputs if call.inputs.get(k) is None]
+        missing = [k for k in op.inputs if call.inputs.get(k) is None and k not in op.optional]
         if call.out_shape is None or call.out_dtype is None:
             missing.append("out")
         if missing:
             raise ValueError(f"torch backend: cannot express NULL tensors ({', '.join(missing)})")
-        tensors = {k: self._to_torch(call.inputs[k], k) for k in op.inputs}
+        # An optional input passed as NULL is left out of the mapping's tensors.
+        tensors = {k: self._to_torch(call.inputs[k], k) for k in op.inputs if call.inputs.get(k) is not None}
         cdtype = self._compute_dtype(*tensors.values())
         tensors = {k: t.to(cdtype) for k, t in tensors.items()}
-        return self._to_numpy(op.torch(self._torch, tensors, dict(call.attrs), self.device), call)
+        result = op.torch(self._torch, tensors, dict(call.attrs), self.device)
+        # An operator whose kernel rounds its result to another dtype before out's (its result_dtype:
+        # the promoted input dtype, say) is rounded the same two ways here; out's own is a no-op.
+        through = op.result_dtype({k: np.dtype(a.dtype).name for k, a in call.inputs.items() if a is not None},
+                                  np.dtype(call.out_dtype).name)
+        return self._to_numpy(result.to(self._torch_dtype(np.dtype(dtypes.dtype_of(through)), "result")), call)

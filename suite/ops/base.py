@@ -115,6 +115,19 @@ class Variant:
     kernel: "Operator"
 
 
+@dataclass(frozen=True)
+class Example:
+    """One row of the operator page's phase-1 table: a call's metadata and the status aclnn gives
+    it (0: accepted), and whether the call lies outside the documented contract (`outside_contract`
+    names why; the suite makes no case of it). tests/test_contract_checks.py holds every operator
+    to every row."""
+
+    what: str
+    signature: Signature
+    status: int
+    outside: bool = False
+
+
 # The dtypes the loss-backward family takes on each product (docs/aclnn-status.md, and each
 # operator's page): an operator that differs declares its own `product_dtypes`.
 LOSS_DTYPES: Mapping[str, FrozenSet[str]] = {
@@ -173,6 +186,10 @@ class Operator:
         (docs/operators/*.md say which) names the promoted dtype, and where it is coarser than out
         the result is judged in it."""
         return out_dtype
+
+    def examples(self) -> Tuple[Example, ...]:
+        """The page's phase-1 table as rows (rejected and accepted calls), at least one accepted."""
+        return ()
 
     def mutants(self) -> Tuple[Mutant, ...]:
         """This operator's planted defects (tests/mutants runs them, with the generic ones)."""
@@ -296,7 +313,7 @@ class Operator:
     # -- shared checks ------------------------------------------------------------------------
     def _nulls(self, sig: Signature) -> Optional[Rejection]:
         for n in self.inputs:
-            if sig.shapes.get(n) is None:
+            if sig.shapes.get(n) is None and n not in self.optional:
                 return ACLNN_ERR_PARAM_NULLPTR, f"{n} is NULL"
         if sig.out_shape is None:
             return ACLNN_ERR_PARAM_NULLPTR, "out is NULL"
@@ -305,6 +322,8 @@ class Operator:
     def _unsupported_dtype(self, sig: Signature, names: Sequence[str]) -> Optional[Rejection]:
         allowed = self.product_dtypes[sig.product]
         for n in names:
+            if n != "out" and sig.shapes.get(n) is None:
+                continue                                # an optional input passed as NULL
             dt = sig.out_dtype if n == "out" else sig.dtypes[n]
             if dt not in allowed:
                 return (ACLNN_ERR_PARAM_INVALID,
@@ -313,7 +332,7 @@ class Operator:
         return None
 
     def _rank(self, sig: Signature, with_out: bool) -> Optional[Rejection]:
-        tensors = [(n, sig.shapes[n]) for n in self.inputs]
+        tensors = [(n, sig.shapes[n]) for n in self.inputs if sig.shapes.get(n) is not None]
         if with_out:
             tensors.append(("out", sig.out_shape))
         for n, s in tensors:
@@ -353,5 +372,5 @@ def element_inputs(x: Mapping[str, np.ndarray], shape: Shape, index: Tuple[int, 
     """`name=value` of each input broadcast to `shape`, at `index`."""
     parts = []
     for k, v in x.items():
-        parts.append(f"{k}={float(np.broadcast_to(v, shape)[index])!r}")
+        parts.append(f"{k}=NULL" if v is None else f"{k}={float(np.broadcast_to(v, shape)[index])!r}")
     return ", ".join(parts)

@@ -12,31 +12,65 @@ operators do; it proves the backend's marshalling and the harness, never the con
 Choose the SoC it reports with ACLNN_EMU_SOC (default Ascend910B, i.e. atlas-a2). Extra compiler
 flags (e.g. -fsanitize=address while debugging the emulator) go in ACLNN_EMU_CFLAGS.
 
-A fault build plants one defect, so tests can prove they detect it (see FAULTS).
+libopapi.so is the core (src/opapi.c) and every file in src/ops/, one per operator: adding an
+operator to the emulator is adding its file there, nothing else.
+
+A fault build plants one defect, so tests can prove they detect it (see FAULTS). The faults are
+declared where they are planted: each source says, in a comment line,
+`@fault <name> <MACRO> <what it does>`; the build reads those lines, and defines -D<MACRO> for the
+fault asked for. A fault an operator's file declares belongs to that operator (Fault.module).
 """
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Dict, List, Optional, Sequence
 
 SRC = Path(__file__).resolve().parent / "src"
+OPS = SRC / "ops"  # the operator table: <module>.c for the operator whose suite module is <module>.py
 
-FAULTS = {
-    "ignore_strides": "EMU_FAULT_IGNORE_STRIDES",  # reads and writes every view as contiguous
-    "skip_last": "EMU_FAULT_SKIP_LAST",  # leaves the last element of out unwritten
-    "wrong_status": "EMU_FAULT_WRONG_STATUS",  # MSE bad reduction -> 161001 instead of 161002
-    "accept_rank9": "EMU_FAULT_ACCEPT_RANK9",  # rank 9 accepted instead of rejected
-    "mask_target": "EMU_FAULT_MASK_TARGET",  # KL zeroes the gradient where target <= 0 (obsolete kernel)
-    "mean_n_b": "EMU_FAULT_MEAN_N_B",  # MSE mean divides by numel(B) instead of numel(self)
-    "no_kl_symbol": "EMU_FAULT_NO_KL_SYMBOL",  # libopapi.so lacks the aclnnKlDivBackward symbols
-}
+_FAULT_LINE = re.compile(r"^[ \t/*]*@fault[ \t]+([a-z0-9_]+)[ \t]+(EMU_FAULT_[A-Z0-9_]+)[ \t]+(\S.*?)[ \t]*(?:\*/)?[ \t]*$",
+                         re.MULTILINE)
 
-# library -> (sources, emulator libraries it links to)
+
+@dataclass(frozen=True)
+class Fault:
+    """A planted defect a source declares: its -D macro, what it does, the file that plants it, and
+    the operator module it belongs to (None: the core's, every operator has it)."""
+    name: str
+    macro: str
+    what: str
+    source: str
+    module: Optional[str]
+
+
+def op_sources() -> List[Path]:
+    """The operator table: every C file in src/ops/, in name order."""
+    return sorted(OPS.glob("*.c"))
+
+
+def _declared_faults() -> Dict[str, Fault]:
+    faults: Dict[str, Fault] = {}
+    for path in [SRC / "opapi.c", SRC / "runtime.c", SRC / "nnopbase.c", *op_sources()]:
+        module = path.stem if path.parent == OPS else None
+        for m in _FAULT_LINE.finditer(path.read_text()):
+            name, macro, what = m.groups()
+            rel = str(path.relative_to(SRC))
+            if name in faults:
+                raise ValueError(f"fault {name!r} is declared twice: {faults[name].source} and {rel}")
+            faults[name] = Fault(name, macro, what, rel, module)
+    return faults
+
+
+FAULTS: Dict[str, Fault] = _declared_faults()
+
+# library -> (sources, emulator libraries it links to); libopapi.so also takes every src/ops/*.c
 LIBRARIES = {
     "libascendcl.so": (["runtime.c"], []),
     "libnnopbase.so": (["nnopbase.c"], ["ascendcl"]),
@@ -56,8 +90,10 @@ def find_compiler() -> Optional[str]:
     return None
 
 
-def build(outdir: os.PathLike, fault: Optional[str] = None, cc: Optional[str] = None) -> Path:
-    """Compile the emulator into `outdir` (created if needed) and return it."""
+def build(outdir: os.PathLike, fault: Optional[str] = None, cc: Optional[str] = None,
+          extra_ops: Sequence[os.PathLike] = ()) -> Path:
+    """Compile the emulator into `outdir` (created if needed) and return it. `extra_ops`: more
+    operator files for libopapi.so beyond src/ops/ (tests' made-up operators)."""
     if fault is not None and fault not in FAULTS:
         raise ValueError(f"unknown fault {fault!r}; known: {', '.join(sorted(FAULTS))}")
     cc = cc or find_compiler()
@@ -65,11 +101,14 @@ def build(outdir: os.PathLike, fault: Optional[str] = None, cc: Optional[str] = 
         raise BuildError("no C compiler found (looked for $CC, cc, gcc, clang on PATH)")
     out = Path(outdir).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    defines = [f"-D{FAULTS[fault]}"] if fault else []
+    defines = [f"-D{FAULTS[fault].macro}"] if fault else []
     defines += os.environ.get("ACLNN_EMU_CFLAGS", "").split()
     for lib, (sources, deps) in LIBRARIES.items():
+        paths = [str(SRC / s) for s in sources]
+        if lib == "libopapi.so":
+            paths += [str(p) for p in op_sources()] + [str(Path(p).resolve()) for p in extra_ops]
         cmd = [cc, "-shared", "-fPIC", "-O2", "-std=gnu11", "-ffp-contract=off", "-fvisibility=hidden",
-               "-Wall", *defines, f"-I{SRC}", *[str(SRC / s) for s in sources],
+               "-Wall", *defines, f"-I{SRC}", *paths,
                f"-Wl,-soname,{lib}", "-Wl,-rpath,$ORIGIN", f"-L{out}",
                *[f"-l{d}" for d in deps], "-lm", "-o", str(out / lib)]
         proc = subprocess.run(cmd, capture_output=True, text=True)

@@ -4,8 +4,9 @@ real cases; and the subset itself.
 The subset is chosen from the case files alone, never from a mutant: a greedy pairwise covering,
 in a fixed pseudo-random order (sha256 of the case id), so that within each operator and kind of
 check every pair of facet values that occurs in the case files occurs in the subset, where the
-facets are dtypes, reduction (+ logTarget), layout, value set, product and the shapes, and the
-explicit case line (`source`). Every mutant is judged on the same subset.
+facets are dtypes, the attributes (reduction and every attribute the operator declares, as one
+facet), layout, value set, product and the shapes, and the explicit case line (`source`). Every
+mutant is judged on the same subset.
 """
 from __future__ import annotations
 
@@ -79,8 +80,7 @@ def checks_of(case: Case) -> List[str]:
 
 
 def _facets(case: Case) -> Dict[str, Any]:
-    attrs = dict(case.attrs)
-    return {"dtype": case.dtype_token, "reduction": (attrs["reduction"], attrs.get("logTarget")),
+    return {"dtype": case.dtype_token, "attrs": tuple(sorted(dict(case.attrs).items())),
             "layout": case.layout, "values": case.values, "product": case.product,
             "shapes": (case.shapes, case.out_shape), "source": case.source}
 

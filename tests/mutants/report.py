@@ -1,13 +1,19 @@
-"""The kill table: every mutant in the gallery, run in-process over the fixed case subset.
+"""The kill table: every mutant (the gallery's generic ones and every operator's own), run
+in-process over the fixed case subset.
 
-`python -m tests.mutants.report` prints it as Markdown (docs/mutants.md carries a copy)."""
+`python -m tests.mutants.report` regenerates it in docs/mutants.md (between its two markers) and
+prints it; `--scale` does the same for the scale mutants' table; `--print` only prints."""
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import List, NamedTuple
+from typing import List, NamedTuple, Sequence
 
-from tests.mutants import harness
-from tests.mutants.gallery import BY_NAME, ISSUE2, MUTANTS
+from suite.cases import Case
+from tests.mutants import harness, registry
+
+BEGIN, END = "<!-- kill table: python -m tests.mutants.report -->", "<!-- end of kill table -->"
+SCALE_BEGIN = "<!-- scale table: python -m tests.mutants.report --scale -->"
+SCALE_END = "<!-- end of scale table -->"
 
 
 class Row(NamedTuple):
@@ -18,15 +24,22 @@ class Row(NamedTuple):
     example: str               # one killing case id ("" if none)
 
 
+def judged_on(m, cases: Sequence[Case]) -> List[Case]:
+    """The cases that judge a mutant: its operators' (an operator's mutant runs the control on
+    every other operator, which passes them), or all for a generic one."""
+    return [c for c in cases if m.operators is None or c.op in m.operators]
+
+
 @lru_cache(maxsize=None)
 def outcome(name: str) -> harness.Outcome:
     """The mutant `name` over the subset (cached: the tests and the table share it)."""
-    return harness.run_backend(BY_NAME[name](), harness.subset())
+    m = registry.by_name(name)
+    return harness.run_backend(m(), judged_on(m, harness.subset()))
 
 
 def kill_table() -> List[Row]:
     rows = []
-    for m in MUTANTS:
+    for m in registry.gallery_mutants():
         o = outcome(m.__name__)
         ids = o.killing_cases
         rows.append(Row(m.__name__, m.description, len(ids), ", ".join(o.kinds()),
@@ -36,16 +49,17 @@ def kill_table() -> List[Row]:
 
 def markdown(rows: List[Row]) -> str:
     killed = sum(1 for r in rows if r.kills)
+    generic = {m.__name__ for m in registry.all_mutants() if m.operators is None}
     lines = [f"Subset: {len(harness.subset())} of the {len(harness.small_cases())} small cases "
              f"(pairwise covering, the same for every mutant). Killed: {killed} of {len(rows)} "
-             f"({killed / len(rows):.0%}). Issue 2's five are marked *.",
+             f"({killed / len(rows):.0%}): {sum(r.mutant in generic for r in rows)} generic, "
+             f"{sum(r.mutant not in generic for r in rows)} of the operators' own "
+             f"(judged on their operator's cases).",
              "",
              "| mutant | defect | killing cases | failed checks | example case |",
              "| --- | --- | ---: | --- | --- |"]
-    issue2 = {m.__name__ for m in ISSUE2}
     for r in rows:
-        star = "*" if r.mutant in issue2 else ""
-        lines.append(f"| `{r.mutant}`{star} | {r.description} | {r.kills} | {r.kinds} | `{r.example}` |")
+        lines.append(f"| `{r.mutant}` | {r.description} | {r.kills} | {r.kinds} | `{r.example}` |")
     return "\n".join(lines)
 
 
@@ -78,9 +92,21 @@ def scale_markdown(rows: List[Row]) -> str:
     return "\n".join(lines)
 
 
+def write_docs(table: str, begin: str = BEGIN, end: str = END) -> None:
+    """Replace what lies between the markers in docs/mutants.md with `table`."""
+    path = harness.ROOT / "docs" / "mutants.md"
+    text = path.read_text()
+    head, sep, rest = text.partition(begin)
+    _, sep2, tail = rest.partition(end)
+    if not (sep and sep2):
+        raise SystemExit(f"{path}: the markers {begin!r} and {end!r} are missing")
+    path.write_text(f"{head}{begin}\n\n{table}\n\n{end}{tail}")
+
+
 if __name__ == "__main__":
     import sys
-    if "--scale" in sys.argv:
-        print(scale_markdown(scale_table()))
-    else:
-        print(markdown(kill_table()))
+    scale = "--scale" in sys.argv
+    text = scale_markdown(scale_table()) if scale else markdown(kill_table())
+    if "--print" not in sys.argv:
+        write_docs(text, *((SCALE_BEGIN, SCALE_END) if scale else (BEGIN, END)))
+    print(text)

@@ -1,16 +1,15 @@
 """The vendor's tiling, as the scale mutants model it: which core computes which elements, in
-which UB tiles (from the same ops-nn tiling the shape generators use, suite/ops/*.tiling).
+which UB tiles (from the same ops-nn tiling the shape generators use: each operator's `tiling`,
+whose `tile` is one UB tile in elements; an operator that declares none is not split).
 
 A mutant stands for one chip: the first core count its family lists in cases/hardware.yaml."""
 from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from suite import dtypes, hardware, ops
-
-INPUTS = ("gradOutput", "self", "target")
 
 
 @lru_cache(maxsize=None)
@@ -33,17 +32,24 @@ def reach(dtype, product: str) -> int:
     return hw.max_repeat * hw.repeat_bytes // dtypes.dtype_of(dtypes.name_of(dtype)).itemsize
 
 
-def tile(op: str, product: str, dtype) -> int:
+def tile(op: str, product: str, dtype) -> Optional[int]:
+    """One UB tile of the operator's kernel, in elements, every input of `dtype` (None: the
+    operator declares no tile)."""
     name = dtypes.name_of(dtype)
-    return ops.get(op).tiling(_hw()[product], {"self": name, "target": name})["tile"]
+    o = ops.get(op)
+    return o.tiling(_hw()[product], {n: name for n in o.inputs}).get("tile")
 
 
 def split(n: int, op: str, product: str, dtype) -> List[Tuple[int, int, int]]:
-    """MseLossGradV2's split of n elements: (start, length, tiles) per core. Up to one core per
-    UB tile; an even split if n divides, else n // (used - 1) on all but one extra core, which
-    takes the remainder; tiles of at most one UB tile, half of one with double buffering (past
-    65536 elements)."""
+    """The vendor's elementwise split of n elements (ops-nn's elementwise loss-gradient host tiling,
+    which the operators' `tiling` docstrings cite; the model for every operator): (start, length,
+    tiles) per core. Up to one core per UB tile; an even split if n
+    divides, else n // (used - 1) on all but one extra core, which takes the remainder; tiles of
+    at most one UB tile, half of one with double buffering (past 65536 elements). No split (no
+    parts) where the operator declares no tile."""
     t = tile(op, product, dtype)
+    if not t:
+        return []
     loops = -(-n // t)
     used = min(cores(product), loops)
     if used == 0:

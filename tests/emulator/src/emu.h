@@ -1,11 +1,17 @@
 /* Host emulator of the CANN ABI subset the `aclnn` backend uses (test support, not a product).
  *
  * Three shared libraries, laid out like the toolkit's lib64:
- *   libascendcl.so  runtime: init, device, streams, "device" memory (host memory), SoC name,
+ *   libascendcl.so  runtime.c: init, device, streams, "device" memory (host memory), SoC name,
  *                   live-resource counters (aclemuLiveCounts)
- *   libnnopbase.so  aclCreateTensor / aclDestroyTensor / aclDestroyAclOpExecutor
- *   libopapi.so     aclnnMseLossBackward*, aclnnKlDivBackward* (two phases each)
- * Fault builds are selected with -DEMU_FAULT_<NAME> (see tests/emulator/build.py).
+ *   libnnopbase.so  nnopbase.c: aclCreateTensor / aclDestroyTensor / aclDestroyAclOpExecutor
+ *   libopapi.so     opapi.c (the generic core: views, loads and stores with RNE, broadcasting,
+ *                   validation helpers, the executor, workspace and launch, device-memory checks)
+ *                   and one file per operator in ops/ (the operator table): ops/<module>.c, named
+ *                   after the operator's module in suite/ops/, exports aclnn<Op>GetWorkspaceSize
+ *                   and aclnn<Op> and holds the operator's run function. Adding an operator is one
+ *                   new file there: the build compiles every file in ops/.
+ * Fault builds are selected with -DEMU_FAULT_<NAME>; each source declares the faults it plants in
+ * a comment line "@fault <name> <MACRO> <what it does>" (read by tests/emulator/build.py).
  */
 #ifndef ACLEMU_H
 #define ACLEMU_H
@@ -30,7 +36,13 @@
 #define ACL_ERROR_RT_MEMORY_ALLOCATION 207001
 #define ACL_ERROR_RT_DEVICE_FAULT 507899 /* the emulator's code for a kernel touching freed memory */
 
-enum { ACL_FLOAT = 0, ACL_FLOAT16 = 1, ACL_BF16 = 27 };
+/* aclDataType values (docs/aclnn-status.md); EMU_NO_DTYPE stands for "none" / an undefined promotion. */
+enum {
+    ACL_FLOAT = 0, ACL_FLOAT16 = 1, ACL_INT8 = 2, ACL_INT32 = 3, ACL_UINT8 = 4, ACL_INT16 = 6, ACL_UINT16 = 7,
+    ACL_UINT32 = 8, ACL_INT64 = 9, ACL_UINT64 = 10, ACL_DOUBLE = 11, ACL_BOOL = 12, ACL_COMPLEX64 = 16,
+    ACL_COMPLEX128 = 17, ACL_BF16 = 27, ACL_COMPLEX32 = 33
+};
+#define EMU_NO_DTYPE (-1)
 enum { EMU_BUFS = 0, EMU_TENSORS = 1, EMU_EXECUTORS = 2, EMU_STREAMS = 3 };
 
 typedef struct aclTensor {
@@ -52,16 +64,34 @@ typedef struct {
     void *data;
 } emu_view;
 
+#define EMU_MAX_INPUTS 8 /* tensor parameters of one operator before out */
+#define EMU_MAX_ATTRS 8  /* attributes of each C type (int64, bool, float) an operator may keep */
+
+struct aclOpExecutor;
+/* One operator of the table: its name (as in aclnn<name>) and the computation phase 2 queues. */
+typedef struct emu_op {
+    const char *name;
+    void (*run)(struct aclOpExecutor *ex);
+} emu_op;
+
+/* A validated call, as phase 1 leaves it for phase 2. Nothing in it belongs to one operator: the
+ * inputs are views in the operator's C-parameter order (a NULL optional tensor is a view with
+ * present = 0), the attributes are slots each operator numbers as it likes. */
 typedef struct aclOpExecutor {
     uint32_t magic;
-    int op;                 /* 1 MSE, 2 KL */
-    emu_view grad, self, target, out;
-    int64_t bdims[EMU_MAX_RANK], bndim; /* broadcast shape B */
-    int64_t reduction;
-    int log_target;
-    int empty;
-    uint64_t workspace;     /* bytes required */
-    void *ws_ptr;           /* workspace given to phase 2 */
+    const emu_op *op;
+    int nin;
+    emu_view in[EMU_MAX_INPUTS];
+    emu_view out;
+    int64_t bdims[EMU_MAX_RANK], bndim; /* the shape the terms live on (B) */
+    int64_t i64[EMU_MAX_ATTRS];
+    int flag[EMU_MAX_ATTRS];
+    float f32[EMU_MAX_ATTRS];
+    int32_t cast_in; /* every input is cast to this dtype before the kernel reads it, or EMU_NO_DTYPE */
+    int32_t result;  /* the float32 result is rounded to this dtype before out's, or EMU_NO_DTYPE */
+    int empty;       /* nothing to compute (set by emu_executor when out is empty) */
+    uint64_t workspace; /* bytes required */
+    void *ws_ptr;       /* workspace given to phase 2 */
 } aclOpExecutor;
 
 #define EMU_TENSOR_MAGIC 0x54454e53u
@@ -76,6 +106,40 @@ const char *aclemu_soc(void);
 void aclemu_device_fault(void); /* the next aclrtSynchronizeStream reports ACL_ERROR_RT_DEVICE_FAULT */
 /* Exported by libnnopbase.so. */
 int aclDestroyAclOpExecutor(aclOpExecutor *executor);
+
+/* ---- the core of libopapi.so (opapi.c), for the operators in ops/ ---- */
+int emu_soc_has_bf16(void);                 /* the SoC's product family takes BFLOAT16 (A2, A3) */
+int emu_listed(int32_t dtype);              /* FLOAT, FLOAT16, and BFLOAT16 where the SoC has it */
+int emu_rank_ok(const aclTensor *t);        /* rank <= 8 (the accept_rank9 fault: <= 9) */
+int64_t emu_numel(const aclTensor *t);
+int64_t emu_numel_dims(const int64_t *dims, int64_t n);
+/* B := broadcast(B, t) with NumPy's rules; 0 when they do not broadcast. Start with *nb = 0. */
+int emu_bcast(int64_t *B, int64_t *nb, const aclTensor *t);
+int emu_shape_is(const aclTensor *t, const int64_t *B, int64_t nb);
+int emu_same_shape(const aclTensor *a, const aclTensor *b);
+/* opbase's type promotion (PromoteType) and CanCast; EMU_NO_DTYPE when undefined. */
+int32_t emu_promote(int32_t a, int32_t b);
+int emu_can_cast(int32_t from, int32_t to);
+int emu_is_floating(int32_t dtype);
+int emu_loadable(int32_t dtype);            /* the core can read tensors of this dtype */
+int emu_storable(int32_t dtype);            /* the core can write out in this dtype */
+float emu_round_to(int32_t dtype, float v); /* v rounded to dtype (RNE) and back; EMU_NO_DTYPE: v */
+/* A new executor for `op`: captures the views (a NULL tensor in `in` is an absent view), the shape
+ * B, and marks the call empty when out is. Counted as a live executor until destroyed. */
+aclOpExecutor *emu_executor(const emu_op *op, const aclTensor *const *in, int nin, const aclTensor *out,
+                            const int64_t *B, int64_t nb);
+/* Phase 1's last step: the workspace (float32 accumulators when out is smaller than B and the call
+ * is not empty), written to *workspaceSize, and the executor handed out. Returns ACLNN_SUCCESS. */
+int emu_ready(aclOpExecutor *ex, uint64_t *workspaceSize, aclOpExecutor **executor);
+/* Phase 2 of any operator: checks executor, workspace and device memory, queues op->run. */
+int emu_launch(const emu_op *op, void *workspace, uint64_t workspaceSize, aclOpExecutor *ex, void *stream);
+/* The elementwise driver every run function calls: for each element of B in C order, fn gets the
+ * present inputs' values there (x[i], cast to cast_in, as float32; 0 for an absent input) and
+ * returns the float32 term. When out has B's shape each term is rounded to `result`, then stored to
+ * out; otherwise the terms are summed in float32, in that order, into out's elements (out must
+ * broadcast to B), each sum rounded and stored once. */
+typedef float (*emu_term_fn)(const aclOpExecutor *ex, const float *x);
+void emu_terms(aclOpExecutor *ex, emu_term_fn fn);
 
 /* ---- float conversions, round to nearest even, NaN/inf/subnormal aware ---- */
 static inline float emu_bits_to_float(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
@@ -119,6 +183,13 @@ static inline uint16_t emu_float_to_bf16(float f) {
 }
 
 static inline int emu_itemsize(int32_t dtype) {
-    return dtype == ACL_FLOAT ? 4 : (dtype == ACL_FLOAT16 || dtype == ACL_BF16) ? 2 : 0;
+    switch (dtype) {
+    case ACL_INT8: case ACL_UINT8: case ACL_BOOL: return 1;
+    case ACL_FLOAT16: case ACL_BF16: case ACL_INT16: case ACL_UINT16: return 2;
+    case ACL_FLOAT: case ACL_INT32: case ACL_UINT32: case ACL_COMPLEX32: return 4;
+    case ACL_INT64: case ACL_UINT64: case ACL_DOUBLE: case ACL_COMPLEX64: return 8;
+    case ACL_COMPLEX128: return 16;
+    default: return 0;
+    }
 }
 #endif

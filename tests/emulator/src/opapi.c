@@ -1,15 +1,16 @@
-/* libopapi.so of the emulator: aclnnMseLossBackward and aclnnKlDivBackward, two phases each.
+/* libopapi.so of the emulator, its generic core: everything an operator's two entry points need
+ * that is not the operator's own (declared in emu.h). The operators are in ops/, one file each.
  *
- * Phase 1 validates exactly as docs/operators/MseLossBackward.md and KlDivBackward.md tabulate
- * (NULL -> 161001 first, then 161002 checks; dtypes per the SoC's product family), and captures
- * the views. Phase 2 checks the workspace and that every view lies inside device memory, then
- * queues the computation on the stream. The computation follows the pages' "How the vendor
- * kernel computes" sections in float32, reading inputs and writing out through strides + offset,
- * and rounds to out's dtype (RNE). KlDivBackward asks for a workspace (float32 accumulators)
- * whenever it must sum over broadcast dimensions.
+ * Phase 1 (in each operator's file) validates in the order its page gives, using the helpers here,
+ * then captures the call in an executor (emu_executor, emu_ready). Phase 2 (emu_launch) checks the
+ * workspace and that every view lies inside device memory, then queues the operator's run function
+ * on the stream. The run function hands a float32 term function to emu_terms, which reads the
+ * inputs and writes out through strides and offset, rounding with round-to-nearest-even.
  *
- * Fault builds (-D...): EMU_FAULT_IGNORE_STRIDES, EMU_FAULT_SKIP_LAST, EMU_FAULT_WRONG_STATUS,
- * EMU_FAULT_ACCEPT_RANK9, EMU_FAULT_MASK_TARGET, EMU_FAULT_MEAN_N_B, EMU_FAULT_NO_KL_SYMBOL.
+ * Faults planted here apply to every operator:
+ * @fault ignore_strides EMU_FAULT_IGNORE_STRIDES reads and writes every view as contiguous
+ * @fault skip_last EMU_FAULT_SKIP_LAST leaves the last element of out unwritten
+ * @fault accept_rank9 EMU_FAULT_ACCEPT_RANK9 rank 9 accepted instead of rejected
  */
 #include <math.h>
 #include <stdio.h>
@@ -21,27 +22,30 @@
 #else
 #define RANK_LIMIT 8
 #endif
-#define OP_MSE 1
-#define OP_KL 2
 
-static int bf16_supported(void) {
+/* ---- products, dtypes, shapes --------------------------------------------------------------- */
+int emu_soc_has_bf16(void) {
     const char *soc = aclemu_soc();
     return strncmp(soc, "Ascend910B", 10) == 0 || strncmp(soc, "Ascend910_93", 12) == 0;
 }
 
-static int dtype_ok(int32_t d) {
-    return d == ACL_FLOAT || d == ACL_FLOAT16 || (d == ACL_BF16 && bf16_supported());
+int emu_listed(int32_t d) {
+    return d == ACL_FLOAT || d == ACL_FLOAT16 || (d == ACL_BF16 && emu_soc_has_bf16());
 }
 
-static int64_t numel(const int64_t *dims, int64_t n) {
+int emu_rank_ok(const aclTensor *t) { return t->ndim <= RANK_LIMIT; }
+
+int64_t emu_numel_dims(const int64_t *dims, int64_t n) {
     int64_t k = 1;
     for (int64_t i = 0; i < n; i++) k *= dims[i];
     return k;
 }
 
-/* B := broadcast(B, dims); returns 0 when the shapes do not broadcast. */
-static int bcast_into(int64_t *B, int64_t *nb, const int64_t *dims, int64_t nd) {
+int64_t emu_numel(const aclTensor *t) { return emu_numel_dims(t->dims, t->ndim); }
+
+static int bcast_dims(int64_t *B, int64_t *nb, const int64_t *dims, int64_t nd) {
     int64_t n = *nb > nd ? *nb : nd, r[EMU_MAX_RANK];
+    if (n > EMU_MAX_RANK) return 0;
     for (int64_t i = 0; i < n; i++) {
         int64_t ib = i - (n - *nb), id = i - (n - nd);
         int64_t x = ib >= 0 ? B[ib] : 1, y = id >= 0 ? dims[id] : 1;
@@ -54,11 +58,116 @@ static int bcast_into(int64_t *B, int64_t *nb, const int64_t *dims, int64_t nd) 
     return 1;
 }
 
-static int same_shape(const int64_t *a, int64_t na, const int64_t *b, int64_t nb) {
-    return na == nb && memcmp(a, b, na * sizeof *a) == 0;
+int emu_bcast(int64_t *B, int64_t *nb, const aclTensor *t) { return bcast_dims(B, nb, t->dims, t->ndim); }
+
+static int same_dims(const int64_t *a, int64_t na, const int64_t *b, int64_t nb) {
+    return na == nb && (na == 0 || memcmp(a, b, na * sizeof *a) == 0);
 }
 
+int emu_shape_is(const aclTensor *t, const int64_t *B, int64_t nb) { return same_dims(t->dims, t->ndim, B, nb); }
+
+int emu_same_shape(const aclTensor *a, const aclTensor *b) { return same_dims(a->dims, a->ndim, b->dims, b->ndim); }
+
+/* opbase's kPromoteTypesLookup restricted to the dtypes aclCreateTensor takes here
+ * (github.com/hicann/opbase @aa3cd74b include/nnopbase/opdev/data_type_utils.h). */
+#define f4 ACL_FLOAT
+#define f2 ACL_FLOAT16
+#define i1 ACL_INT8
+#define i4 ACL_INT32
+#define u1 ACL_UINT8
+#define i2 ACL_INT16
+#define i8 ACL_INT64
+#define f8 ACL_DOUBLE
+#define b1 ACL_BOOL
+#define c4 ACL_COMPLEX64
+#define c8 ACL_COMPLEX128
+#define bf ACL_BF16
+#define c2 ACL_COMPLEX32
+#define ud EMU_NO_DTYPE
+static const int32_t PROMOTE_ORDER[16] = {f4, f2, i1, i4, u1, i2, ACL_UINT16, ACL_UINT32, i8, ACL_UINT64, f8, b1,
+                                          c4, c8, bf, c2};
+static const int8_t PROMOTE[16][16] = {
+    /*       f4  f2  i1  i4  u1  i2  u2  u4  i8  u8  f8  b1  c4  c8  bf  c2 */
+    /* f4 */ {f4, f4, f4, f4, f4, f4, ud, ud, f4, ud, f8, f4, c4, c8, f4, c4},
+    /* f2 */ {f4, f2, f2, f2, f2, f2, ud, ud, f2, ud, f8, f2, c4, c8, f4, c2},
+    /* i1 */ {f4, f2, i1, i4, i2, i2, ud, ud, i8, ud, f8, i1, c4, c8, bf, c2},
+    /* i4 */ {f4, f2, i4, i4, i4, i4, ud, ud, i8, ud, f8, i4, c4, c8, bf, c2},
+    /* u1 */ {f4, f2, i2, i4, u1, i2, ud, ud, i8, ud, f8, u1, c4, c8, bf, c2},
+    /* i2 */ {f4, f2, i2, i4, i2, i2, ud, ud, i8, ud, f8, i2, c4, c8, bf, c2},
+    /* u2 */ {ud, ud, ud, ud, ud, ud, ud, ud, ud, ud, ud, ud, c4, c8, ud, ud},
+    /* u4 */ {ud, ud, ud, ud, ud, ud, ud, ud, ud, ud, ud, ud, c4, c8, ud, ud},
+    /* i8 */ {f4, f2, i8, i8, i8, i8, ud, ud, i8, ud, f8, i8, c4, c8, bf, c2},
+    /* u8 */ {ud, ud, ud, ud, ud, ud, ud, ud, ud, ud, ud, ud, c8, c8, ud, ud},
+    /* f8 */ {f8, f8, f8, f8, f8, f8, ud, ud, f8, ud, f8, f8, c8, c8, f8, c8},
+    /* b1 */ {f4, f2, i1, i4, u1, i2, ud, ud, i8, ud, f8, b1, c4, c8, bf, c2},
+    /* c4 */ {c4, c4, c4, c4, c4, c4, ud, ud, c4, ud, c8, c4, c4, c8, c4, c4},
+    /* c8 */ {c8, c8, c8, c8, c8, c8, ud, ud, c8, ud, c8, c8, c8, c8, c8, c8},
+    /* bf */ {f4, f4, bf, bf, bf, bf, ud, ud, bf, ud, f8, bf, c4, c8, bf, c4},
+    /* c2 */ {c4, c2, c2, c2, c2, c2, ud, ud, c2, ud, c8, c2, c4, c8, c4, c2},
+};
+#undef f4
+#undef f2
+#undef i1
+#undef i4
+#undef u1
+#undef i2
+#undef i8
+#undef f8
+#undef b1
+#undef c4
+#undef c8
+#undef bf
+#undef c2
+#undef ud
+
+static int promote_index(int32_t d) {
+    for (int i = 0; i < 16; i++)
+        if (PROMOTE_ORDER[i] == d) return i;
+    return -1;
+}
+
+int32_t emu_promote(int32_t a, int32_t b) {
+    int ia = promote_index(a), ib = promote_index(b);
+    if (ia < 0 || ib < 0) return EMU_NO_DTYPE;
+    if (a == b) return a;
+    return PROMOTE[ia][ib];
+}
+
+int emu_is_floating(int32_t d) { return d == ACL_FLOAT || d == ACL_FLOAT16 || d == ACL_BF16 || d == ACL_DOUBLE; }
+
+static int is_complex(int32_t d) { return d == ACL_COMPLEX32 || d == ACL_COMPLEX64 || d == ACL_COMPLEX128; }
+
+static int is_integral(int32_t d) {
+    return d == ACL_INT8 || d == ACL_INT16 || d == ACL_INT32 || d == ACL_INT64 || d == ACL_UINT8 ||
+           d == ACL_UINT16 || d == ACL_UINT32 || d == ACL_UINT64;
+}
+
+int emu_can_cast(int32_t from, int32_t to) { /* opbase's CanCast */
+    if (is_complex(from) && !is_complex(to)) return 0;
+    if (emu_is_floating(from) && is_integral(to)) return 0;
+    if (from != ACL_BOOL && to == ACL_BOOL) return 0;
+    return 1;
+}
+
+int emu_loadable(int32_t d) {
+    return emu_is_floating(d) || d == ACL_INT8 || d == ACL_INT16 || d == ACL_INT32 || d == ACL_INT64 ||
+           d == ACL_UINT8 || d == ACL_BOOL;
+}
+
+int emu_storable(int32_t d) { return emu_is_floating(d); }
+
+float emu_round_to(int32_t dtype, float v) {
+    switch (dtype) {
+    case ACL_FLOAT16: return emu_half_to_float(emu_float_to_half(v));
+    case ACL_BF16: return emu_bf16_to_float(emu_float_to_bf16(v));
+    default: return v; /* FLOAT, DOUBLE (wider than the float32 result), or none */
+    }
+}
+
+/* ---- views ------------------------------------------------------------------------------------ */
 static void capture(emu_view *v, const aclTensor *t) {
+    memset(v, 0, sizeof *v);
+    if (!t) return; /* a NULL optional tensor: absent */
     v->present = 1;
     v->ndim = t->ndim;
     memcpy(v->dims, t->dims, t->ndim * sizeof(int64_t));
@@ -66,23 +175,6 @@ static void capture(emu_view *v, const aclTensor *t) {
     v->offset = t->offset;
     v->dtype = t->dtype;
     v->data = t->data;
-}
-
-/* An executor holding the validated call: the four views, the broadcast shape, the reduction. */
-static aclOpExecutor *new_executor(int op, const aclTensor *grad, const aclTensor *self, const aclTensor *target,
-                                   const aclTensor *out, const int64_t *B, int64_t nb, int64_t reduction) {
-    aclOpExecutor *ex = calloc(1, sizeof *ex);
-    ex->magic = EMU_EXEC_MAGIC;
-    ex->op = op;
-    capture(&ex->grad, grad);
-    capture(&ex->self, self);
-    capture(&ex->target, target);
-    capture(&ex->out, out);
-    memcpy(ex->bdims, B, nb * sizeof *B);
-    ex->bndim = nb;
-    ex->reduction = reduction;
-    aclemu_count(EMU_EXECUTORS, 1);
-    return ex;
 }
 
 /* The view the computation actually uses (the strides fault reads every view as contiguous). */
@@ -96,34 +188,61 @@ static emu_view effective(const emu_view *v) {
 }
 
 static int view_in_memory(const emu_view *v) {
-    if (!v->present || numel(v->dims, v->ndim) == 0) return 1;
+    if (!v->present || emu_numel_dims(v->dims, v->ndim) == 0) return 1;
     int64_t lo = v->offset, hi = v->offset, isz = emu_itemsize(v->dtype);
     for (int64_t i = 0; i < v->ndim; i++) {
         int64_t span = (v->dims[i] - 1) * v->strides[i];
         if (span < 0) lo += span; else hi += span;
     }
-    if (lo < 0 || !v->data) return 0;
+    if (lo < 0 || !v->data || !isz) return 0;
     return aclemu_in_device_memory((char *)v->data + lo * isz, (size_t)((hi - lo + 1) * isz));
+}
+
+/* Index of the first view (inputs in order, then out as nin) outside device memory, or -1. */
+static int first_view_outside(const aclOpExecutor *ex) {
+    for (int i = 0; i <= ex->nin; i++) {
+        emu_view v = effective(i < ex->nin ? &ex->in[i] : &ex->out);
+        if (!view_in_memory(&v)) return i;
+    }
+    return -1;
 }
 
 static float load(const emu_view *v, int64_t off) {
     const char *p = (const char *)v->data + off * emu_itemsize(v->dtype);
     uint16_t h;
     float f;
+    double d;
+    int8_t b;
+    int16_t s;
+    int32_t i;
+    int64_t l;
     switch (v->dtype) {
     case ACL_FLOAT: memcpy(&f, p, 4); return f;
     case ACL_FLOAT16: memcpy(&h, p, 2); return emu_half_to_float(h);
-    default: memcpy(&h, p, 2); return emu_bf16_to_float(h);
+    case ACL_BF16: memcpy(&h, p, 2); return emu_bf16_to_float(h);
+    case ACL_DOUBLE: memcpy(&d, p, 8); return (float)d;
+    /* integers reach float32 through one conversion (RNE); one more rounding to a narrower cast_in
+     * can double-round integers beyond 2^24, which no case of the suite has */
+    case ACL_INT8: memcpy(&b, p, 1); return (float)b;
+    case ACL_UINT8: return (float)*(const uint8_t *)p;
+    case ACL_BOOL: return *(const uint8_t *)p ? 1.0f : 0.0f;
+    case ACL_INT16: memcpy(&s, p, 2); return (float)s;
+    case ACL_INT32: memcpy(&i, p, 4); return (float)i;
+    case ACL_INT64: memcpy(&l, p, 8); return (float)l;
+    default: return NAN; /* phase 1 lets no such dtype through */
     }
 }
 
 static void store(const emu_view *v, int64_t off, float f) {
     char *p = (char *)v->data + off * emu_itemsize(v->dtype);
     uint16_t h;
+    double d;
     switch (v->dtype) {
     case ACL_FLOAT: memcpy(p, &f, 4); return;
     case ACL_FLOAT16: h = emu_float_to_half(f); memcpy(p, &h, 2); return;
-    default: h = emu_float_to_bf16(f); memcpy(p, &h, 2); return;
+    case ACL_BF16: h = emu_float_to_bf16(f); memcpy(p, &h, 2); return;
+    case ACL_DOUBLE: d = f; memcpy(p, &d, 8); return;
+    default: return; /* phase 1 lets no such dtype through (emu_storable) */
     }
 }
 
@@ -135,110 +254,116 @@ static void bstrides(const emu_view *v, const int64_t *B, int64_t nb, int64_t *o
     }
 }
 
-static void unravel(int64_t lin, const int64_t *dims, int64_t n, int64_t *idx) {
-    for (int64_t i = n - 1; i >= 0; i--) { idx[i] = dims[i] ? lin % dims[i] : 0; lin = dims[i] ? lin / dims[i] : 0; }
+static void contiguous(emu_view *v) {
+    for (int64_t i = v->ndim - 1, run = 1; i >= 0; i--) { v->strides[i] = run; run *= v->dims[i]; }
+    v->offset = 0;
 }
 
-static int64_t dot(const int64_t *idx, const int64_t *strides, int64_t n) {
-    int64_t s = 0;
-    for (int64_t i = 0; i < n; i++) s += idx[i] * strides[i];
-    return s;
-}
-
-static void run_mse(aclOpExecutor *ex) {
-    emu_view g = effective(&ex->grad), s = effective(&ex->self), t = effective(&ex->target), o = effective(&ex->out);
-    int64_t nb = ex->bndim, *B = ex->bdims, n = numel(B, nb), idx[EMU_MAX_RANK];
-    int64_t sg[EMU_MAX_RANK], ss[EMU_MAX_RANK], st[EMU_MAX_RANK];
-    bstrides(&g, B, nb, sg);
-    bstrides(&s, B, nb, ss);
-    bstrides(&t, B, nb, st);
-#ifdef EMU_FAULT_MEAN_N_B
-    int64_t N = n;
-#else
-    int64_t N = numel(ex->self.dims, ex->self.ndim); /* numel(self) as passed, before broadcasting */
-#endif
-    float cof = ex->reduction == 1 ? 2.0f / (float)N : 2.0f;
-    for (int64_t lin = 0; lin < n; lin++) {
-#ifdef EMU_FAULT_SKIP_LAST
-        if (lin == n - 1) break;
-#endif
-        unravel(lin, B, nb, idx);
-        float gv = load(&g, g.offset + dot(idx, sg, nb));
-        float sv = load(&s, s.offset + dot(idx, ss, nb));
-        float tv = load(&t, t.offset + dot(idx, st, nb));
-        float d = sv - tv;
-        d = d * cof;
-        float r = d * gv;
-        store(&o, o.offset + dot(idx, o.strides, nb), r);
+/* ---- the elementwise driver ------------------------------------------------------------------ */
+void emu_terms(aclOpExecutor *ex, emu_term_fn fn) {
+    int nin = ex->nin, k;
+    const int64_t nb = ex->bndim, *B = ex->bdims, n = emu_numel_dims(B, nb);
+    emu_view v[EMU_MAX_INPUTS], o = effective(&ex->out);
+    int64_t st[EMU_MAX_INPUTS + 1][EMU_MAX_RANK], off[EMU_MAX_INPUTS + 1], idx[EMU_MAX_RANK] = {0};
+    float x[EMU_MAX_INPUTS] = {0};
+    const int reduce = !same_dims(o.dims, o.ndim, B, nb);
+    const int64_t nout = emu_numel_dims(o.dims, o.ndim);
+    float *acc = reduce ? (float *)ex->ws_ptr : NULL;
+    for (k = 0; k < nin; k++) {
+        v[k] = effective(&ex->in[k]);
+        if (v[k].present) bstrides(&v[k], B, nb, st[k]);
+        else memset(st[k], 0, sizeof st[k]); /* an absent input is never read; its offset stays 0 */
+        off[k] = v[k].offset;
     }
-}
-
-static void run_kl(aclOpExecutor *ex) {
-    emu_view g = effective(&ex->grad), t = effective(&ex->target), o = effective(&ex->out);
-    const emu_view *s = &ex->self;
-    int64_t nb = ex->bndim, *B = ex->bdims, n = numel(B, nb), ns = numel(s->dims, s->ndim);
-    int64_t idx[EMU_MAX_RANK], sg[EMU_MAX_RANK], st[EMU_MAX_RANK], sacc[EMU_MAX_RANK], cs[EMU_MAX_RANK];
-    int reduce = !same_shape(s->dims, s->ndim, B, nb);
-    float cof = 1.0f, *acc = reduce ? (float *)ex->ws_ptr : NULL;
-    bstrides(&g, B, nb, sg);
-    bstrides(&t, B, nb, st);
-    if (ex->reduction == 1) cof = (float)(1.0 / (double)n);
-    else if (ex->reduction == 3 && nb > 0) cof = (float)(1.0 / (double)B[0]);
-    if (reduce) { /* accumulate in the workspace, indexed by self's contiguous layout */
-        emu_view cself = *s;
-        for (int64_t i = s->ndim - 1, run = 1; i >= 0; i--) { cself.strides[i] = run; run *= s->dims[i]; }
-        bstrides(&cself, B, nb, sacc);
-        for (int64_t k = 0; k < ns; k++) acc[k] = 0.0f;
+    if (reduce) { /* accumulate in the workspace, indexed by out's contiguous layout */
+        emu_view c = ex->out;
+        contiguous(&c);
+        bstrides(&c, B, nb, st[nin]);
+        off[nin] = 0;
+        for (int64_t j = 0; j < nout; j++) acc[j] = 0.0f;
+    } else {
+        memcpy(st[nin], o.strides, nb * sizeof(int64_t));
+        off[nin] = o.offset;
     }
     for (int64_t lin = 0; lin < n; lin++) {
+        for (k = 0; k < nin; k++)
+            if (v[k].present) x[k] = emu_round_to(ex->cast_in, load(&v[k], off[k]));
+        float r = fn(ex, x);
+        if (reduce) acc[off[nin]] += r;
 #ifdef EMU_FAULT_SKIP_LAST
-        if (!reduce && lin == n - 1) break;
+        else if (lin == n - 1) break;
 #endif
-        unravel(lin, B, nb, idx);
-        float tv = load(&t, t.offset + dot(idx, st, nb));
-        float gv = load(&g, g.offset + dot(idx, sg, nb));
-        float e = ex->log_target ? expf(tv) : tv;
-        float v = -e;
-        v = v * gv;
-        v = v * cof;
-#ifdef EMU_FAULT_MASK_TARGET
-        if (!ex->log_target && !(tv > 0.0f)) v = 0.0f; /* obsolete kernel: target > 0 ? ... : 0 */
-#endif
-        if (reduce) acc[dot(idx, sacc, nb)] += v;
-        else store(&o, o.offset + dot(idx, o.strides, nb), v);
+        else store(&o, off[nin], emu_round_to(ex->result, r));
+        for (int64_t d = nb - 1; d >= 0; d--) { /* next index of B in C order, offsets along */
+            idx[d]++;
+            for (k = 0; k <= nin; k++) off[k] += st[k][d];
+            if (idx[d] < B[d]) break;
+            for (k = 0; k <= nin; k++) off[k] -= st[k][d] * B[d];
+            idx[d] = 0;
+        }
     }
     if (reduce) {
-        for (int64_t k = 0; k < ns; k++) {
+        int64_t cs[EMU_MAX_RANK] = {0}, at = o.offset;
+        for (int64_t j = 0; j < nout; j++) {
 #ifdef EMU_FAULT_SKIP_LAST
-            if (k == ns - 1) break;
+            if (j == nout - 1) break;
 #endif
-            unravel(k, s->dims, s->ndim, cs);
-            store(&o, o.offset + dot(cs, o.strides, s->ndim), acc[k]);
+            store(&o, at, emu_round_to(ex->result, acc[j]));
+            for (int64_t d = o.ndim - 1; d >= 0; d--) {
+                cs[d]++;
+                at += o.strides[d];
+                if (cs[d] < o.dims[d]) break;
+                at -= o.strides[d] * o.dims[d];
+                cs[d] = 0;
+            }
         }
     }
 }
 
-static int views_in_memory(const aclOpExecutor *ex) {
-    emu_view v[4] = {effective(&ex->grad), effective(&ex->self), effective(&ex->target), effective(&ex->out)};
-    for (int i = 0; i < 4; i++)
-        if (!view_in_memory(&v[i])) return 0;
-    return !ex->workspace || aclemu_in_device_memory(ex->ws_ptr, ex->workspace);
+/* ---- executor, workspace, launch --------------------------------------------------------------- */
+aclOpExecutor *emu_executor(const emu_op *op, const aclTensor *const *in, int nin, const aclTensor *out,
+                            const int64_t *B, int64_t nb) {
+    if (nin > EMU_MAX_INPUTS) { /* an operator file's defect, not a call's */
+        fprintf(stderr, "aclemu: %s has %d tensor inputs; the core holds at most %d\n", op->name, nin, EMU_MAX_INPUTS);
+        abort();
+    }
+    aclOpExecutor *ex = calloc(1, sizeof *ex);
+    ex->magic = EMU_EXEC_MAGIC;
+    ex->op = op;
+    ex->nin = nin;
+    for (int i = 0; i < nin; i++) capture(&ex->in[i], in[i]);
+    capture(&ex->out, out);
+    memcpy(ex->bdims, B, nb * sizeof *B);
+    ex->bndim = nb;
+    ex->cast_in = ex->result = EMU_NO_DTYPE;
+    ex->empty = emu_numel(out) == 0;
+    aclemu_count(EMU_EXECUTORS, 1);
+    return ex;
+}
+
+int emu_ready(aclOpExecutor *ex, uint64_t *workspaceSize, aclOpExecutor **executor) {
+    const emu_view *o = &ex->out;
+    ex->workspace = (!ex->empty && !same_dims(o->dims, o->ndim, ex->bdims, ex->bndim))
+                        ? (uint64_t)emu_numel_dims(o->dims, o->ndim) * sizeof(float) : 0;
+    *workspaceSize = ex->workspace;
+    *executor = ex;
+    return ACLNN_SUCCESS;
 }
 
 static void run_task(void *arg) {
     aclOpExecutor *ex = arg;
-    if (!ex->empty && !views_in_memory(ex)) { /* freed before the stream ran: a device fault */
+    int ws_ok = !ex->workspace || aclemu_in_device_memory(ex->ws_ptr, ex->workspace);
+    if (!ex->empty && (first_view_outside(ex) >= 0 || !ws_ok)) { /* freed before the stream ran */
         fprintf(stderr, "aclemu: kernel ran after its memory was freed (missing synchronisation?)\n");
         aclemu_device_fault();
     } else if (!ex->empty) {
-        if (ex->op == OP_MSE) run_mse(ex);
-        else run_kl(ex);
+        ex->op->run(ex);
     }
     aclDestroyAclOpExecutor(ex); /* a non-repeatable executor dies with its launch */
 }
 
-static int launch(void *workspace, uint64_t workspaceSize, aclOpExecutor *ex, void *stream, int op) {
-    int st = ACLNN_SUCCESS;
+int emu_launch(const emu_op *op, void *workspace, uint64_t workspaceSize, aclOpExecutor *ex, void *stream) {
+    int st = ACLNN_SUCCESS, bad;
     if (!ex) return ACLNN_ERR_PARAM_NULLPTR;
     if (ex->magic != EMU_EXEC_MAGIC || ex->op != op) return ACLNN_ERR_PARAM_INVALID;
     if (ex->workspace) {
@@ -246,79 +371,12 @@ static int launch(void *workspace, uint64_t workspaceSize, aclOpExecutor *ex, vo
         else if (workspaceSize < ex->workspace) st = ACLNN_ERR_PARAM_INVALID;
         else if (!aclemu_in_device_memory(workspace, ex->workspace)) st = ACLNN_ERR_RUNTIME_ERROR;
     }
-    if (!st && !ex->empty) {
-        emu_view v[4] = {effective(&ex->grad), effective(&ex->self), effective(&ex->target), effective(&ex->out)};
-        for (int i = 0; i < 4; i++)
-            if (!view_in_memory(&v[i])) {
-                fprintf(stderr, "aclemu: tensor %d of the call reaches outside device memory\n", i);
-                st = ACLNN_ERR_RUNTIME_ERROR;
-            }
+    if (!st && !ex->empty && (bad = first_view_outside(ex)) >= 0) {
+        fprintf(stderr, "aclemu: tensor %d of the call reaches outside device memory\n", bad);
+        st = ACLNN_ERR_RUNTIME_ERROR;
     }
     if (st) { aclDestroyAclOpExecutor(ex); return st; }
     ex->ws_ptr = workspace;
     if (aclemu_enqueue(stream, run_task, ex)) { aclDestroyAclOpExecutor(ex); return ACLNN_ERR_RUNTIME_ERROR; }
     return ACLNN_SUCCESS;
 }
-
-EMU_EXPORT int aclnnMseLossBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self,
-                                                    const aclTensor *target, int64_t reduction, aclTensor *out,
-                                                    uint64_t *workspaceSize, aclOpExecutor **executor) {
-    int64_t B[EMU_MAX_RANK], nb = 0;
-    if (!gradOutput || !self || !target || !out || !workspaceSize || !executor) return ACLNN_ERR_PARAM_NULLPTR;
-    if (!dtype_ok(self->dtype) || gradOutput->dtype != self->dtype || target->dtype != self->dtype) return ACLNN_ERR_PARAM_INVALID;
-    if (!dtype_ok(out->dtype)) return ACLNN_ERR_PARAM_INVALID;
-    if (reduction < 0 || reduction > 2) {
-#ifdef EMU_FAULT_WRONG_STATUS
-        return ACLNN_ERR_PARAM_NULLPTR;
-#else
-        return ACLNN_ERR_PARAM_INVALID;
-#endif
-    }
-    if (gradOutput->ndim > RANK_LIMIT || self->ndim > RANK_LIMIT || target->ndim > RANK_LIMIT) return ACLNN_ERR_PARAM_INVALID;
-    if (!bcast_into(B, &nb, gradOutput->dims, gradOutput->ndim) || !bcast_into(B, &nb, self->dims, self->ndim) ||
-        !bcast_into(B, &nb, target->dims, target->ndim))
-        return ACLNN_ERR_PARAM_INVALID;
-    if (!same_shape(out->dims, out->ndim, B, nb)) return ACLNN_ERR_PARAM_INVALID;
-    aclOpExecutor *ex = new_executor(OP_MSE, gradOutput, self, target, out, B, nb, reduction);
-    ex->empty = numel(gradOutput->dims, gradOutput->ndim) == 0 || numel(self->dims, self->ndim) == 0 ||
-                numel(target->dims, target->ndim) == 0;
-    *workspaceSize = 0;
-    *executor = ex;
-    return ACLNN_SUCCESS;
-}
-
-EMU_EXPORT int aclnnMseLossBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, void *stream) {
-    return launch(workspace, workspaceSize, executor, stream, OP_MSE);
-}
-
-#ifndef EMU_FAULT_NO_KL_SYMBOL
-EMU_EXPORT int aclnnKlDivBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self,
-                                                  const aclTensor *target, int64_t reduction, _Bool logTarget,
-                                                  aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor) {
-    int64_t B[EMU_MAX_RANK], nb = 0, G[EMU_MAX_RANK], ng;
-    if (!gradOutput || !self || !target || !out || !workspaceSize || !executor) return ACLNN_ERR_PARAM_NULLPTR;
-    if (!dtype_ok(gradOutput->dtype) || !dtype_ok(self->dtype) || !dtype_ok(target->dtype) || !dtype_ok(out->dtype))
-        return ACLNN_ERR_PARAM_INVALID; /* floats all cast to each other: no separate cast check needed */
-    if (gradOutput->ndim > RANK_LIMIT || self->ndim > RANK_LIMIT || target->ndim > RANK_LIMIT || out->ndim > RANK_LIMIT)
-        return ACLNN_ERR_PARAM_INVALID;
-    if (!bcast_into(B, &nb, self->dims, self->ndim) || !bcast_into(B, &nb, target->dims, target->ndim))
-        return ACLNN_ERR_PARAM_INVALID;
-    memcpy(G, B, nb * sizeof *B);
-    ng = nb;
-    if (!bcast_into(G, &ng, gradOutput->dims, gradOutput->ndim) || !same_shape(G, ng, B, nb)) return ACLNN_ERR_PARAM_INVALID;
-    if (!same_shape(out->dims, out->ndim, self->dims, self->ndim)) return ACLNN_ERR_PARAM_INVALID;
-    /* reduction values outside 0..3 behave as none, like the vendor code */
-    aclOpExecutor *ex = new_executor(OP_KL, gradOutput, self, target, out, B, nb, reduction);
-    ex->log_target = logTarget ? 1 : 0;
-    ex->empty = numel(self->dims, self->ndim) == 0;
-    ex->workspace = (!ex->empty && !same_shape(self->dims, self->ndim, B, nb))
-                        ? (uint64_t)numel(self->dims, self->ndim) * sizeof(float) : 0;
-    *workspaceSize = ex->workspace;
-    *executor = ex;
-    return ACLNN_SUCCESS;
-}
-
-EMU_EXPORT int aclnnKlDivBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, void *stream) {
-    return launch(workspace, workspaceSize, executor, stream, OP_KL);
-}
-#endif

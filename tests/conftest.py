@@ -1,0 +1,13 @@
+"""The project's own tests: the heavy tier (whole-suite self-tests, `@pytest.mark.heavy`) runs only
+when a marker expression asks for it (`python -m pytest -n 2 -m heavy tests`), so `.ci/run` stays
+within its time."""
+from __future__ import annotations
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    if config.option.markexpr:
+        return
+    heavy = [i for i in items if i.get_closest_marker("heavy")]
+    if heavy:
+        config.hook.pytest_deselected(items=heavy)
+        items[:] = [i for i in items if not i.get_closest_marker("heavy")]
