@@ -68,7 +68,7 @@ def golden_rates(cs) -> list:
                                                      axis=0, keepdims=True)),
                           (KL_CASE + " (bare: the same three sums)", _kl_three)]:
         case = find(cs, case_id.split(" ")[0])
-        b = ops.get(case.op).b_shape(dict(case.shapes))
+        b = ops.get(case.op).b_shape({n: s for n, s in case.shapes.items() if s is not None})
         n = int(np.prod(b))
         t_draw = best(lambda: values.draw_inputs(case))
         x = values.draw_inputs(case)
@@ -131,7 +131,7 @@ def largest_case(cs):
     from suite.ops.base import numel
 
     def arrays(c):
-        ins = sum(numel(s) * dtypes.dtype_of(d).itemsize for n, s in c.shapes.items() for d in [c.dtypes[n]])
+        ins = sum(numel(s) * dtypes.dtype_of(c.dtypes[n]).itemsize for n, s in c.shapes.items() if s is not None)
         return ins + numel(c.out_shape) * dtypes.dtype_of(c.out_dtype).itemsize
     big = max((c for c in cs if c.expect == 0 and c.layout == "contiguous"), key=lambda c: (arrays(c), c.id))
     return big, arrays(big)
