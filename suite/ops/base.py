@@ -128,6 +128,15 @@ class Example:
     outside: bool = False
 
 
+def table(reject: Mapping[str, Tuple[Signature, int]], accept: Mapping[str, Signature],
+          outside: Mapping[str, Signature] = {}) -> Tuple[Example, ...]:
+    """A page's phase-1 table as Example rows: rejected calls with their status, accepted ones, and
+    calls phase 1 accepts that lie outside the contract (an accepted row named there is marked)."""
+    return (*(Example(k, sig, st) for k, (sig, st) in reject.items()),
+            *(Example(k, sig, 0, k in outside) for k, sig in accept.items()),
+            *(Example(k, sig, 0, True) for k, sig in outside.items() if k not in accept))
+
+
 # The dtypes the loss-backward family takes on each product (docs/aclnn-status.md, and each
 # operator's page): an operator that differs declares its own `product_dtypes`.
 LOSS_DTYPES: Mapping[str, FrozenSet[str]] = {

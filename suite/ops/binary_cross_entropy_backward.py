@@ -14,7 +14,7 @@ from suite import dtypes
 from suite import values as V
 from suite.contract import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR
 from suite.draw import Binades, Dist, Sprinkle, Uniform
-from suite.ops.base import (MAX_RANK, Example, Mutant, Operator, Rejection, Shape, Signature, Variant, broadcast,
+from suite.ops.base import (table, MAX_RANK, Example, Mutant, Operator, Rejection, Shape, Signature, Variant, broadcast,
                             element_inputs, numel)
 
 EPS = 1e-12                                   # the clamp of x * (1 - x) (float64 golden)
@@ -383,9 +383,7 @@ def _examples() -> Tuple[Example, ...]:
         "9-d empty self, 8-d out": _sig(g=(), s=(1, 1, 1, 1, 1, 1, 1, 0, 3), t=(), w=None,
                                        out=(1, 1, 1, 1, 1, 1, 0, 3)),
     }
-    return (*(Example(k, s, st) for k, (s, st) in reject.items()),
-            *(Example(k, s, 0) for k, s in accept.items()),
-            *(Example(k, s, 0, True) for k, s in outside.items()))
+    return table(reject, accept, outside)
 
 
 # -- mutants: each a kernel with exactly one defect, and where the suite must catch it -------------

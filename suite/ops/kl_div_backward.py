@@ -9,7 +9,7 @@ import numpy as np
 from suite import values as V
 from suite.contract import ACLNN_ERR_PARAM_INVALID
 from suite.draw import Binades, Dist, Uniform
-from suite.ops.base import (Attr, Example, Mutant, Operator, Rejection, Shape, Signature, Variant, broadcast,
+from suite.ops.base import (table, Attr, Example, Mutant, Operator, Rejection, Shape, Signature, Variant, broadcast,
                             element_inputs, numel, reduced_axes)
 
 
@@ -246,9 +246,7 @@ def _examples() -> Tuple[Example, ...]:
         "batchmean of a 0-d broadcast shape": _sig(g=(), s=(), t=(), reduction=3),
         "empty B with a non-empty self": _sig(g=(0, 3), s=(1, 3), t=(0, 3)),
     }
-    return (*(Example(k, s, st) for k, (s, st) in reject.items()),
-            *(Example(k, s, 0, k in outside) for k, s in accept.items()),
-            *(Example(k, s, 0, True) for k, s in outside.items() if k not in accept))
+    return table(reject, accept, outside)
 
 
 

@@ -12,7 +12,7 @@ from suite import dtypes
 from suite import values as V
 from suite.contract import ACLNN_ERR_PARAM_INVALID
 from suite.draw import Binades, Dist, Sprinkle, Uniform
-from suite.ops.base import (LOSS_DTYPES, MAX_RANK, Example, Mutant, Operator, Rejection, Shape, Signature, Variant,
+from suite.ops.base import (table, LOSS_DTYPES, MAX_RANK, Example, Mutant, Operator, Rejection, Shape, Signature, Variant,
                             broadcast, element_inputs, numel)
 
 NAME = "L1LossBackward"
@@ -528,9 +528,7 @@ def _examples() -> Tuple[Example, ...]:
         "bfloat16 gradOutput promoted to float32 on atlas-training": _sig(gdt="bfloat16", product="atlas-training"),
         "bfloat16 out on atlas-inference": _sig(odt="bfloat16", product="atlas-inference"),
     }
-    return (*(Example(k, s, st) for k, (s, st) in reject.items()),
-            *(Example(k, s, 0) for k, s in accept.items()),
-            *(Example(k, s, 0, True) for k, s in outside.items()))
+    return table(reject, accept, outside)
 
 
 

@@ -10,7 +10,7 @@ from suite import blocks as B
 from suite import values as V
 from suite.contract import ACLNN_ERR_PARAM_INVALID
 from suite.draw import Binades, Dist, Uniform
-from suite.ops.base import (Example, Mutant, Operator, Rejection, Shape, Signature, Variant, broadcast,
+from suite.ops.base import (table, Example, Mutant, Operator, Rejection, Shape, Signature, Variant, broadcast,
                             element_inputs, numel)
 
 
@@ -190,7 +190,7 @@ def _examples() -> Tuple[Example, ...]:
         "every reduction": _sig(reduction=2),
         "mean": _sig(reduction=1),
     }
-    return (*(Example(k, s, st) for k, (s, st) in reject.items()), *(Example(k, s, 0) for k, s in accept.items()))
+    return table(reject, accept)
 
 # -- the kernels of the mutants and variants: each overrides one method ---------------------------
 class _MissingFactor2(MseLossBackward):

@@ -18,7 +18,7 @@ from suite import dtypes
 from suite import values as V
 from suite.contract import ACLNN_ERR_PARAM_INVALID
 from suite.draw import Binades, Choice, Dist, Sprinkle, Uniform
-from suite.ops.base import (Attr, Example, Mutant, Operator, Rejection, Shape, Signature, Variant, broadcast,
+from suite.ops.base import (table, Attr, Example, Mutant, Operator, Rejection, Shape, Signature, Variant, broadcast,
                             element_inputs, numel)
 
 # The band's epsilon: the TBE kernel divides by beta + tvm.const(1e-6, "float32"), added in float32.
@@ -506,7 +506,7 @@ def _examples() -> Tuple[Example, ...]:
         "8-d": _sig(g=R8, s=R8, t=R8),
         "empty": _sig(g=(0, 3), s=(0, 3), t=(0, 3)),
     }
-    return (*(Example(k, s, st) for k, (s, st) in reject.items()), *(Example(k, s, 0) for k, s in accept.items()))
+    return table(reject, accept)
 
 
 
