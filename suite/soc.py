@@ -55,6 +55,7 @@ EXACT: Dict[str, Optional[str]] = {
 
 # (prefix, a digit must follow, family or None), tried in order after the exact names. The digit keeps
 # "Ascend910B" itself (exact: training) and made-up names such as "Ascend910Bx" out of the A2 rule.
+# What follows the prefix may hold only letters, digits, '-' and '_' (as every listed name does).
 PREFIXES: Tuple[Tuple[str, bool, Optional[str]], ...] = (
     ("Ascend950", False, None),
     ("Ascend910_93", True, A3),
@@ -92,9 +93,13 @@ def match(soc: str) -> Optional[Match]:
         return Match(soc, EXACT[soc], "exact")
     for prefix, digit, family in PREFIXES:
         rest = soc[len(prefix):]
-        if soc.startswith(prefix) and (not digit or rest[:1].isdigit()):
+        if soc.startswith(prefix) and (not digit or rest[:1] in _DIGITS) and all(c in _NAME_CHARS for c in rest):
             return Match(soc, family, f"prefix {prefix}")
     return None
+
+
+_DIGITS = frozenset("0123456789")
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
 
 
 def family_of(soc: str) -> str:

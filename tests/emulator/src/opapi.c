@@ -26,7 +26,15 @@
 
 /* ---- products, dtypes, shapes --------------------------------------------------------------- */
 /* The product family of the SoC the runtime reports, by suite/soc.py's rules: exact names, then
- * prefixes (some requiring a digit after them); EMU_FAMILY_NONE for an unknown or out-of-scope name. */
+ * prefixes (some requiring a digit after them, the rest of the name letters, digits, '-' or '_');
+ * EMU_FAMILY_NONE for an unknown or out-of-scope name. */
+static int name_chars(const char *s) {
+    for (; *s; s++)
+        if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '-' || *s == '_'))
+            return 0;
+    return 1;
+}
+
 static int soc_family(const char *soc) {
     size_t i;
     for (i = 0; i < sizeof EMU_SOC_EXACT / sizeof *EMU_SOC_EXACT; i++)
@@ -34,7 +42,7 @@ static int soc_family(const char *soc) {
     for (i = 0; i < sizeof EMU_SOC_PREFIX / sizeof *EMU_SOC_PREFIX; i++) {
         size_t n = strlen(EMU_SOC_PREFIX[i].name);
         if (strncmp(soc, EMU_SOC_PREFIX[i].name, n) == 0 &&
-            (!EMU_SOC_PREFIX[i].digit || (soc[n] >= '0' && soc[n] <= '9')))
+            (!EMU_SOC_PREFIX[i].digit || (soc[n] >= '0' && soc[n] <= '9')) && name_chars(soc + n))
             return EMU_SOC_PREFIX[i].family;
     }
     return EMU_FAMILY_NONE;

@@ -12,7 +12,8 @@
  * ACL_ERROR_RT_AICORE_EXCEPTION (507015), and from then on the device is poisoned, as CANN's is:
  * synchronize, memcpy, malloc and stream creation return 507899 (the sticky error) and queued kernels
  * never run, until aclrtResetDevice releases the device's last reference. aclGetRecentErrMsg then
- * says what happened, once.
+ * says what happened, once. ACLNN_EMU_RESET_FAILS=1 makes the poison outlive resets (a device that
+ * cannot be recovered). aclemuKernelsRun() tells tests how many kernels ran so far.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,8 @@ EMU_EXPORT const char *aclGetRecentErrMsg(void) {
     g_errmsg[0] = 0; /* reported once, as CANN's is */
     return last;
 }
+
+EMU_EXPORT int64_t aclemuKernelsRun(void) { return g_kernels; }
 
 EMU_EXPORT int aclemu_kernel_may_run(void) {
     const char *at = getenv("ACLNN_EMU_AICORE_FAULT_AT");
@@ -116,7 +119,11 @@ EMU_EXPORT int aclrtSetDevice(int32_t device) {
 
 EMU_EXPORT int aclrtResetDevice(int32_t device) {
     if (device != g_device || g_devref <= 0) return ACL_ERROR_RT_DEVICE_ID_INVALID;
-    if (--g_devref == 0) { g_device = -1; g_poisoned = 0; } /* the device's last reference: a real reset */
+    const char *stuck = getenv("ACLNN_EMU_RESET_FAILS");
+    if (--g_devref == 0) { /* the device's last reference: a real reset */
+        g_device = -1;
+        if (!(stuck && *stuck == '1')) g_poisoned = 0;
+    }
     return 0;
 }
 
