@@ -282,7 +282,10 @@ def _incomplete(session: pytest.Session, rep: Reporter) -> Optional[str]:
     if setup:
         return f"the session could not start: {setup[0]}"
     status = session.exitstatus
-    stop = session.shouldfail or session.shouldstop  # -x / --maxfail, or the suite's own stop (a lost device)
+    # -x / --maxfail, or the suite's own stop (a lost device); under xdist a worker's stop reaches
+    # the controller's DSession plugin, not its session
+    dsession = session.config.pluginmanager.getplugin("dsession")
+    stop = session.shouldfail or session.shouldstop or getattr(dsession, "shouldstop", None)
     if stop and status != pytest.ExitCode.INTERNAL_ERROR:
         return f"stopped early after {len(rep.records)} cases: {stop}"
     if status == pytest.ExitCode.INTERRUPTED:
