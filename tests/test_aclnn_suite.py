@@ -12,7 +12,9 @@ the loader resolves libascendcl.so by soname, so two builds cannot share one). I
     --isolation none; atlas-inference runs under xdist, one record per worker);
   - planted faults are caught by the suite (the backend in its own process, as users run it), with
     messages naming the case and a reproducer;
-  - with no CANN library, every case is skipped with a reason naming what was looked for where.
+  - with no CANN library, every case is skipped with a reason naming what was looked for where;
+  - a planted AI-core fault costs exactly its own case (the backend resets the device), and a device
+    that cannot be recovered stops the run, serial or under xdist, with the report marked incomplete.
 It proves the marshalling and the harness, never the conformance of real Ascend kernels.
 """
 from __future__ import annotations
