@@ -584,9 +584,10 @@ def searched(probe: Dict[str, Any]) -> str:
     places = list(probe["dirs"])
     if probe["loader"]:
         places.append(f"the dynamic loader's search path (LD_LIBRARY_PATH={os.environ.get('LD_LIBRARY_PATH', '')!r})")
-        if not probe["dirs"]:
-            places[-1] += " (no lib_dir; ASCEND_HOME_PATH, ASCEND_TOOLKIT_HOME and ASCEND_OPP_PATH unset)"
-    return "; ".join(places) or "nowhere"
+    where = "; ".join(places) or "nowhere"
+    if probe["loader"] and not probe["dirs"]:
+        where += " (no lib_dir given; ASCEND_HOME_PATH, ASCEND_TOOLKIT_HOME and ASCEND_OPP_PATH unset)"
+    return where
 
 
 def _not_found(item: Optional[Dict[str, Any]]) -> bool:
@@ -608,8 +609,12 @@ def _cann_problems(report: Report, probe: Dict[str, Any], toolkit: Dict[str, Any
                                        fix_env, ("aclnn",)))
     if runtime is None or not runtime["found"]:
         found_elsewhere = [i["path"] for i in toolkit["installed"]]
-        hint = (f" (a toolkit is installed at {', '.join(found_elsewhere)}, but nothing in the environment names it)"
-                if found_elsewhere else "")
+        if found_elsewhere:
+            hint = f"; a toolkit is installed at {', '.join(found_elsewhere)}, but nothing in the environment names it"
+        elif not toolkit["path"]:
+            hint = f"; and no toolkit is installed at {', '.join(toolkit['looked_in'])}"
+        else:
+            hint = ""
         if runtime is None:
             what = f"{lib.RUNTIME_LIB} was not looked for ({probe['error']})"
         elif _not_found(runtime):
@@ -845,10 +850,10 @@ def render(report: Report) -> str:
                         + "".join(f", {k}={v}" for k, v in report.opts.items()) + ")", ""]
     env = report.environment
     lines.append("Environment")
-    lines.append(f"  {'python':<13}{env['python']} ({env['executable']}), {env['platform']}")
-    lines.append(f"  {'suite':<13}{env['suite']} at {env['suite_at']}; data {env['data']} ({env['data_from']})")
+    lines.append(f"  {'python':<16}{env['python']} ({env['executable']}), {env['platform']}")
+    lines.append(f"  {'suite':<16}{env['suite']} at {env['suite_at']}; data {env['data']} ({env['data_from']})")
     for name, version in env["packages"].items():
-        lines.append(f"  {name:<13}{version or 'not installed'}")
+        lines.append(f"  {name:<16}{version or 'not installed'}")
     lines += ["", "CANN"]
     lines += _render_cann(report.cann)
     lines += ["", "Product families: the dtypes the suite runs on each (from the operators' declarations)"]
@@ -858,7 +863,7 @@ def render(report: Report) -> str:
         groups = fams["dtypes"][family]
         text = "; ".join(f"{', '.join(g['dtypes'])}" + ("" if len(groups) == 1 else f" ({', '.join(g['operators'])})")
                          for g in groups)
-        lines.append(f"  {family:<16}{text}; {fams['cases'].get(family, 0)} cases"
+        lines.append(f"  {family:<17}{text}; {fams['cases'].get(family, 0)} cases"
                      + (f"   <- {here[family]}" if family in here else ""))
     if report.smoke:
         lines += ["", "Smoke cases (one per operator; the backend in its own process, judged against the golden, "
@@ -882,71 +887,81 @@ def render(report: Report) -> str:
 
 
 def _families_here(report: Report) -> Dict[str, str]:
-    """family -> what here runs it: the devices' families, else the selected backend's smoke products."""
+    """family -> what here runs it: the devices' families, else the selected backend's products."""
     here: Dict[str, List[str]] = {}
     devices = report.cann.get("probe", {}).get("devices") or {"list": []}
-    for d in devices["list"]:
-        if d.get("family"):
-            here.setdefault(d["family"], []).append(f"device {d['id']} ({d['soc']})")
+    held = [d for d in devices["list"] if d.get("family")]
+    for ids, d in _id_runs(held, lambda d: (d["family"], d["soc"])):
+        here.setdefault(d["family"], []).append(f"device{'s' if '-' in ids else ''} {ids} ({d['soc']})")
     if not devices["list"]:
         for row in report.smoke:
             if row["backend"] == report.backend and row["started"] and not row["substitute"]:
                 for p in row["products"]:
                     here.setdefault(p, []).append(f"backend {row['backend']}")
-    return {f: _compress(v) for f, v in here.items()}
+    return {f: ", ".join(v) for f, v in here.items()}
 
 
-def _compress(items: List[str]) -> str:
-    return ", ".join(items) if len(items) <= 3 else f"{', '.join(items[:2])} and {len(items) - 2} more"
+def _id_runs(devices: List[Dict[str, Any]], key: Callable[[Dict[str, Any]], Any]) -> List[Tuple[str, Dict[str, Any]]]:
+    """Devices with consecutive ids and the same key, as one ("0-7", first device) each."""
+    out: List[Tuple[str, Dict[str, Any]]] = []
+    start = 0
+    for i in range(1, len(devices) + 1):
+        if (i == len(devices) or key(devices[i]) != key(devices[start])
+                or devices[i]["id"] != devices[i - 1]["id"] + 1):
+            a, b = devices[start]["id"], devices[i - 1]["id"]
+            out.append((str(a) if a == b else f"{a}-{b}", devices[start]))
+            start = i
+    return out
 
 
 def _render_cann(cann: Dict[str, Any]) -> List[str]:
     t, v, probe = cann["toolkit"], cann["version"], cann["probe"]
     out = []
     if t["path"]:
-        out.append(f"  {'toolkit':<13}{t['path']} (from {t['from']})" + ("" if t["exists"] else ": does not exist"))
+        out.append(f"  {'toolkit':<16}{t['path']} (from {t['from']})" + ("" if t["exists"] else ": does not exist"))
     else:
         installed = ", ".join(i["path"] for i in t["installed"])
-        out.append(f"  {'toolkit':<13}not named (no lib_dir; ASCEND_HOME_PATH, ASCEND_TOOLKIT_HOME and "
+        out.append(f"  {'toolkit':<16}not named (no lib_dir; ASCEND_HOME_PATH, ASCEND_TOOLKIT_HOME and "
                    f"ASCEND_OPP_PATH unset)" + (f"; but one is installed at {installed}" if installed else
                                                  f"; none installed at {', '.join(t['looked_in'])}"))
     if v["version"]:
-        out.append(f"  {'version':<13}{v['version']} (from {v['source']})")
+        out.append(f"  {'version':<16}{v['version']} (from {v['source']})")
     else:
-        out.append(f"  {'version':<13}unknown" + (f" (looked in {', '.join(v['looked_in'])})" if v["looked_in"]
+        out.append(f"  {'version':<16}unknown" + (f" (looked in {', '.join(v['looked_in'])})" if v["looked_in"]
                                                    else " (no toolkit folder to look in)"))
     for name in (lib.RUNTIME_LIB, lib.TENSOR_LIB, *lib.OP_LIBS):
         item = probe["libraries"].get(name)
         if item is None:
-            out.append(f"  {name:<19}not looked for")
+            out.append(f"  {name:<16}not looked for")
         elif item["found"]:
-            out.append(f"  {name:<19}{item['path']}" + (" (by the dynamic loader)" if item.get("via") == "loader" else ""))
+            out.append(f"  {name:<16}{item['path']}" + (" (by the dynamic loader)" if item.get("via") == "loader" else ""))
         elif _not_found(item):
-            out.append(f"  {name:<19}not found")
+            either = name in lib.OP_LIBS and any(probe["libraries"].get(n, {}).get("found") for n in lib.OP_LIBS)
+            out.append(f"  {name:<16}not found" + (" (either operator library will do)" if either else ""))
         else:
-            out.append(f"  {name:<19}{item['error']}")
+            out.append(f"  {name:<16}{item['error']}")
     if probe["libraries"]:
-        out.append(f"  {'searched':<13}{searched(probe)}")
+        out.append(f"  {'searched':<16}{searched(probe)}")
     if probe["operators"] and any(probe["libraries"].get(n, {}).get("found") for n in lib.OP_LIBS):
-        out.append(f"  {'operators':<13}aclnn<Op>GetWorkspaceSize and aclnn<Op>, each:")
+        out.append(f"  {'operators':<16}aclnn<Op>GetWorkspaceSize and aclnn<Op>, each:")
         width = max(len(i["op"]) for i in probe["operators"])
         for item in probe["operators"]:
             state = (f"found in {item['library']}" if item["library"] else
                      f"MISSING (searched {', '.join(item['searched'])})")
             out.append(f"    {item['op']:<{width}}  {state}")
     else:
-        out.append(f"  {'operators':<13}not checked (no operator library loaded)")
+        out.append(f"  {'operators':<16}not checked (no operator library loaded)")
     devices = probe["devices"]
     if probe["error"]:
-        out.append(f"  {'probe':<13}{probe['error']}")
+        out.append(f"  {'probe':<16}{probe['error']}")
     if probe["device_error"]:
-        out.append(f"  {'devices':<13}{probe['device_error']}")
+        out.append(f"  {'devices':<16}{probe['device_error']}")
     elif devices is None:
-        out.append(f"  {'devices':<13}not probed (no usable {lib.RUNTIME_LIB})")
+        out.append(f"  {'devices':<16}not probed (no usable {lib.RUNTIME_LIB})")
     else:
-        out.append(f"  {'devices':<13}{devices['count']} (aclrtGetDeviceCount)")
-        for ids, text in _runs(devices["list"]):
-            out.append(f"    device {ids}: {text}")
+        out.append(f"  {'devices':<16}{devices['count']} (aclrtGetDeviceCount)")
+        for ids, d in _id_runs(devices["list"], _device_text):
+            out.append(f"    device {ids}: {_device_text(d)}")
         probed = len(devices["list"])
         if probed < devices["count"]:
             ids = str(probed) if probed == devices["count"] - 1 else f"{probed}-{devices['count'] - 1}"
@@ -960,18 +975,6 @@ def _device_text(d: Dict[str, Any]) -> str:
     if d.get("family"):
         return f"SoC {d['soc']} -> {d['family']}"
     return f"SoC {d['soc']}: refused: {d.get('refused')}"
-
-
-def _runs(devices: List[Dict[str, Any]]) -> List[Tuple[str, str]]:
-    """Consecutive devices that read the same, as one line each ("0-7": eight identical chips)."""
-    out: List[Tuple[str, str]] = []
-    start = 0
-    for i in range(1, len(devices) + 1):
-        if i == len(devices) or _device_text(devices[i]) != _device_text(devices[start]):
-            a, b = devices[start]["id"], devices[i - 1]["id"]
-            out.append((str(a) if a == b else f"{a}-{b}", _device_text(devices[start])))
-            start = i
-    return out
 
 
 def _render_smoke(row: Dict[str, Any]) -> List[str]:

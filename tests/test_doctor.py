@@ -252,6 +252,24 @@ def test_toolkit_named_by_lib_dir_or_the_variables(tmp_path):
     assert t["path"] == "/nowhere" and not t["exists"]
 
 
+def test_an_installed_toolkit_nothing_names_gets_its_own_set_env(tmp_path, monkeypatch):
+    """CANN installed at a default place, the shell never sourced it: the fix names that set_env.sh."""
+    (tmp_path / "ascend-toolkit" / "latest").mkdir(parents=True)
+    (tmp_path / "ascend-toolkit" / "set_env.sh").write_text("# CANN's\n")
+    monkeypatch.setattr(doctor, "DEFAULT_TOOLKITS", (str(tmp_path / "ascend-toolkit" / "latest"),))
+    monkeypatch.setattr(doctor, "INSTALL_RECORDS", ())
+    toolkit = doctor.toolkit_of(None, {})
+    assert toolkit["path"] is None and toolkit["installed"][0]["path"] == str(tmp_path / "ascend-toolkit" / "latest")
+    probe = {"libraries": {"libascendcl.so": {"name": "libascendcl.so", "found": False,
+                                              "error": "CANN library libascendcl.so not found; looked in ..."}},
+             "dirs": [], "loader": True, "symbols": {}, "operators": [], "error": None}
+    report = doctor.Report("aclnn", {})
+    assert doctor._cann_problems(report, probe, toolkit) is False
+    [p] = report.problems
+    assert "nothing in the environment names it" in p.what
+    assert p.fix.startswith(f"source {tmp_path / 'ascend-toolkit' / 'set_env.sh'};")
+
+
 def test_every_operator_has_a_smoke_case_on_every_family():
     cases, _ = load_cases([data_root() / "cases"])
     for name in ops.OPERATORS:
