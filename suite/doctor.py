@@ -799,19 +799,29 @@ def _smoke_problems(report: Report) -> None:
                     f"make {name} importable here (pip install the package that provides it) and check its "
                     f"--backend-opt options; `pytest --backend {name}` fails with the same message", (name,)))
             continue
-        opts = "" if row["substitute"] else "".join(f" --backend-opt {k}={v}" for k, v in row["opts"].items())
+        if not mine and already:
+            continue
+        groups: Dict[Tuple[str, str], List[Dict[str, Any]]] = {}
         for c in row["cases"]:
-            if c["outcome"] == "passed" or (not mine and already):
-                continue
-            command = c.get("reproduce") or (
-                f"pytest '{NUMBERS_TEST}[{c['case']}]' --backend {name}{opts} -rs" if c["case"] else
-                f"aclnn-conform cases list --count   (the case files hold no smoke case for {c['op']})")
+            if c["outcome"] != "passed":
+                groups.setdefault((c["outcome"], c["why"]), []).append(c)
+        for (outcome, why), bad in groups.items():
+            first = bad[0]
+            which = (f"smoke case {first['case'] or first['op']}" if len(bad) == 1 else
+                     f"{len(bad)} smoke cases ({', '.join(c['op'] for c in bad)})")
             report.problems.append(Problem(
-                f"smoke case {c['case'] or c['op']} {c['outcome']} on backend {name}"
-                f"{' (the host emulator)' if row['emulator'] else ''}: {c['why']}",
-                f"see the whole message: {command}" + (" (after `python -m tests.emulator.build DIR`, with "
-                                                       "--backend-opt lib_dir=DIR)" if row["substitute"] else ""),
-                (name,) if mine else ()))
+                f"{which} {outcome} on backend {name}{' (the host emulator)' if row['emulator'] else ''}: {why}",
+                f"see the whole message: {_reproducer(row, first)}", (name,) if mine else ()))
+
+
+def _reproducer(row: Dict[str, Any], case: Dict[str, Any]) -> str:
+    """The command that runs this smoke case alone under pytest (-rs: a skip's reason too)."""
+    if not case["case"]:
+        return f"aclnn-conform cases list --count   (the case files hold no smoke case for {case['op']})"
+    test = f"pytest '{NUMBERS_TEST}[{case['case']}]' --backend {row['backend']}"
+    if row["substitute"]:                  # the doctor's emulator folder is gone: build one
+        return f"python -m tests.emulator.build DIR && {test} --backend-opt lib_dir=DIR -rs"
+    return case.get("reproduce") or test + "".join(f" --backend-opt {k}={v}" for k, v in row["opts"].items()) + " -rs"
 
 
 def stops(problem: Problem, backend: str) -> bool:
