@@ -13,8 +13,8 @@ crashes or hangs in aclInit or aclrtSetDevice would otherwise take the doctor wi
 report that should explain the machine would never print. In a child, a crash or a hang costs one
 line naming the call it happened in.
 
-Exit codes: 0, the selected backend can run here (its smoke cases passed; with --no-smoke, nothing
-found stops it); 1, it cannot (what is missing is named) or a smoke case failed or was skipped;
+Exit codes: 0, the selected backend can run here (its smoke cases passed; with --no-smoke, it
+starts and nothing found stops it); 1, it cannot (what is missing is named) or a smoke case failed or was skipped;
 2, the command line is wrong (a --backend-opt that is not KEY=VALUE).
 
 Nothing here names an operator: the operators are the registry's (`suite.ops.OPERATORS`), and each
@@ -206,7 +206,8 @@ def cann_version(toolkit: Optional[str]) -> Dict[str, Any]:
         hiascend.com/document/detail/en/canncommercial/{800,850}/softwareinst/instg/instg_0044.html;
         its lines are package_name=, version=, innerversion=, arch=, os=, path=);
       - <toolkit>/version.cfg, `toolkit_running_version=[7.6.0.1.220:8.0.0]` (and runtime_...; the
-        CANN version follows the ':'), as 8.0-era toolkits write it at the toolkit's root;
+        CANN version follows the ':'), as toolkits write it at their root (a CANN 6.0.1 one is quoted
+        in github.com/Ascend/samples/issues/11: `runtime_running_version=[1.84.15.1.310:6.0.1]`);
       - <toolkit>/runtime/version.info, `Version=...` (the runtime component's own version).
     The first found wins; "unknown" lists every place looked in."""
     if not toolkit:
