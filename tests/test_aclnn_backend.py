@@ -15,6 +15,7 @@ import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -816,3 +817,33 @@ def test_smooth_l1_boundary_epsilon_and_nan(backend):
         out = backend.run(C.positional("SmoothL1LossBackward", (np.ones(2, np.float32), s, np.zeros(2, np.float32)),
                                        (0, b), (2,), C.F32))
         assert np.array_equal(out, np.array([first, 1.0], np.float32), equal_nan=True), (b, out)
+
+
+# ---- the emulator's bfloat16 rule is suite/soc.py's table ------------------------------------------------
+def test_emulator_bfloat16_rule_follows_the_soc_table(emu_dir, monkeypatch):
+    """A bfloat16 call on every name tests/test_soc.py lists, each prefix variant and the unknown
+    ones: the emulator (whose C table the build generates from suite/soc.py) accepts it exactly where
+    soc.has_bfloat16 says, and rejects it with 161002 elsewhere."""
+    from suite import soc as soc_table
+    from tests.test_soc import LISTED, UNKNOWN, VARIANTS
+    op = next(o for o in ops.OPERATORS.values() if "bfloat16" in o.product_dtypes.get("atlas-a2", ()))
+    inputs = {n: np.full((2, 3), 0.5, dtype=ml_dtypes.bfloat16) for n in op.inputs}
+    out_shape = op.out_shape({n: (2, 3) for n in op.inputs})
+    b = AclnnBackend(lib_dir=emu_dir, product="atlas-a2")  # the override: the SoC name alone decides bfloat16
+    wrong = []
+    try:
+        for name in [n for n in [*LISTED, *VARIANTS, *UNKNOWN] if n]:  # "" is the emulator's default
+            monkeypatch.setenv("ACLNN_EMU_SOC", name)
+            call = OpCall(op.name, inputs, {}, out_shape, np.dtype(ml_dtypes.bfloat16), "atlas-a2")
+            try:
+                b.run(call)
+                took = True
+            except AclnnError as e:
+                assert e.status == 161002, (name, e)
+                took = False
+            if took is not soc_table.has_bfloat16(name):
+                wrong.append(f"{name}: emulator {'takes' if took else 'rejects'} bfloat16")
+    finally:
+        b.close()
+    assert not wrong, wrong
+    assert live(b) == (0, 0, 0, 0)
