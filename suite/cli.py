@@ -1,5 +1,5 @@
-"""aclnn-conform: golden regeneration and checks, case-file validation and listing, and the
-report gate (diff two runs' results.json, merge shards)."""
+"""aclnn-conform: the environment check (doctor), golden regeneration and checks, case-file
+validation and listing, and the report gate (diff two runs' results.json, merge shards)."""
 from __future__ import annotations
 
 import argparse
@@ -120,6 +120,21 @@ def cmd_report_recover(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_doctor(args: argparse.Namespace) -> int:
+    """Can the suite run here, against the selected backend? (suite/doctor.py; imported only here.)"""
+    from suite import doctor
+    return doctor.main(args)
+
+
+DOCTOR_HELP = """The first command on a new machine. Reports Python and its packages, the CANN toolkit (path,
+version, each library the aclnn backend needs, each operator's two symbols), the devices with each
+one's SoC and product family, and the dtypes the suite runs there; then runs one small case per
+operator through every backend that loads (reference; torch when installed; aclnn when CANN is found,
+else the host emulator when this is a checkout with a C compiler), as pytest runs them. Every problem
+comes with the command that fixes it. Exit 0: the selected backend can run here (its smoke cases
+passed); 1: it cannot, or a smoke case did not pass; 2: bad arguments."""
+
+
 DIFF_HELP = f"""Compare two results.json files (BASE: the last accepted run; NEW: this run). Exit 1 when NEW
 is worse: a case failing in NEW that did not fail in BASE (or is new and failing), a precision
 regression, or a case of BASE missing from NEW, or passing in BASE and skipped in NEW (unless
@@ -134,6 +149,12 @@ so run-to-run noise between correct kernels stays well under 1 ulp, while a kern
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="aclnn-conform", description=__doc__)
     sub = p.add_subparsers(dest="group", required=True)
+
+    d = sub.add_parser("doctor", help="can the suite run here? (environment, CANN, devices, smoke cases)",
+                       description=DOCTOR_HELP)
+    from suite.doctor import add_arguments
+    add_arguments(d)
+    d.set_defaults(fn=cmd_doctor)
 
     g = sub.add_parser("golden", help="generate or check golden data").add_subparsers(dest="cmd", required=True)
     for name, fn, hlp in (("generate", cmd_golden_generate, "write goldens for every numeric case"),

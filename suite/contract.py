@@ -32,7 +32,8 @@ STATUS_NAMES = {
 
 # Product families (docs/aclnn-status.md); the dtypes each takes are the operator's (suite/ops).
 PRODUCTS = ("atlas-training", "atlas-inference", "atlas-a2", "atlas-a3")
-# SoC names the runtime reports, by product family.
+# The name prefix each family's SoC names share, for display only: which family a SoC name belongs
+# to is decided by suite/soc.py's table (the bare "Ascend910B", for one, is atlas-training).
 PRODUCT_SOCS = {
     "atlas-training": "Ascend910",
     "atlas-inference": "Ascend310P",
@@ -74,3 +75,23 @@ class Unsupported(Exception):
 
     An extension of the contract: backends that never raise it behave exactly as before.
     """
+
+
+class DeviceFault(Exception):
+    """Raised by a backend when the device faulted during a call: a launch or a synchronize failed (an
+    AI-core exception, a poisoned stream), so no result exists. `status` is the runtime's error code,
+    `message` its own words (aclGetRecentErrMsg where it has them). The suite fails that one case as a
+    device fault.
+
+    `recovered`: the backend has reset what it must (stream, context, device) and the next call runs
+    on a healthy device. False: recovery itself failed; the suite stops the run with the message,
+    rather than failing every remaining case one by one.
+
+    An extension of the contract: backends that never raise it behave exactly as before.
+    """
+
+    def __init__(self, message: str, status: Optional[int] = None, recovered: bool = True) -> None:
+        self.message = message
+        self.status = None if status is None else int(status)
+        self.recovered = bool(recovered)
+        super().__init__(message)

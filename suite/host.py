@@ -40,7 +40,7 @@ import numpy as np
 
 from suite import dtypes, layout
 from suite.backend import BackendError, BackendInfo, make_backend
-from suite.contract import AclnnError, OpCall, Unsupported
+from suite.contract import AclnnError, DeviceFault, OpCall, Unsupported
 
 # A request: op, inputs (name -> contiguous array or None), layout, attrs, out_shape, out_dtype
 # (a dtype name or None), product. Plain values, so it crosses the process boundary as it is.
@@ -60,6 +60,8 @@ class Outcome:
     raised: Optional[str] = None           # any other exception: "TypeError: ..."
     returned: Optional[str] = None         # what came back instead of such an array
     aliased: Optional[str] = None          # the result shares memory with: "input NAME" or "an earlier result"
+    device_fault: Optional[str] = None     # DeviceFault's message (with its status)
+    device_lost: bool = False              # ... and the backend could not recover the device
 
 
 class Fault(Exception):
@@ -95,6 +97,9 @@ def call_once(backend: Any, req: Request, earlier: Sequence[np.ndarray]) -> Tupl
         return Outcome(status=e.status), None
     except Unsupported as e:
         return Outcome(unsupported=str(e)), None
+    except DeviceFault as e:
+        status = "" if e.status is None or str(e.status) in e.message else f" (status {e.status})"
+        return Outcome(device_fault=f"{e.message}{status}", device_lost=not e.recovered), None
     except Exception as e:
         return Outcome(raised=f"{type(e).__name__}: {e}"), None
     want_dt = None if req["out_dtype"] is None else dtypes.dtype_of(req["out_dtype"])
@@ -295,7 +300,8 @@ def _die_with_parent() -> None:
 
 def _outcome_header(o: Outcome, index: Optional[int]) -> Dict[str, Any]:
     return {"array": index, "status": o.status, "unsupported": o.unsupported, "raised": o.raised,
-            "returned": o.returned, "aliased": o.aliased}
+            "returned": o.returned, "aliased": o.aliased, "device_fault": o.device_fault,
+            "device_lost": o.device_lost}
 
 
 def child_main(sock: socket.socket, spec: Optional[str], opts: Dict[str, str]) -> None:

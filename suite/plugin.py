@@ -285,6 +285,8 @@ def check(request: pytest.FixtureRequest, case: casefiles.Case) -> Dict[str, Any
         skip = e.reason
     except CaseFailure as e:
         failure = str(e)
+        if e.stop:  # the backend lost its device: every later case would fail for the same reason
+            node.session.shouldstop = e.stop
         # The failure's metrics and reproducer go in the record too (suite/report.py writes them).
         node.stash[RECORD] = {"status": None, **e.record, "message": e.summary, "reproduce": e.reproduce}
     # Outside the except blocks, so pytest shows the message once, with no chained traceback.

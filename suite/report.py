@@ -282,15 +282,18 @@ def _incomplete(session: pytest.Session, rep: Reporter) -> Optional[str]:
     if setup:
         return f"the session could not start: {setup[0]}"
     status = session.exitstatus
+    # -x / --maxfail, or the suite's own stop (a lost device); under xdist a worker's stop reaches
+    # the controller's DSession plugin, not its session
+    dsession = session.config.pluginmanager.getplugin("dsession")
+    stop = session.shouldfail or session.shouldstop or getattr(dsession, "shouldstop", None)
+    if stop and status != pytest.ExitCode.INTERNAL_ERROR:
+        return f"stopped early after {len(rep.records)} cases: {stop}"
     if status == pytest.ExitCode.INTERRUPTED:
         return f"interrupted (Ctrl-C or SIGTERM) after {len(rep.records)} cases"
     if status == pytest.ExitCode.INTERNAL_ERROR:
         return "pytest hit an internal error"
     if status == pytest.ExitCode.USAGE_ERROR:
         return "the session could not start (usage error)"
-    stop = session.shouldfail or session.shouldstop
-    if stop:
-        return f"stopped early: {stop}"
     return None
 
 

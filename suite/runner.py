@@ -24,10 +24,11 @@ class CaseFailure(AssertionError):
     and `record` (what was measured before failing: status, metrics, fault)."""
 
     def __init__(self, case_id: str, what: str, details: Sequence[str] = (), reproduce: Optional[str] = None,
-                 record: Optional[Dict[str, Any]] = None) -> None:
+                 record: Optional[Dict[str, Any]] = None, stop: Optional[str] = None) -> None:
         self.summary = f"{case_id}: {what}"
         self.reproduce = reproduce
         self.record = record or {}
+        self.stop = stop  # why the whole run must stop after this case (None: it goes on)
         lines = [self.summary, *details] + ([f"  reproduce: {reproduce}"] if reproduce else [])
         super().__init__("\n".join(lines))
 
@@ -95,8 +96,8 @@ class Runner:
         return f"pytest {shlex.quote(nodeid)}{self.replay}"
 
     def _fail(self, case: Case, nodeid: str, what: str, details: Sequence[str] = (),
-              record: Optional[Dict[str, Any]] = None) -> CaseFailure:
-        return CaseFailure(case.id, what, details, self.reproducer(nodeid), record)
+              record: Optional[Dict[str, Any]] = None, stop: Optional[str] = None) -> CaseFailure:
+        return CaseFailure(case.id, what, details, self.reproducer(nodeid), record, stop)
 
     @property
     def backend(self) -> Any:
@@ -113,9 +114,23 @@ class Runner:
             elements = sum(numel(s) for s in case.shapes.values() if s is not None) + numel(case.out_shape or ())
             deadline = deadline_for(elements)
         try:
-            return self.host.run(request_of(case, inputs), repeat, deadline)
+            outs = self.host.run(request_of(case, inputs), repeat, deadline)
         except Fault as e:
             raise self._fail(case, nodeid, str(e), record={"fault": e.kind}) from None
+        for o in outs:
+            if o.device_fault is not None:
+                raise self._device_fault(case, nodeid, o)
+        return outs
+
+    def _device_fault(self, case: Case, nodeid: str, o: Outcome) -> CaseFailure:
+        """The device faulted in this case: it fails; the run goes on if the backend recovered."""
+        if o.device_lost:
+            stop = f"{case.id}: device fault, and the backend could not recover the device: {o.device_fault}"
+            return self._fail(case, nodeid, f"device fault: {o.device_fault}; the backend could not recover "
+                                            f"the device, so the run stops here", record={"fault": "device lost"},
+                              stop=stop)
+        return self._fail(case, nodeid, f"device fault: {o.device_fault}; the backend reset the device, the "
+                                        f"next case runs on a fresh one", record={"fault": "device"})
 
     def _status(self, case: Case, o: Outcome, nodeid: str) -> Optional[int]:
         """The status of a rejected call (None: accepted); crashes and skips become a failure or a skip."""

@@ -31,7 +31,7 @@ def run_all(lib_dir: str, bf16_code: Optional[int] = None) -> Dict[str, List[str
     res: Dict[str, List[str]] = {k: [] for k in ("setup", "numerics", "strided_out", "exact_cast", "status", "leaks")}
     opts = {} if bf16_code is None else {"_bf16_code": str(bf16_code)}
     ops.OPERATORS.update(C.stand_ins(probe=False))  # this process only: the batteries' operators
-    os.environ["ACLNN_EMU_SOC"] = "Ascend910B"
+    os.environ["ACLNN_EMU_SOC"] = "Ascend910B3"
     b = AclnnBackend(lib_dir=lib_dir, **opts)
     if b.unavailable:
         res["setup"].append(b.unavailable)
@@ -52,7 +52,7 @@ def run_all(lib_dir: str, bf16_code: Optional[int] = None) -> Dict[str, List[str
         if call.out_shape is not None and len(call.out_shape) >= 2:
             _record(res["strided_out"], label, lambda: C.assert_close(bf.run(call), call, label))
     bf.close()
-    os.environ["ACLNN_EMU_SOC"] = "Ascend910"
+    os.environ["ACLNN_EMU_SOC"] = "Ascend910A"
     bt = AclnnBackend(lib_dir=lib_dir, **opts)
     _record(res["status"], "product detection", lambda: _expect(bt.products == ("atlas-training",), bt.products))
     for label, call, status in C.status_calls("atlas-training"):

@@ -15,10 +15,12 @@ import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import pytest
 
-from suite import AclnnError, OpCall, Unsupported, ops
+from suite import AclnnError, DeviceFault, OpCall, Unsupported, ops
+from suite.backends import _aclnn_marshal as marshal
 from suite.backends import aclnn as aclnn_mod
 from suite.backends.aclnn import AclnnBackend, AclRuntimeError, product_for_soc
 from suite.contract import PRODUCTS
@@ -54,8 +56,8 @@ def declarations(monkeypatch):
 
 @pytest.fixture
 def soc(monkeypatch):
-    """Set the SoC the emulator reports (default Ascend910B)."""
-    monkeypatch.setenv("ACLNN_EMU_SOC", "Ascend910B")
+    """Set the SoC the emulator reports (default Ascend910B3, an Atlas A2)."""
+    monkeypatch.setenv("ACLNN_EMU_SOC", "Ascend910B3")
     return lambda name: monkeypatch.setenv("ACLNN_EMU_SOC", name)
 
 
@@ -133,7 +135,7 @@ TRAINING = C.status_calls("atlas-training")
 
 @pytest.mark.parametrize("label,call,status", TRAINING, ids=[c[0] for c in TRAINING])
 def test_rejections_on_a_product_without_bfloat16(emu_dir, soc, label, call, status):
-    soc("Ascend910")
+    soc("Ascend910A")
     b = AclnnBackend(lib_dir=emu_dir)
     try:
         assert b.products == ("atlas-training",)
@@ -186,19 +188,150 @@ def test_negative_strides_skip_by_default_with_reason(backend):
     assert live(backend)[:3] == (0, 0, 0)
 
 
-def test_negative_strides_pass_when_asked(emu_dir, soc, monkeypatch):
+def test_negative_strides_pass_when_asked(emu_dir, soc):
+    """As on CANN: aclCreateTensor takes the view, phase 1's view check accepts it (every element it
+    reaches lies in its storage), and the kernel reads it through its strides."""
     b = AclnnBackend(lib_dir=emu_dir, negative_strides="pass")
     rng = np.random.default_rng(4)
     try:
         call = C.mse(rng, ((3, 5),) * 3, C.F16, reduction=1, layouts="ntn")
         assert call.inputs["gradOutput"].strides[0] < 0
         C.assert_close(b.run(call), call)
-        monkeypatch.setenv("ACLNN_EMU_REJECT_NEG_STRIDES", "1")  # a CANN that refuses them
-        with pytest.raises(Unsupported, match="aclCreateTensor refused the negative-stride view of gradOutput"):
-            b.run(call)
         assert live(b)[:3] == (0, 0, 0)
     finally:
         b.close()
+
+
+# ---- phase 1's view check, as strict as CANN's ---------------------------------------------------------
+class _ShortStorage(AclnnBackend):
+    """A copy of the marshaller with the commonest real bug: the storage dims are the view's own
+    shape, not its extent. Right for a contiguous view, short for a strided or offset one."""
+
+    def _tensor(self, layout, name, tensors, buffers):
+        numel = int(np.prod(layout.dims, dtype=np.int64)) if layout.dims else 1
+        short = marshal.Layout(layout.dims, layout.strides, layout.offset, layout.storage, layout.code)
+        original = aclnn_mod._int64s
+
+        def storage_dims(values):  # only the storage dims argument is a 1-element list
+            return original([numel] if list(values) == [layout.storage.size] else values)
+        aclnn_mod._int64s = storage_dims
+        try:
+            return super()._tensor(short, name, tensors, buffers)
+        finally:
+            aclnn_mod._int64s = original
+
+
+def test_view_check_catches_storage_dims_that_do_not_cover_the_view(emu_dir, soc):
+    """CANN rejects, in phase 1, a view that reaches past its storage dims (161002, "ViewShape
+    overlap"); so does the emulator, so a marshaller that gets the storage wrong fails here."""
+    b = _ShortStorage(lib_dir=emu_dir)
+    rng = np.random.default_rng(5)
+    try:
+        contiguous = C.mse(rng, ((3, 5),) * 3, C.F32, reduction=0, layouts="ccc")
+        C.assert_close(b.run(contiguous), contiguous)  # the bug is invisible here
+        for layouts in ("csc", "coc"):  # strided (a gap after every element), sliced (a storage offset)
+            call = C.mse(rng, ((3, 5),) * 3, C.F32, reduction=0, layouts=layouts)
+            with pytest.raises(AclnnError) as err:
+                b.run(call)
+            assert err.value.status == 161002, layouts
+        C.assert_close(AclnnBackend.run(b, contiguous), contiguous)
+    finally:
+        b.close()
+    assert live(b) == (0, 0, 0, 0)
+
+
+def test_view_check_boundaries(emu_dir, soc):
+    """At, inside and outside the storage: the last element exactly at the end passes; one element
+    short, or a negative stride reaching below the buffer's start, is 161002."""
+    b = AclnnBackend(lib_dir=emu_dir)
+    f = b._fn
+    try:
+        b._ensure_ready()
+        ptr = ctypes.c_void_p()
+        assert f["aclrtMalloc"](ctypes.byref(ptr), 4096, 0) == 0
+        op = b._ops["MseLossBackward"]
+        ok = 0
+
+        def status(dims, strides, offset, storage):
+            t = [f["aclCreateTensor"](aclnn_mod._int64s(dims), len(dims), 0, aclnn_mod._int64s(strides), offset,
+                                      2, aclnn_mod._int64s([storage]), 1, ptr) for _ in range(3)]
+            numel = int(np.prod(dims))
+            out = f["aclCreateTensor"](aclnn_mod._int64s(dims), 2, 0, aclnn_mod._int64s([dims[1], 1]), 0, 2,
+                                       aclnn_mod._int64s([numel]), 1, ptr)
+            assert all(t) and out, "aclCreateTensor refused a view: CANN's never does"
+            ws, ex = ctypes.c_uint64(), ctypes.c_void_p()
+            st = op[0](t[0], t[1], t[2], ctypes.c_int64(0), out, ctypes.byref(ws), ctypes.byref(ex))
+            if st == 0:
+                f["aclDestroyAclOpExecutor"](ex)
+            for x in (*t, out):
+                f["aclDestroyTensor"](x)
+            return st
+        # a (3, 4) view with row stride 5: reaches offset + 2*5 + 3 = offset + 13
+        assert status([3, 4], [5, 1], 0, 14) == ok          # exactly covered
+        assert status([3, 4], [5, 1], 0, 13) == 161002      # one element short
+        assert status([3, 4], [5, 1], 2, 16) == ok          # offset counted: 2 + 13 + 1 = 16
+        assert status([3, 4], [5, 1], 2, 15) == 161002
+        assert status([3, 4], [-5, 1], 10, 14) == ok        # negative stride: lowest element at 10 - 10 = 0
+        assert status([3, 4], [-5, 1], 9, 14) == 161002     # ... or at -1: below the buffer
+        assert status([0, 4], [5, 1], 0, 0) == ok           # an empty view reaches nothing
+        assert status([0, 4], [5, 1], 7, 0) == ok
+        f["aclrtFree"](ptr)
+    finally:
+        b.close()
+    assert live(b) == (0, 0, 0, 0)
+
+
+# ---- device faults: one case, then a reset device -------------------------------------------------------
+def _kernels_run(b: AclnnBackend) -> int:
+    fn = b.libraries.runtime.handle.aclemuKernelsRun
+    fn.restype = ctypes.c_int64
+    return fn()
+
+
+def test_ai_core_fault_costs_one_call_and_the_device_recovers(emu_dir, soc, monkeypatch):
+    """The emulator's planted AI-core fault poisons the device as CANN's does (every later runtime call
+    fails until a reset). The backend frees the call, resets the device and raises DeviceFault with the
+    status and the runtime's message; the calls after it pass."""
+    b = AclnnBackend(lib_dir=emu_dir)
+    calls = [c for _, c in C.numeric_calls(seed=21) if c.out_shape and int(np.prod(c.out_shape)) > 0][:4]
+    try:
+        C.assert_close(b.run(calls[0]), calls[0])
+        monkeypatch.setenv("ACLNN_EMU_AICORE_FAULT_AT", str(_kernels_run(b) + 1))
+        with pytest.raises(DeviceFault) as err:
+            b.run(calls[1])
+        e = err.value
+        assert e.status == 507015 and e.recovered
+        assert "aclrtSynchronizeStream failed with 507015" in e.message and "aicore exception" in e.message
+        assert "reset" in e.message
+        assert live(b)[:3] == (0, 0, 0)  # the faulting call's buffers, tensors and executor were released
+        for call in calls[1:]:  # the same call again, and more: a healthy device
+            C.assert_close(b.run(call), call)
+    finally:
+        b.close()
+    assert live(b) == (0, 0, 0, 0)
+
+
+def test_unrecoverable_device_fault_says_so(emu_dir, soc, monkeypatch):
+    """A device that stays poisoned after the reset: DeviceFault(recovered=False) naming what failed,
+    and from then on the backend is unavailable with that reason (the suite stops the run)."""
+    b = AclnnBackend(lib_dir=emu_dir)
+    call = dict(NUMERIC)["mse same float32 r0"]
+    try:
+        C.assert_close(b.run(call), call)
+        monkeypatch.setenv("ACLNN_EMU_RESET_FAILS", "1")
+        monkeypatch.setenv("ACLNN_EMU_AICORE_FAULT_AT", str(_kernels_run(b) + 1))
+        with pytest.raises(DeviceFault) as err:
+            b.run(call)
+        assert not err.value.recovered and "recovery failed: aclrtCreateStream failed with aclError 507899" \
+            in err.value.message
+        with pytest.raises(Unsupported, match="could not be recovered"):
+            b.run(call)
+    finally:
+        b.close()
+        monkeypatch.delenv("ACLNN_EMU_RESET_FAILS")
+        # leave the emulator healthy for the tests after this one: a real reset (its last reference)
+        b._fn["aclrtSetDevice"](b.device)
+        b._fn["aclrtResetDevice"](b.device)
 
 
 # ---- resources ---------------------------------------------------------------------------------------
@@ -271,11 +404,41 @@ def test_two_backends_in_one_process(emu_dir, soc):
 
 # ---- products, options ------------------------------------------------------------------------------
 @pytest.mark.parametrize("name,product", [
-    ("Ascend910B", "atlas-a2"), ("Ascend910B3", "atlas-a2"), ("Ascend910_9391", "atlas-a3"),
-    ("Ascend310P3", "atlas-inference"), ("Ascend910", "atlas-training"), ("Ascend910ProA", "atlas-training"),
-    ("Ascend910PremiumA", "atlas-training"), ("Ascend310B1", None), ("", None)])
+    ("Ascend910B", "atlas-training"), ("Ascend910B3", "atlas-a2"), ("Ascend910_9391", "atlas-a3"),
+    ("Ascend310P3", "atlas-inference"), ("Ascend910", None), ("Ascend910ProA", "atlas-training"),
+    ("Ascend910PremiumA", "atlas-training"), ("Ascend310B1", None), ("Ascend950PR_9599", None), ("", None)])
 def test_product_for_soc(name, product):
+    """The backend's detection is suite/soc.py's table (tests/test_soc.py holds it name by name)."""
     assert product_for_soc(name) == product
+
+
+@pytest.mark.parametrize("name,why", [("Ascend950PR_9599", "Ascend 950PR/950DT"), ("Ascend910Bx", "not a SoC name"),
+                                      ("Ascend910", "not a SoC name")])
+def test_out_of_scope_or_unknown_soc_is_refused_with_its_name(emu_dir, soc, name, why):
+    """Never a guessed family: 950 and made-up names make the backend unavailable, naming the SoC."""
+    soc(name)
+    b = AclnnBackend(lib_dir=emu_dir)
+    try:
+        assert b.products == PRODUCTS and b.unavailable
+        assert repr(name) in b.unavailable and why in b.unavailable and "product=" in b.unavailable
+    finally:
+        b.close()
+    assert live(b) == (0, 0, 0, 0)
+
+
+def test_bare_910b_is_held_to_atlas_training_and_rejects_bfloat16(emu_dir, soc):
+    """The runtime's bare "Ascend910B" is a first-generation 910: atlas-training, whose operators
+    reject bfloat16 with 161002 (the mistake a prefix rule made: it was held to A2)."""
+    soc("Ascend910B")
+    b = AclnnBackend(lib_dir=emu_dir)
+    try:
+        assert b.products == ("atlas-training",)
+        call = dict(NUMERIC)["mse same bfloat16 r1"]
+        with pytest.raises(AclnnError) as err:
+            b.run(OpCall(call.op, call.inputs, call.attrs, call.out_shape, call.out_dtype, "atlas-training"))
+        assert err.value.status == 161002
+    finally:
+        b.close()
 
 
 @pytest.mark.parametrize("name,product", [("Ascend910B4", "atlas-a2"), ("Ascend910_9392", "atlas-a3"),
@@ -654,3 +817,33 @@ def test_smooth_l1_boundary_epsilon_and_nan(backend):
         out = backend.run(C.positional("SmoothL1LossBackward", (np.ones(2, np.float32), s, np.zeros(2, np.float32)),
                                        (0, b), (2,), C.F32))
         assert np.array_equal(out, np.array([first, 1.0], np.float32), equal_nan=True), (b, out)
+
+
+# ---- the emulator's bfloat16 rule is suite/soc.py's table ------------------------------------------------
+def test_emulator_bfloat16_rule_follows_the_soc_table(emu_dir, monkeypatch):
+    """A bfloat16 call on every name tests/test_soc.py lists, each prefix variant and the unknown
+    ones: the emulator (whose C table the build generates from suite/soc.py) accepts it exactly where
+    soc.has_bfloat16 says, and rejects it with 161002 elsewhere."""
+    from suite import soc as soc_table
+    from tests.test_soc import LISTED, UNKNOWN, VARIANTS
+    op = next(o for o in ops.OPERATORS.values() if "bfloat16" in o.product_dtypes.get("atlas-a2", ()))
+    inputs = {n: np.full((2, 3), 0.5, dtype=ml_dtypes.bfloat16) for n in op.inputs}
+    out_shape = op.out_shape({n: (2, 3) for n in op.inputs})
+    b = AclnnBackend(lib_dir=emu_dir, product="atlas-a2")  # the override: the SoC name alone decides bfloat16
+    wrong = []
+    try:
+        for name in [n for n in [*LISTED, *VARIANTS, *UNKNOWN] if n]:  # "" is the emulator's default
+            monkeypatch.setenv("ACLNN_EMU_SOC", name)
+            call = OpCall(op.name, inputs, {}, out_shape, np.dtype(ml_dtypes.bfloat16), "atlas-a2")
+            try:
+                b.run(call)
+                took = True
+            except AclnnError as e:
+                assert e.status == 161002, (name, e)
+                took = False
+            if took is not soc_table.has_bfloat16(name):
+                wrong.append(f"{name}: emulator {'takes' if took else 'rejects'} bfloat16")
+    finally:
+        b.close()
+    assert not wrong, wrong
+    assert live(b) == (0, 0, 0, 0)

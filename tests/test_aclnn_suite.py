@@ -12,7 +12,9 @@ the loader resolves libascendcl.so by soname, so two builds cannot share one). I
     --isolation none; atlas-inference runs under xdist, one record per worker);
   - planted faults are caught by the suite (the backend in its own process, as users run it), with
     messages naming the case and a reproducer;
-  - with no CANN library, every case is skipped with a reason naming what was looked for where.
+  - with no CANN library, every case is skipped with a reason naming what was looked for where;
+  - a planted AI-core fault costs exactly its own case (the backend resets the device), and a device
+    that cannot be recovered stops the run, serial or under xdist, with the report marked incomplete.
 It proves the marshalling and the harness, never the conformance of real Ascend kernels.
 """
 from __future__ import annotations
@@ -302,11 +304,44 @@ def test_without_cann_every_case_is_skipped_with_the_reason(tmp_path):
     assert s.live and all("does not run on the host emulator" in r["error"] for r in s.live), s.live
 
 
-def test_negative_strides_cann_refuses_are_skipped_with_the_reason(emulator, tmp_path):
-    """negative_strides=pass against a CANN whose aclCreateTensor refuses them: skips, not crashes."""
-    s = run_suite(tmp_path, emulator(None), "--backend-opt", "negative_strides=pass", "-k", "negstride",
-                  "--isolation=none", env={"ACLNN_EMU_REJECT_NEG_STRIDES": "1"})
-    assert s.returncode == 0, s.tail()
-    assert s.cases and set(s.having("skipped")) == set(s.cases), s.tail()
-    assert all("aclCreateTensor refused the negative-stride view" in m for m in s.having("skipped").values())
-    assert [r["after_close"] for r in s.live] == [ZERO]
+# ---- device faults: an AI-core fault costs its own case, an unrecoverable device stops the run --------
+FAULT_SLICE = ("-k", "test_numerics and float32 and atlas-a2 and contiguous", "--scale", "small")
+
+
+def test_ai_core_fault_costs_exactly_one_case(emulator, tmp_path):
+    """The third kernel the backend's process runs faults as an AI core does (the device is poisoned
+    until reset). That case fails as a device fault, with the status and the runtime's message; the
+    backend resets the device and every other case passes."""
+    s = run_suite(tmp_path, emulator(None), *FAULT_SLICE, f"--report-dir={tmp_path / 'r'}",
+                  env={"ACLNN_EMU_AICORE_FAULT_AT": "3"})
+    assert s.returncode == 1, s.tail()
+    failed = s.having("failed")
+    assert len(failed) == 1 and len(s.having("passed")) == len(s.cases) - 1 > 100, s.tail()
+    (nodeid, msg), = failed.items()
+    assert list(s.cases).index(nodeid) == 2, "the third case ran the third kernel"
+    assert "device fault: aclrtSynchronizeStream failed with 507015" in msg and "aicore exception" in msg, msg
+    assert "reset the device" in msg and "reproduce: pytest" in msg, msg
+    doc = json.loads((tmp_path / "r" / "results.json").read_text())
+    faults = [r for r in doc["records"] if r.get("fault")]
+    assert [r["fault"] for r in faults] == ["device"] and doc["incomplete"] is None and doc["complete"], doc["incomplete"]
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_unrecoverable_device_stops_the_run(emulator, tmp_path, workers):
+    """A device the reset cannot bring back: the faulting case fails saying so and the run stops
+    there (pytest exit 2, the report marked incomplete), rather than failing every later case. Under
+    xdist each worker has its own device session: the first to lose it stops the whole run."""
+    s = run_suite(tmp_path, emulator(None), *FAULT_SLICE, f"--report-dir={tmp_path / 'r'}", workers=workers,
+                  env={"ACLNN_EMU_AICORE_FAULT_AT": "3", "ACLNN_EMU_RESET_FAILS": "1"})
+    assert s.returncode == 2, s.tail()
+    failed = s.having("failed")
+    assert 1 <= len(failed) <= max(workers, 1) and len(s.cases) <= 3 * max(workers, 1), s.tail()
+    assert len(s.having("passed")) == len(s.cases) - len(failed), s.tail()
+    for msg in failed.values():
+        assert "could not recover the device, so the run stops here" in msg and "aclrtCreateStream failed" in msg, msg
+    assert "Interrupted" in s.output and "could not recover" in s.output, s.tail()
+    doc = json.loads((tmp_path / "r" / "results.json").read_text())
+    assert not doc["complete"] and doc["incomplete"].startswith(f"stopped early after {len(s.cases)} cases"), \
+        doc["incomplete"]
+    assert "could not recover the device" in doc["incomplete"]
+    assert [r["fault"] for r in doc["records"] if r.get("fault")] == ["device lost"] * len(failed)

@@ -45,6 +45,8 @@ TENSOR_SYMBOLS = {
     "aclDestroyTensor": (c_int, [c_void_p]),
 }
 OPTIONAL_TENSOR_SYMBOLS = {"aclDestroyAclOpExecutor": (c_int, [c_void_p])}
+# The runtime's last error in its own words (acl_base.h; absent from old runtimes).
+OPTIONAL_RUNTIME_SYMBOLS = {"aclGetRecentErrMsg": (c_char_p, [])}
 
 _TAIL = [P_uint64, P_void_p]  # workspaceSize, executor
 # The C types an operator's declared parameters (Operator.c_params) may have. A `float` is a C float
@@ -169,6 +171,7 @@ def load(lib_dir: Optional[str], environ: Mapping[str, str] = os.environ) -> Tup
     loader = not lib_dir  # an explicit lib_dir is taken literally
     runtime = load_one(RUNTIME_LIB, dirs, loader)
     fns = bind(runtime, RUNTIME_SYMBOLS)
+    fns.update(bind(runtime, OPTIONAL_RUNTIME_SYMBOLS, optional=True))
     tensor = load_one(TENSOR_LIB, dirs, loader)
     fns.update(bind(tensor, TENSOR_SYMBOLS))
     fns.update(bind(tensor, OPTIONAL_TENSOR_SYMBOLS, optional=True))

@@ -20,9 +20,11 @@ the constructor still succeeds, `unavailable` holds the reason (what was looked 
 `suite.Unsupported(reason)`, which the suite reports as a skip with that reason. A missing
 operator symbol makes only that operator's calls Unsupported.
 
-Product: detected from aclrtGetSocName() (Ascend910B* -> atlas-a2, Ascend910_93* -> atlas-a3,
-Ascend310P* -> atlas-inference, other Ascend910* -> atlas-training); `product=` overrides it, for
-emulators and simulators. Initialisation (aclInit, aclrtSetDevice, aclrtCreateStream) happens once,
+Product: detected from aclrtGetSocName() through suite/soc.py's table (exact CANN platform names,
+then a few prefix rules; the bare "Ascend910B" is a first-generation 910, atlas-training). An
+unknown or out-of-scope SoC (Ascend 950, Atlas 200I/500 A2) makes the backend unavailable with a
+message naming the SoC, never a guessed family; `product=` overrides detection, for emulators and
+simulators. Initialisation (aclInit, aclrtSetDevice, aclrtCreateStream) happens once,
 lazily, on first use; `close()` tears it down (nothing is registered globally: a process that never
 calls close() simply exits).
 
@@ -30,9 +32,18 @@ Negative strides: CANN's aclCreateTensor reference (CANN 8.0.0 and 8.5.0 "aclCre
 hiascend.com .../aolapi/operatorlist_00019.html) says of `stride` "The value cannot be a negative
 number" / "a non-negative integer" (offset likewise). So by default (`negative_strides=skip`) a
 view with a negative stride raises Unsupported instead of being silently copied into a positive
-layout, which would test something other than the case asks; `negative_strides=pass` hands the
-negative strides to CANN as they are (offset then points at the first element); if aclCreateTensor
-then refuses the view (returns NULL), the call is Unsupported too, with that reason.
+layout, which would test something other than the case asks. What CANN itself does: aclCreateTensor
+checks nothing about the view and never refuses one; phase 1's view check (opbase's op::Validate)
+accepts negative strides when every element the view reaches lies inside the storage, which this
+backend's layouts always do (the offset points at the first element). So `negative_strides=pass`
+hands the view to the operator as it is, and the case shows whether the kernel honours it.
+
+Device faults: when phase 2 or the stream synchronize fails (an AI-core exception leaves the stream,
+and in CANN the whole device context, returning the same error to every later call), the call's
+buffers are released, the stream destroyed, the device reset (aclrtResetDevice, then aclrtSetDevice
+and a new stream), and `suite.DeviceFault` is raised with the status and aclGetRecentErrMsg's text:
+only that case fails. If the reset itself fails, DeviceFault says so (recovered=False) and the
+suite stops the run.
 """
 from __future__ import annotations
 
@@ -41,10 +52,10 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from suite import ops
+from suite import ops, soc
 from suite.backends import _aclnn_lib as lib
 from suite.backends import _aclnn_marshal as marshal
-from suite.contract import PRODUCTS, AclnnError, OpCall, Unsupported
+from suite.contract import PRODUCTS, AclnnError, DeviceFault, OpCall, Unsupported
 
 ACL_FORMAT_ND = 2
 MEMCPY_HOST_TO_DEVICE, MEMCPY_DEVICE_TO_HOST = 1, 2
@@ -59,17 +70,21 @@ class AclRuntimeError(RuntimeError):
         self.func, self.code = func, code
 
 
-def product_for_soc(soc: str) -> Optional[str]:
-    """The product family of a SoC name as aclrtGetSocName reports it (None if unknown)."""
-    if soc.startswith("Ascend910_93"):
-        return "atlas-a3"
-    if soc.startswith("Ascend910B"):
-        return "atlas-a2"
-    if soc.startswith("Ascend310P"):
-        return "atlas-inference"
-    if soc.startswith("Ascend910"):  # Ascend910, Ascend910A, Ascend910ProA, Ascend910PremiumA, ...
-        return "atlas-training"
-    return None
+def product_for_soc(name: str) -> Optional[str]:
+    """The product family of a SoC name as aclrtGetSocName reports it (None: unknown or out of scope);
+    suite.soc.family_of says why."""
+    try:
+        return soc.family_of(name)
+    except soc.UnknownSoc:
+        return None
+
+
+class _Faulted(Exception):
+    """Phase 2 or the synchronize failed: the device needs a reset once the call's memory is freed."""
+
+    def __init__(self, func: str, code: int, message: Optional[str]) -> None:
+        super().__init__(f"{func} failed with {code}" + (f": {message}" if message else ""))
+        self.code = code
 
 
 class AclnnBackend:
@@ -139,13 +154,13 @@ class AclnnBackend:
             self._teardown_init()
             self._fail(f"aclrtSetDevice({self.device}) failed with aclError {rc}")
         if not self._product_override:
-            soc = f["aclrtGetSocName"]()
-            self.soc_name = soc.decode() if soc else None
-            self._detected = product_for_soc(self.soc_name or "")
-            if self._detected is None:
+            name = f["aclrtGetSocName"]()
+            self.soc_name = name.decode() if name else None
+            try:
+                self._detected = soc.family_of(self.soc_name or "")
+            except soc.UnknownSoc as exc:
                 self._teardown_device()
-                self._fail(f"SoC {self.soc_name!r} (aclrtGetSocName) maps to no known product family; "
-                           f"pass --backend-opt product=<{'|'.join(PRODUCTS)}>")
+                self._fail(f"{exc} (aclrtGetSocName of device {self.device})")
         stream = ctypes.c_void_p()
         rc = f["aclrtCreateStream"](ctypes.byref(stream))
         if rc:
@@ -174,8 +189,45 @@ class AclnnBackend:
         self._fn["aclrtDestroyStream"](stream)
         self._teardown_device()
 
+    def _recent_error(self) -> Optional[str]:
+        """The runtime's own account of its last error (aclGetRecentErrMsg), where it has one."""
+        fn = self._fn.get("aclGetRecentErrMsg")
+        text = fn() if fn is not None else None
+        return text.decode(errors="replace").strip() or None if text else None
+
+    def _recover(self) -> Optional[str]:
+        """Destroy the stream, reset the device, set it again, make a new stream: None when that
+        worked, else what failed (the device stays unusable and the backend says so from then on)."""
+        f = self._fn
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            f["aclrtDestroyStream"](stream)  # its error (the same fault) changes nothing
+        rc = f["aclrtResetDevice"](self.device)
+        if rc:
+            return f"aclrtResetDevice({self.device}) failed with aclError {rc}"
+        rc = f["aclrtSetDevice"](self.device)
+        if rc:
+            return f"aclrtSetDevice({self.device}) failed with aclError {rc} after the reset"
+        fresh = ctypes.c_void_p()
+        rc = f["aclrtCreateStream"](ctypes.byref(fresh))
+        if rc:
+            f["aclrtResetDevice"](self.device)
+            return f"aclrtCreateStream failed with aclError {rc} after the reset"
+        self._stream = fresh
+        return None
+
     # ---- one call ---------------------------------------------------------------------------
     def run(self, call: OpCall) -> Optional[np.ndarray]:
+        try:
+            return self._run(call)
+        except _Faulted as fault:  # the call's tensors and buffers are already released
+            failed = self._recover()
+            if failed is None:
+                raise DeviceFault(str(fault), fault.code) from None
+            self.unavailable = f"the device could not be recovered after a fault ({fault}): {failed}"
+            raise DeviceFault(f"{fault}; recovery failed: {failed}", fault.code, recovered=False) from None
+
+    def _run(self, call: OpCall) -> Optional[np.ndarray]:
         self._ensure_ready()
         if call.product not in self.products:
             raise Unsupported(f"this backend stands for {self.products[0]}, the case targets {call.product}")
@@ -219,8 +271,10 @@ class AclnnBackend:
             executor_pending = False  # phase 2 owns the executor from here, whatever it returns
             status = phase2(workspace, workspace_size.value, executor, self._stream)
             if status:
-                raise AclnnError(status)
-            self._check("aclrtSynchronizeStream", self._fn["aclrtSynchronizeStream"](self._stream))
+                raise _Faulted(f"aclnn{call.op} (phase 2)", status, self._recent_error())
+            rc = self._fn["aclrtSynchronizeStream"](self._stream)
+            if rc:
+                raise _Faulted("aclrtSynchronizeStream", rc, self._recent_error())
             if out is None:
                 return None  # the operator accepted a NULL out: the suite will flag the missing status
             self._copy(out, out_buf, MEMCPY_DEVICE_TO_HOST)
@@ -257,9 +311,6 @@ class AclnnBackend:
         storage = _int64s([layout.storage.size])
         t = self._fn["aclCreateTensor"](dims, len(layout.dims), layout.code, strides, layout.offset,
                                         ACL_FORMAT_ND, storage, 1, buf)
-        if not t and any(st < 0 for st in layout.strides):  # only reachable with negative_strides=pass
-            raise Unsupported(f"aclCreateTensor refused the negative-stride view of {name} (dims {layout.dims}, "
-                              f"strides {layout.strides}); CANN documents strides as non-negative")
         if not t:
             raise RuntimeError(f"aclCreateTensor returned NULL for {name} (dims {layout.dims}, strides "
                                f"{layout.strides}, offset {layout.offset}, dtype code {layout.code})")

@@ -15,8 +15,8 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from suite import dtypes, ops
-from suite.contract import PRODUCT_SOCS, PRODUCTS, OpCall
+from suite import dtypes, ops, soc
+from suite.contract import PRODUCTS, OpCall
 
 DEVICES = ("cpu", "cuda", "npu")
 COMPUTES = ("widen", "native")
@@ -35,14 +35,13 @@ def _import_torch() -> Any:
     return torch
 
 
-def products_for_soc(soc: str) -> tuple:
-    """The product family an NPU's SoC name belongs to (real hardware stands for one), or all
-    four when the name is not recognised. Longest SoC prefix first: Ascend910B3 is atlas-a2,
-    Ascend910_9391 atlas-a3, Ascend910A/Ascend910ProB atlas-training."""
-    for product, prefix in sorted(PRODUCT_SOCS.items(), key=lambda kv: -len(kv[1])):
-        if soc.startswith(prefix):
-            return (product,)
-    return PRODUCTS
+def products_for_soc(name: str) -> tuple:
+    """The one product family an NPU's SoC name belongs to (real hardware stands for one), by
+    suite/soc.py's table; an unknown or out-of-scope name is an error naming it, never a guess."""
+    try:
+        return (soc.family_of(name),)
+    except soc.UnknownSoc as exc:
+        raise RuntimeError(f"torch backend: {exc} (torch.npu.get_device_name)") from None
 
 
 def _check_option(key: str, value: str, allowed: tuple) -> str:

@@ -9,7 +9,8 @@ the first, as in the toolkit's lib64), so that
 
 runs the suite against it. The emulator computes on the host what docs/operators/*.md say the
 operators do; it proves the backend's marshalling and the harness, never the conformance of real kernels.
-Choose the SoC it reports with ACLNN_EMU_SOC (default Ascend910B, i.e. atlas-a2). Extra compiler
+Choose the SoC it reports with ACLNN_EMU_SOC (default Ascend910B3, i.e. atlas-a2); the build writes
+suite/soc.py's table as OUTDIR/include/emu_soc_table.h, so the emulator's bfloat16 rule is the suite's. Extra compiler
 flags (e.g. -fsanitize=address while debugging the emulator) go in ACLNN_EMU_CFLAGS.
 
 libopapi.so is the core (src/opapi.c) and every file in src/ops/, one per operator: adding an
@@ -31,6 +32,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
+
+from suite import soc
 
 SRC = Path(__file__).resolve().parent / "src"
 OPS = SRC / "ops"  # the operator table: <module>.c for the operator whose suite module is <module>.py
@@ -101,6 +104,9 @@ def build(outdir: os.PathLike, fault: Optional[str] = None, cc: Optional[str] = 
         raise BuildError("no C compiler found (looked for $CC, cc, gcc, clang on PATH)")
     out = Path(outdir).resolve()
     out.mkdir(parents=True, exist_ok=True)
+    include = out / "include"
+    include.mkdir(exist_ok=True)
+    (include / "emu_soc_table.h").write_text(soc.c_header())
     defines = [f"-D{FAULTS[fault].macro}"] if fault else []
     defines += os.environ.get("ACLNN_EMU_CFLAGS", "").split()
     for lib, (sources, deps) in LIBRARIES.items():
@@ -108,7 +114,7 @@ def build(outdir: os.PathLike, fault: Optional[str] = None, cc: Optional[str] = 
         if lib == "libopapi.so":
             paths += [str(p) for p in op_sources()] + [str(Path(p).resolve()) for p in extra_ops]
         cmd = [cc, "-shared", "-fPIC", "-O2", "-std=gnu11", "-ffp-contract=off", "-fvisibility=hidden",
-               "-Wall", *defines, f"-I{SRC}", *paths,
+               "-Wall", *defines, f"-I{SRC}", f"-I{include}", *paths,
                f"-Wl,-soname,{lib}", "-Wl,-rpath,$ORIGIN", f"-L{out}",
                *[f"-l{d}" for d in deps], "-lm", "-o", str(out / lib)]
         proc = subprocess.run(cmd, capture_output=True, text=True)

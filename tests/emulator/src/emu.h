@@ -35,6 +35,8 @@
 #define ACL_ERROR_RT_CONTEXT_NULL 107002
 #define ACL_ERROR_RT_MEMORY_ALLOCATION 207001
 #define ACL_ERROR_RT_DEVICE_FAULT 507899 /* the emulator's code for a kernel touching freed memory */
+#define ACL_ERROR_RT_AICORE_EXCEPTION 507015 /* an AI-core fault, reported by the synchronize that saw it */
+#define ACL_ERROR_RT_STICKY 507899 /* what a poisoned device answers until it is reset */
 
 /* aclDataType values (docs/aclnn-status.md); EMU_NO_DTYPE stands for "none" / an undefined promotion. */
 enum {
@@ -62,6 +64,7 @@ typedef struct {
     int64_t ndim, dims[EMU_MAX_RANK], strides[EMU_MAX_RANK], offset;
     int32_t dtype;
     void *data;
+    int64_t storage; /* elements the storage dims hold */
 } emu_view;
 
 #define EMU_MAX_INPUTS 8 /* tensor parameters of one operator before out */
@@ -104,6 +107,7 @@ typedef void (*aclemu_task)(void *arg);
 int aclemu_enqueue(void *stream, aclemu_task fn, void *arg);
 const char *aclemu_soc(void);
 void aclemu_device_fault(void); /* the next aclrtSynchronizeStream reports ACL_ERROR_RT_DEVICE_FAULT */
+int aclemu_kernel_may_run(void); /* 0: the device is poisoned, or this kernel is the planted AI-core fault */
 /* Exported by libnnopbase.so. */
 int aclDestroyAclOpExecutor(aclOpExecutor *executor);
 

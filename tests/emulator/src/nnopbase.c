@@ -1,6 +1,7 @@
 /* libnnopbase.so of the emulator: aclTensor objects keep the view metadata exactly as given.
- * Env: ACLNN_EMU_REJECT_NEG_STRIDES=1 makes aclCreateTensor refuse negative strides (returns NULL),
- * as CANN's documentation says it may; by default they are accepted and honoured.
+ * As lenient as CANN's aclCreateTensor, which checks nothing about the view: negative strides,
+ * offsets or dims are all kept (phase 1's view check, in opapi.c, judges them), and only a NULL
+ * array with a non-zero count returns NULL.
  */
 #include <stdlib.h>
 #include "emu.h"
@@ -14,14 +15,7 @@ static int64_t *copy_dims(const int64_t *src, uint64_t n) {
 EMU_EXPORT aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum, int32_t dataType,
                                       const int64_t *stride, int64_t offset, int32_t format,
                                       const int64_t *storageDims, uint64_t storageDimsNum, void *tensorData) {
-    const char *rej = getenv("ACLNN_EMU_REJECT_NEG_STRIDES");
-    if ((viewDimsNum && !viewDims) || (storageDimsNum && !storageDims) || offset < 0) return NULL;
-    for (uint64_t i = 0; i < viewDimsNum; i++) {
-        if (viewDims[i] < 0) return NULL;
-        if (stride && stride[i] < 0 && rej && *rej == '1') return NULL;
-    }
-    for (uint64_t i = 0; i < storageDimsNum; i++)
-        if (storageDims[i] < 0) return NULL;
+    if ((viewDimsNum && !viewDims) || (storageDimsNum && !storageDims)) return NULL;
     aclTensor *t = calloc(1, sizeof *t);
     t->magic = EMU_TENSOR_MAGIC;
     t->ndim = (int64_t)viewDimsNum;

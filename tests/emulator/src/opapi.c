@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "emu.h"
+#include "emu_soc_table.h" /* suite/soc.py's table, written by the build */
 
 #ifdef EMU_FAULT_ACCEPT_RANK9
 #define RANK_LIMIT 9
@@ -24,9 +25,32 @@
 #endif
 
 /* ---- products, dtypes, shapes --------------------------------------------------------------- */
+/* The product family of the SoC the runtime reports, by suite/soc.py's rules: exact names, then
+ * prefixes (some requiring a digit after them, the rest of the name letters, digits, '-' or '_');
+ * EMU_FAMILY_NONE for an unknown or out-of-scope name. */
+static int name_chars(const char *s) {
+    for (; *s; s++)
+        if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '-' || *s == '_'))
+            return 0;
+    return 1;
+}
+
+static int soc_family(const char *soc) {
+    size_t i;
+    for (i = 0; i < sizeof EMU_SOC_EXACT / sizeof *EMU_SOC_EXACT; i++)
+        if (strcmp(soc, EMU_SOC_EXACT[i].name) == 0) return EMU_SOC_EXACT[i].family;
+    for (i = 0; i < sizeof EMU_SOC_PREFIX / sizeof *EMU_SOC_PREFIX; i++) {
+        size_t n = strlen(EMU_SOC_PREFIX[i].name);
+        if (strncmp(soc, EMU_SOC_PREFIX[i].name, n) == 0 &&
+            (!EMU_SOC_PREFIX[i].digit || (soc[n] >= '0' && soc[n] <= '9')) && name_chars(soc + n))
+            return EMU_SOC_PREFIX[i].family;
+    }
+    return EMU_FAMILY_NONE;
+}
+
 int emu_soc_has_bf16(void) {
-    const char *soc = aclemu_soc();
-    return strncmp(soc, "Ascend910B", 10) == 0 || strncmp(soc, "Ascend910_93", 12) == 0;
+    int f = soc_family(aclemu_soc());
+    return f != EMU_FAMILY_NONE && EMU_FAMILY_BF16[f];
 }
 
 int emu_listed(int32_t d) {
@@ -175,6 +199,25 @@ static void capture(emu_view *v, const aclTensor *t) {
     v->offset = t->offset;
     v->dtype = t->dtype;
     v->data = t->data;
+    v->storage = emu_numel_dims(t->storage_dims, t->nstorage);
+}
+
+/* CANN's phase-1 view check (opbase, op::Validate in tensor_view_utils.cpp): every element a
+ * non-empty view reaches, from offset + the negative strides' reach to offset + the positive
+ * strides' reach, lies inside the storage dims' element count; else 161002 "ViewShape overlap".
+ * Negative strides themselves are fine. A negative dim is refused here too. */
+static int view_in_storage(const emu_view *v) {
+    int64_t lo = v->offset, hi = v->offset, n = 1;
+    for (int64_t d = 0; d < v->ndim; d++) {
+        if (v->dims[d] < 0) return 0;
+        n *= v->dims[d];
+    }
+    if (n == 0) return 1; /* reaches nothing */
+    for (int64_t d = 0; d < v->ndim; d++) {
+        int64_t reach = v->strides[d] * (v->dims[d] - 1);
+        if (reach > 0) hi += reach; else lo += reach;
+    }
+    return lo >= 0 && hi + 1 <= v->storage;
 }
 
 /* The view the computation actually uses (the strides fault reads every view as contiguous). */
@@ -343,6 +386,15 @@ aclOpExecutor *emu_executor(const emu_op *op, const aclTensor *const *in, int ni
 
 int emu_ready(aclOpExecutor *ex, uint64_t *workspaceSize, aclOpExecutor **executor) {
     const emu_view *o = &ex->out;
+    for (int i = 0; i <= ex->nin; i++) {
+        const emu_view *v = i < ex->nin ? &ex->in[i] : o;
+        if (v->present && !view_in_storage(v)) {
+            fprintf(stderr, "aclemu: %s: tensor %d: ViewShape overlap (the view reaches outside its storage "
+                            "dims)\n", ex->op->name, i);
+            aclDestroyAclOpExecutor(ex);
+            return ACLNN_ERR_PARAM_INVALID;
+        }
+    }
     ex->workspace = (!ex->empty && !same_dims(o->dims, o->ndim, ex->bdims, ex->bndim))
                         ? (uint64_t)emu_numel_dims(o->dims, o->ndim) * sizeof(float) : 0;
     *workspaceSize = ex->workspace;
@@ -356,7 +408,7 @@ static void run_task(void *arg) {
     if (!ex->empty && (first_view_outside(ex) >= 0 || !ws_ok)) { /* freed before the stream ran */
         fprintf(stderr, "aclemu: kernel ran after its memory was freed (missing synchronisation?)\n");
         aclemu_device_fault();
-    } else if (!ex->empty) {
+    } else if (!ex->empty && aclemu_kernel_may_run()) { /* else: the planted AI-core fault, or poisoned */
         ex->op->run(ex);
     }
     aclDestroyAclOpExecutor(ex); /* a non-repeatable executor dies with its launch */

@@ -4,8 +4,16 @@
  * need aclInit + aclrtSetDevice; aclrtMemcpy checks the direction against which side is "device";
  * fresh device memory holds garbage (0xA5); operator work queued on a stream runs only at
  * aclrtSynchronizeStream (or aclrtDestroyStream), so reading out before synchronising sees garbage.
- * Env: ACLNN_EMU_SOC (SoC name, default Ascend910B), ACLNN_EMU_MALLOC_LIMIT (bytes; larger
+ * Env: ACLNN_EMU_SOC (SoC name, default Ascend910B3), ACLNN_EMU_MALLOC_LIMIT (bytes; larger
  * aclrtMalloc requests fail), ACLNN_EMU_DEVICES (device count, default 8).
+ *
+ * A planted AI-core fault, as a real device has one: ACLNN_EMU_AICORE_FAULT_AT=N makes the N-th kernel
+ * this process runs (counted from 1) fault instead of computing. Its aclrtSynchronizeStream returns
+ * ACL_ERROR_RT_AICORE_EXCEPTION (507015), and from then on the device is poisoned, as CANN's is:
+ * synchronize, memcpy, malloc and stream creation return 507899 (the sticky error) and queued kernels
+ * never run, until aclrtResetDevice releases the device's last reference. aclGetRecentErrMsg then
+ * says what happened, once. ACLNN_EMU_RESET_FAILS=1 makes the poison outlive resets (a device that
+ * cannot be recovered). aclemuKernelsRun() tells tests how many kernels ran so far.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,8 +24,36 @@ typedef void *aclrtStream;
 static int g_init, g_device = -1, g_devref; /* set/reset are reference counted, as in CANN */
 static int64_t g_live[4];
 static int g_fault;
+static int g_poisoned;      /* an AI-core fault happened: the device is unusable until reset */
+static int64_t g_kernels;   /* kernels run by this process, for ACLNN_EMU_AICORE_FAULT_AT */
+static char g_errmsg[512];  /* aclGetRecentErrMsg's message; empty: none */
 
 EMU_EXPORT void aclemu_device_fault(void) { g_fault = 1; }
+
+static void set_errmsg(const char *msg) { snprintf(g_errmsg, sizeof g_errmsg, "%s", msg); }
+
+EMU_EXPORT const char *aclGetRecentErrMsg(void) {
+    static char last[sizeof g_errmsg];
+    if (!g_errmsg[0]) return NULL;
+    memcpy(last, g_errmsg, sizeof last);
+    g_errmsg[0] = 0; /* reported once, as CANN's is */
+    return last;
+}
+
+EMU_EXPORT int64_t aclemuKernelsRun(void) { return g_kernels; }
+
+EMU_EXPORT int aclemu_kernel_may_run(void) {
+    const char *at = getenv("ACLNN_EMU_AICORE_FAULT_AT");
+    if (g_poisoned) return 0;
+    g_kernels++;
+    if (at && *at && g_kernels == strtoll(at, NULL, 10)) {
+        g_poisoned = 1;
+        set_errmsg("EZ9999: Inner Error! aicore exception (emulated by ACLNN_EMU_AICORE_FAULT_AT): the kernel "
+                   "faulted; the device must be reset");
+        return 0;
+    }
+    return 1;
+}
 
 typedef struct { char *p; size_t size; } alloc_t;
 static alloc_t *g_allocs;
@@ -51,7 +87,7 @@ EMU_EXPORT int aclemu_in_device_memory(const void *p, size_t nbytes) {
 
 EMU_EXPORT const char *aclemu_soc(void) {
     const char *s = getenv("ACLNN_EMU_SOC");
-    return s && *s ? s : "Ascend910B";
+    return s && *s ? s : "Ascend910B3";
 }
 
 EMU_EXPORT int aclInit(const char *config) {
@@ -66,6 +102,7 @@ EMU_EXPORT int aclFinalize(void) {
     g_init = 0;
     g_device = -1;
     g_devref = 0;
+    g_poisoned = 0;
     return 0;
 }
 
@@ -82,7 +119,18 @@ EMU_EXPORT int aclrtSetDevice(int32_t device) {
 
 EMU_EXPORT int aclrtResetDevice(int32_t device) {
     if (device != g_device || g_devref <= 0) return ACL_ERROR_RT_DEVICE_ID_INVALID;
-    if (--g_devref == 0) g_device = -1;
+    const char *stuck = getenv("ACLNN_EMU_RESET_FAILS");
+    if (--g_devref == 0) { /* the device's last reference: a real reset */
+        g_device = -1;
+        if (!(stuck && *stuck == '1')) g_poisoned = 0;
+    }
+    return 0;
+}
+
+EMU_EXPORT int aclrtGetDeviceCount(uint32_t *count) {
+    const char *n = getenv("ACLNN_EMU_DEVICES");
+    if (!count) return ACL_ERROR_INVALID_PARAM;
+    *count = (uint32_t)(n ? atoi(n) : 8);
     return 0;
 }
 
@@ -95,6 +143,7 @@ EMU_EXPORT const char *aclrtGetSocName(void) {
 EMU_EXPORT int aclrtCreateStream(aclrtStream *stream) {
     if (!stream) return ACL_ERROR_INVALID_PARAM;
     if (g_device < 0) return ACL_ERROR_RT_CONTEXT_NULL;
+    if (g_poisoned) return ACL_ERROR_RT_STICKY;
     stream_t *s = calloc(1, sizeof *s);
     s->magic = STREAM_MAGIC;
     *stream = s;
@@ -103,9 +152,11 @@ EMU_EXPORT int aclrtCreateStream(aclrtStream *stream) {
 }
 
 static int run_pending(stream_t *s) {
-    for (size_t i = 0; i < s->n; i++) s->tasks[i].fn(s->tasks[i].arg);
+    int was_poisoned = g_poisoned;
+    for (size_t i = 0; i < s->n; i++) s->tasks[i].fn(s->tasks[i].arg); /* a poisoned device runs none */
     s->n = 0;
     if (g_fault) { g_fault = 0; return ACL_ERROR_RT_DEVICE_FAULT; }
+    if (g_poisoned) return was_poisoned ? ACL_ERROR_RT_STICKY : ACL_ERROR_RT_AICORE_EXCEPTION;
     return 0;
 }
 
@@ -113,6 +164,7 @@ EMU_EXPORT int aclemu_enqueue(void *stream, aclemu_task fn, void *arg) {
     stream_t *s = stream;
     if (!s) { fn(arg); return 0; } /* default stream: run now */
     if (s->magic != STREAM_MAGIC) return ACL_ERROR_INVALID_PARAM;
+    if (g_poisoned) return ACL_ERROR_RT_STICKY;
     if (s->n == s->cap) {
         s->cap = s->cap ? 2 * s->cap : 4;
         s->tasks = realloc(s->tasks, s->cap * sizeof *s->tasks);
@@ -145,6 +197,7 @@ EMU_EXPORT int aclrtMalloc(void **ptr, size_t size, int policy) {
     const char *limit = getenv("ACLNN_EMU_MALLOC_LIMIT");
     if (!ptr || size == 0) return ACL_ERROR_INVALID_PARAM;
     if (g_device < 0) return ACL_ERROR_RT_CONTEXT_NULL;
+    if (g_poisoned) return ACL_ERROR_RT_STICKY;
     if (limit && size > (size_t)strtoull(limit, NULL, 10)) return ACL_ERROR_RT_MEMORY_ALLOCATION;
     size_t rounded = (size + 63) / 64 * 64;
     char *p = aligned_alloc(64, rounded);
@@ -179,6 +232,7 @@ EMU_EXPORT int aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t co
     int dst_dev = aclemu_in_device_memory(dst, count), src_dev = aclemu_in_device_memory(src, count);
     int want_dst = kind == 1 || kind == 3, want_src = kind == 2 || kind == 3;
     if (kind < 0 || kind > 3 || dst_dev != want_dst || src_dev != want_src) return ACL_ERROR_INVALID_PARAM;
+    if (g_poisoned) return ACL_ERROR_RT_STICKY;
     memcpy(dst, src, count);
     return 0;
 }

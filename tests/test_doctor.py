@@ -1,0 +1,294 @@
+"""`aclnn-conform doctor` (suite/doctor.py): what it reports and how it exits, on this machine (no
+CANN), against the host emulator (libraries found, devices, SoC -> family, smoke cases through
+aclnn), with a planted missing library, and with a CANN runtime that crashes or hangs.
+
+Each run is the real command in a fresh process (`python -m suite.cli doctor`), in an environment
+without ASCEND_* variables, so the emulator's SoC (ACLNN_EMU_SOC) reaches every process it starts.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+import pytest
+
+from suite import cli, doctor, golden, ops
+from suite.cases import NUMBERS, load_cases
+from suite.contract import PRODUCTS
+from suite.home import data_root
+from tests.emulator.build import BuildError, build, find_compiler
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def clean_env(**extra: str) -> Dict[str, str]:
+    """This environment without CANN: no ASCEND_* variable, no LD_LIBRARY_PATH entry holding a CANN
+    runtime."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASCEND_") and not k.startswith("ACLNN_EMU_")}
+    ld = [p for p in env.get("LD_LIBRARY_PATH", "").split(os.pathsep)
+          if p and not (Path(p) / "libascendcl.so").exists()]
+    env["LD_LIBRARY_PATH"] = os.pathsep.join(ld)
+    env.update(extra)
+    return env
+
+
+def run_doctor(*args: str, env: Optional[Dict[str, str]] = None, as_json: bool = True,
+               timeout: float = 240) -> Tuple[int, object, str]:
+    """(exit code, the JSON document or the text, stderr)."""
+    cmd = [sys.executable, "-m", "suite.cli", "doctor", *(["--json"] if as_json else []), *args]
+    p = subprocess.run(cmd, cwd=ROOT, env=env or clean_env(), capture_output=True, text=True, timeout=timeout)
+    if as_json:
+        try:
+            doc = json.loads(p.stdout)       # stdout holds the document and nothing else
+        except ValueError:
+            pytest.fail(f"--json wrote more than one JSON document:\n{p.stdout[-3000:]}\n{p.stderr[-2000:]}")
+        return p.returncode, doc, p.stderr
+    return p.returncode, p.stdout, p.stderr
+
+
+def smoke(doc: dict, backend: str, substitute: bool = False) -> dict:
+    rows = [r for r in doc["smoke"] if r["backend"] == backend and r["substitute"] == substitute]
+    assert len(rows) == 1, [r["label"] for r in doc["smoke"]]
+    return rows[0]
+
+
+def assert_one_passed_per_operator(row: dict) -> None:
+    assert row["started"], row["why"]
+    assert [c["op"] for c in row["cases"]] == list(ops.OPERATORS), row["cases"]
+    assert all(c["outcome"] == "passed" for c in row["cases"]), row["cases"]
+    assert all(c["case"] and c["case"].startswith(c["op"] + "-") for c in row["cases"])
+
+
+def stopping(doc: dict) -> List[dict]:
+    return [p for p in doc["problems"] if doc["backend"] in p["stops"] or "*" in p["stops"]]
+
+
+@pytest.fixture(scope="session")
+def emu_dir(tmp_path_factory) -> Path:
+    """The host emulator, built once for the session (as tests/test_aclnn_backend.py's emu_dir)."""
+    if find_compiler() is None:
+        pytest.skip("no C compiler (looked for $CC, cc, gcc, clang on PATH): cannot build the emulator")
+    try:
+        return build(tmp_path_factory.mktemp("doctor-emu") / "lib64")
+    except BuildError as exc:
+        pytest.skip(f"emulator build failed: {exc}")
+
+
+# -- (a) no CANN -------------------------------------------------------------------------------
+def test_without_cann_aclnn_cannot_run_and_says_where_it_looked():
+    code, doc, _ = run_doctor()
+    lib = doc["cann"]["probe"]["libraries"]["libascendcl.so"]
+    if lib["found"]:
+        pytest.skip(f"a CANN runtime is on this machine's loader path ({lib['path']})")
+    assert code == 1 and doc["exit_code"] == 1
+    cann = [p for p in stopping(doc) if p["what"].startswith("CANN was not found")]
+    assert cann, doc["problems"]
+    assert "libascendcl.so" in cann[0]["what"] and "the dynamic loader's search path" in cann[0]["what"]
+    assert "ASCEND_HOME_PATH" in cann[0]["what"]                  # ... and which variables were unset
+    assert "set_env.sh" in cann[0]["fix"] and "--backend-opt lib_dir=DIR" in cann[0]["fix"]
+    assert doc["verdict"].startswith("backend aclnn cannot run here: CANN was not found")
+    assert_one_passed_per_operator(smoke(doc, "reference"))
+    # The emulator stands in for CANN, labelled as what it is, and does not decide the verdict.
+    emu = smoke(doc, "aclnn", substitute=True)
+    assert emu["label"] == doctor.EMULATOR_LABEL
+    assert_one_passed_per_operator(emu)
+    assert not smoke(doc, "aclnn")["started"]
+
+
+def test_without_cann_reference_can_run_and_the_text_says_so():
+    code, text, _ = run_doctor("--backend", "reference", as_json=False)
+    assert code == 0, text[-3000:]
+    lines = text.splitlines()
+    assert lines[-1] == "backend reference can run here: its smoke cases passed (exit 0)"
+    other = lines.index("Other problems (they do not stop backend reference)")
+    assert any("CANN was not found" in ln for ln in lines[other:]), text[-3000:]
+    assert any(ln.strip().startswith("fix: source ") for ln in lines[other:])
+    start = lines.index(next(ln for ln in lines if ln.startswith("  reference: stands for")))
+    rows = lines[start + 1:start + 1 + len(ops.OPERATORS)]
+    for name, row in zip(ops.OPERATORS, rows):
+        assert row.split()[:2] == [name, "passed"], row
+    assert "Environment" in lines and any(ln.split()[:1] == ["numpy"] for ln in lines)
+
+
+# -- (b) the emulator as CANN --------------------------------------------------------------------
+def test_emulator_found_devices_family_and_smoke(emu_dir):
+    code, doc, err = run_doctor("--backend-opt", f"lib_dir={emu_dir}",
+                                env=clean_env(ACLNN_EMU_SOC="Ascend910B3", ACLNN_EMU_DEVICES="2"))
+    assert code == 0, (doc["verdict"], doc["problems"], err[-2000:])
+    probe = doc["cann"]["probe"]
+    for name in ("libascendcl.so", "libnnopbase.so", "libopapi.so"):
+        assert probe["libraries"][name]["found"] and probe["libraries"][name]["path"] == str(emu_dir / name)
+    assert [o["op"] for o in probe["operators"]] == list(ops.OPERATORS)
+    assert all(o["library"] == "libopapi.so" for o in probe["operators"])
+    assert probe["devices"]["count"] == 2
+    assert [(d["id"], d["soc"], d["family"]) for d in probe["devices"]["list"]] == [
+        (0, "Ascend910B3", "atlas-a2"), (1, "Ascend910B3", "atlas-a2")]
+    assert probe["emulator"] and any("host emulator" in n for n in doc["notes"])
+    row = smoke(doc, "aclnn")
+    assert row["products"] == ["atlas-a2"]
+    assert_one_passed_per_operator(row)
+    assert doc["verdict"] == "backend aclnn can run here: its smoke cases passed"
+    assert not stopping(doc)
+
+
+@pytest.mark.parametrize("name", ["Ascend950PR_9599", "Ascend910Bx"])
+def test_emulator_soc_outside_the_table_is_refused_by_name(emu_dir, name):
+    code, doc, _ = run_doctor("--no-smoke", "--backend-opt", f"lib_dir={emu_dir}",
+                              env=clean_env(ACLNN_EMU_SOC=name, ACLNN_EMU_DEVICES="1"))
+    assert code == 1
+    device = doc["cann"]["probe"]["devices"]["list"][0]
+    assert device["soc"] == name and device["family"] is None
+    assert f"SoC {name!r}" in device["refused"]
+    refused = [p for p in stopping(doc) if name in p["what"]]
+    assert refused and refused[0]["what"].startswith("device 0: SoC"), doc["problems"]
+    assert doc["verdict"].startswith(f"backend aclnn cannot run here: device 0: SoC {name!r}")
+
+
+def test_the_same_look_passes_on_a_soc_the_table_holds(emu_dir):
+    """The control of the test above: only the SoC differs, and nothing stops the backend."""
+    code, doc, _ = run_doctor("--no-smoke", "--backend-opt", f"lib_dir={emu_dir}",
+                              env=clean_env(ACLNN_EMU_SOC="Ascend910_9391", ACLNN_EMU_DEVICES="1"))
+    assert code == 0, doc["problems"]
+    assert doc["cann"]["probe"]["devices"]["list"][0]["family"] == "atlas-a3"
+
+
+# -- (c) a library missing -----------------------------------------------------------------------
+def test_a_missing_library_is_named_with_where_it_was_looked_for(emu_dir, tmp_path):
+    planted = tmp_path / "lib64"
+    shutil.copytree(emu_dir, planted, ignore=shutil.ignore_patterns("libnnopbase.so"))
+    code, doc, _ = run_doctor("--no-smoke", "--backend-opt", f"lib_dir={planted}")
+    assert code == 1
+    libs = doc["cann"]["probe"]["libraries"]
+    assert libs["libascendcl.so"]["found"] and not libs["libnnopbase.so"]["found"]
+    what = [p["what"] for p in stopping(doc) if "libnnopbase.so" in p["what"]]
+    assert what, doc["problems"]
+    assert f"{planted} (lib_dir)" in what[0] and f"{planted / 'lib64'} (lib_dir/lib64)" in what[0]
+    assert "libnnopbase.so" in doc["verdict"]
+
+
+# -- a CANN that crashes or hangs ----------------------------------------------------------------
+STUB = r"""
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+int aclInit(const char *c) { (void)c; printf("native noise on stdout\n"); fflush(stdout); return 0; }
+int aclFinalize(void) { return 0; }
+int aclrtSetDevice(int32_t d) {
+    if (getenv("STUB_HANG")) for (;;) sleep(1);
+    if (d == 1) { volatile int *p = 0; *p = 1; }
+    return 0;
+}
+int aclrtResetDevice(int32_t d) { (void)d; return 0; }
+int aclrtCreateStream(void **s) { (void)s; return 0; }
+int aclrtDestroyStream(void *s) { (void)s; return 0; }
+int aclrtSynchronizeStream(void *s) { (void)s; return 0; }
+int aclrtMalloc(void **p, size_t n, int k) { (void)p; (void)n; (void)k; return 1; }
+int aclrtFree(void *p) { (void)p; return 0; }
+int aclrtMemcpy(void *a, size_t b, const void *c, size_t d, int e) { (void)a; (void)b; (void)c; (void)d; (void)e; return 1; }
+const char *aclrtGetSocName(void) { return "Ascend910B3"; }
+int aclrtGetDeviceCount(uint32_t *c) { *c = 3; return 0; }
+"""
+
+
+@pytest.fixture(scope="module")
+def crashing_runtime(tmp_path_factory) -> Path:
+    """A libascendcl.so whose aclrtSetDevice(1) segfaults (or, with STUB_HANG, never returns)."""
+    cc = find_compiler()
+    if cc is None:
+        pytest.skip("no C compiler")
+    d = tmp_path_factory.mktemp("crashing")
+    (d / "stub.c").write_text(STUB)
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(d / "libascendcl.so"), str(d / "stub.c")], check=True)
+    return d
+
+
+def test_a_crash_in_cann_costs_a_line_not_the_doctor(crashing_runtime):
+    code, doc, _ = run_doctor("--no-smoke", "--backend-opt", f"lib_dir={crashing_runtime}")
+    assert code == 1                          # the doctor's own verdict, not a signal
+    probe = doc["cann"]["probe"]
+    assert "SIGSEGV" in probe["error"] and "aclrtSetDevice(1)" in probe["error"]
+    assert probe["devices"]["count"] == 3
+    assert [(d["id"], d["family"]) for d in probe["devices"]["list"]] == [(0, "atlas-a2")]
+    assert any("SIGSEGV" in p["what"] and "npu-smi" in p["fix"] for p in stopping(doc))
+
+
+def test_a_hang_in_cann_is_cut_at_the_timeout(crashing_runtime):
+    code, doc, _ = run_doctor("--no-smoke", "--timeout", "2", "--backend-opt", f"lib_dir={crashing_runtime}",
+                              env=clean_env(STUB_HANG="1"), timeout=60)
+    assert code == 1
+    assert "did not finish within 2 s in aclrtSetDevice(0)" in doc["cann"]["probe"]["error"]
+
+
+# -- the pieces ----------------------------------------------------------------------------------
+def test_cann_version_from_the_files_cann_writes(tmp_path):
+    t = tmp_path / "latest"
+    (t / f"{platform.machine()}-linux").mkdir(parents=True)
+    assert doctor.cann_version(str(t))["version"] is None
+    unknown = doctor.cann_version(str(t))
+    assert str(t / "version.cfg") in unknown["looked_in"]
+    (t / "version.cfg").write_text("# version: 1.0\nruntime_running_version=[7.6.0.1.220:8.0.0]\n")
+    assert doctor.cann_version(str(t))["version"] == "8.0.0"
+    (t / f"{platform.machine()}-linux" / "ascend_toolkit_install.info").write_text(
+        "package_name=Ascend-cann-toolkit\nversion=8.1.RC1\ninnerversion=V100R001C21SPC001B238\n")
+    found = doctor.cann_version(str(t))
+    assert found["version"] == "8.1.RC1" and found["source"].endswith("ascend_toolkit_install.info")
+
+
+def test_toolkit_named_by_lib_dir_or_the_variables(tmp_path):
+    lib64 = tmp_path / "latest" / "lib64"
+    lib64.mkdir(parents=True)
+    t = doctor.toolkit_of(str(lib64), {})
+    assert t["path"] == str(tmp_path / "latest") and t["from"] == "lib_dir" and t["exists"]
+    t = doctor.toolkit_of(None, {"ASCEND_OPP_PATH": str(tmp_path / "latest" / "opp")})
+    assert t["path"] == str(tmp_path / "latest") and t["from"] == "$ASCEND_OPP_PATH/.."
+    t = doctor.toolkit_of(None, {"ASCEND_HOME_PATH": "/nowhere", "ASCEND_OPP_PATH": str(tmp_path)})
+    assert t["path"] == "/nowhere" and not t["exists"]
+
+
+def test_an_installed_toolkit_nothing_names_gets_its_own_set_env(tmp_path, monkeypatch):
+    """CANN installed at a default place, the shell never sourced it: the fix names that set_env.sh."""
+    (tmp_path / "ascend-toolkit" / "latest").mkdir(parents=True)
+    (tmp_path / "ascend-toolkit" / "set_env.sh").write_text("# CANN's\n")
+    monkeypatch.setattr(doctor, "DEFAULT_TOOLKITS", (str(tmp_path / "ascend-toolkit" / "latest"),))
+    monkeypatch.setattr(doctor, "INSTALL_RECORDS", ())
+    toolkit = doctor.toolkit_of(None, {})
+    assert toolkit["path"] is None and toolkit["installed"][0]["path"] == str(tmp_path / "ascend-toolkit" / "latest")
+    probe = {"libraries": {"libascendcl.so": {"name": "libascendcl.so", "found": False,
+                                              "error": "CANN library libascendcl.so not found; looked in ..."}},
+             "dirs": [], "loader": True, "symbols": {}, "operators": [], "error": None}
+    report = doctor.Report("aclnn", {})
+    assert doctor._cann_problems(report, probe, toolkit) is False
+    [p] = report.problems
+    assert "nothing in the environment names it" in p.what
+    assert p.fix.startswith(f"source {tmp_path / 'ascend-toolkit' / 'set_env.sh'};")
+
+
+def test_every_operator_has_a_smoke_case_on_every_family():
+    cases, _ = load_cases([data_root() / "cases"])
+    for name in ops.OPERATORS:
+        for product in PRODUCTS:
+            c = doctor.smoke_case(cases, name, [product])
+            assert c is not None, (name, product)
+            assert c.op == name and c.product == product and c.expect == NUMBERS and golden.is_stored(c)
+            assert c.out_dtype == "float32" and c.layout == "contiguous" and 0 < c.elements <= doctor.SMOKE_LIMIT
+
+
+def test_no_smoke_still_starts_the_selected_backend():
+    """--no-smoke only looks, but a backend that cannot even be made is not "can run"."""
+    code, doc, _ = run_doctor("--no-smoke", "--backend", "no_such_backend_here")
+    assert code == 1 and doc["smoke"][0]["cases"] == [] and not doc["smoke"][0]["started"]
+    assert doc["verdict"].startswith("backend no_such_backend_here cannot run here: the backend did not start: "
+                                     "unknown backend 'no_such_backend_here'")
+    assert any("pip install" in p["fix"] for p in stopping(doc))
+
+
+def test_a_malformed_backend_opt_is_exit_2(capsys):
+    assert cli.main(["doctor", "--backend-opt", "no-equals-sign"]) == 2
+    assert "expected KEY=VALUE" in capsys.readouterr().err
