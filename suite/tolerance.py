@@ -356,7 +356,10 @@ def _measure(t: _Tally, start: int, x: np.ndarray, g: np.ndarray, scale: np.ndar
             excess = np.where(special_ok, 0.0, np.where(mismatch, np.inf, excess))
             raw[rest] = np.where(special_ok, 0.0, np.where(mismatch, np.inf, raw_s))
             ref = np.where(fin_g & (gs != 0), np.abs(gs), fi.tiny)
-            rel_excess = excess / np.maximum(np.abs(rls + rhs) / 2, fi.tiny)
+            # relative to the window's midpoint, an infinite end counting as the largest finite
+            # value: a window [max, inf] (a golden at the edge of the range) has a finite middle
+            mid = np.abs(np.clip(rls, -fi.max, fi.max) + np.clip(rhs, -fi.max, fi.max)) / 2
+            rel_excess = excess / np.maximum(mid, fi.tiny)
             if not rule.every_element:
                 over_rest = rule.over(Excess(excess, rel_excess, gs, ref, raw[rest] / g_ulp[rest]), p)
             is_gross = ~mismatch & (rel_excess > gross)
