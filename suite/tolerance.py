@@ -361,12 +361,14 @@ def _measure(t: _Tally, start: int, x: np.ndarray, g: np.ndarray, scale: np.ndar
             mid = np.abs(np.clip(rls, -fi.max, fi.max) + np.clip(rhs, -fi.max, fi.max)) / 2
             rel_excess = excess / np.maximum(mid, fi.tiny)
             if not rule.every_element:
-                over_rest = rule.over(Excess(excess, rel_excess, gs, ref, raw[rest] / g_ulp[rest]), p)
+                # a mismatch is over every rule (a NaN golden's relative or allclose test is NaN)
+                over_rest = rule.over(Excess(excess, rel_excess, gs, ref, raw[rest] / g_ulp[rest]), p) | mismatch
             is_gross = ~mismatch & (rel_excess > gross)
         ulp = raw / g_ulp
         if rule.every_element:
             # (abs, rel and ref are not measured inside the window: such a rule reads ulp alone)
             over_all = rule.over(Excess(raw, raw, g, g, ulp), p)
+            over_all[rest] |= mismatch
             t.n_rule += int(np.count_nonzero(over_all))
         else:
             t.n_rule += int(np.count_nonzero(over_rest))

@@ -385,3 +385,21 @@ def test_a_golden_at_the_overflow_edge_is_judged_relative_to_a_finite_midpoint(d
     v = run([x], [g], d, "cann")
     excess = abs(float(np.asarray(x).astype(np.float32).astype(d)) - fmax)
     assert not v.passed and v.n_over == 1 and v.n_gross == (excess / fmax > 0.25), (x, v.why)
+
+
+RULE_SAYS = {"cann": "50.0000% of elements have relative error > 0.001 (limit: below that share)",
+             "msprobe-ulp": "50.0000% of elements are over 1 ulp (limit 0.001)",
+             "msprobe-abs": "1 elements over: |golden| < 0.000976562 needs abs error <= 1.52588e-05, others "
+                            "relative error <= 0.000976562",
+             "torch": "1 elements over |got - golden| <= 1e-05 + 0.001*|golden|",
+             "strict": "1 elements are not a correct rounding of the golden (+- 8 float32 ulps)"}
+
+
+@pytest.mark.parametrize("std", STANDARDS)
+@pytest.mark.parametrize("golden,got", [(np.nan, 1.0), (np.inf, 65504.0), (-np.inf, np.nan), (1.0, np.nan)])
+def test_a_mismatch_is_counted_by_the_rule_too(std: str, golden: float, got: float) -> None:
+    """The rule's own count includes a NaN/inf mismatch: a NaN golden's relative error and
+    torch's allclose test were NaN, so the message said 0% (0 elements) over next to the mismatch."""
+    v = run([got, 1.0], [golden, 1.0], F16, std)
+    assert (v.passed, v.mismatches, v.n_over) == (False, 1, 1)
+    assert v.why == "1 elements differ in NaN/inf (position, sign, or expected overflow); " + RULE_SAYS[std]
