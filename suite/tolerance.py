@@ -279,7 +279,6 @@ class _Tally:
         self.ulp_finite = True
         self.max_ulp = self.max_abs = self.max_rel = 0.0
         self.sq_err = 0.0
-        self.n_err = 0
         self.candidates: List[Element] = []
 
 
@@ -387,16 +386,13 @@ def _measure(t: _Tally, start: int, x: np.ndarray, g: np.ndarray, scale: np.ndar
         t.sum_ulp += float(ulp.sum()) if t.ulp_finite else 0.0
         t.max_ulp = max(t.max_ulp, float(ulp.max()))
         t.max_abs = max(t.max_abs, float(raw.max()))
-        # relative to |golden| (tiny for 0); a NaN here is inf/inf, a mismatch at an infinite golden
-        rel = raw / np.fmax(np.abs(g), fi.tiny)
+        # relative to |golden| (the smallest normal below it); a zero golden's relative error is 0
+        # for a result a correct kernel may return and inf for any other. A NaN here is inf/inf,
+        # a mismatch at an infinite golden: inf, as every mismatch.
+        rel = np.where(g == 0, np.where(inside, 0.0, np.inf), raw / np.fmax(np.abs(g), fi.tiny))
         t.max_rel = max(t.max_rel, float(np.fmax.reduce(rel)), math.inf if mismatch.any() else 0.0)
-        if rest.size:
-            fe = raw[np.isfinite(raw)]
-            t.sq_err += float(np.einsum("i,i->", fe, fe))       # (np.dot would wake BLAS threads)
-            t.n_err += fe.size
-        else:
-            t.sq_err += float(np.einsum("i,i->", raw, raw))
-            t.n_err += raw.size
+        # over every element (inf with a mismatch, as max_abs); np.dot would wake BLAS threads
+        t.sq_err += float(np.einsum("i,i->", raw, raw))
 
         # candidates for the failure message: mismatches, gross errors, then elements over
         u = ulp                                          # (never NaN: mismatches are inf)
@@ -444,7 +440,7 @@ def _verdict(t: _Tally, standard: Standard, p, slack_ulps: float, gross: float) 
                 share_over=t.n_over / t.n, mismatches=t.mismatches, n_gross=t.n_gross,
                 max_ulp=t.max_ulp, mean_ulp=t.sum_ulp / t.n if t.ulp_finite else math.inf,
                 max_abs=t.max_abs, max_rel=t.max_rel,
-                rmse=math.sqrt(t.sq_err / t.n_err) if t.n_err else 0.0, why="" if ok else why)
+                rmse=math.sqrt(t.sq_err / t.n), why="" if ok else why)
     if not ok:
         v.elements = list(t.candidates)
         v.worst = [e.index for e in v.elements]
