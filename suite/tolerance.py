@@ -65,6 +65,7 @@ class Rule:
     passes: Callable[[Tally, Param, float], Tuple[bool, str]]
     optional: Tuple[str, ...] = ()
     every_element: bool = False
+    shares: Tuple[str, ...] = ()          # parameters that are a share of elements: at most 1
 
 
 def _share_passes(t: Tally, p: Param, slack: float) -> Tuple[bool, str]:
@@ -77,7 +78,7 @@ def _ulp_passes(t: Tally, p: Param, slack: float) -> Tuple[bool, str]:
     share, mean_lim = t.n_rule / t.n, p("mean_ulp")
     ok = share < p("share") or (mean_lim is not None and t.mean_ulp < mean_lim)
     return ok, (f"{share:.4%} of elements are over {p('max_ulp'):g} ulp (limit {p('share'):g})" + (
-        f" and the mean ulp error {t.mean_ulp:.3g} is not below {mean_lim:g}" if mean_lim else ""))
+        f" and the mean ulp error {t.mean_ulp:.3g} is not below {mean_lim:g}" if mean_lim is not None else ""))
 
 
 def _none_over(describe: Callable[[Tally, Param, float], str]) -> Callable[[Tally, Param, float], Tuple[bool, str]]:
@@ -86,10 +87,10 @@ def _none_over(describe: Callable[[Tally, Param, float], str]) -> Callable[[Tall
 
 RULES: Dict[str, Rule] = {
     # CANN's per-operator standard: below a share of elements over a relative error
-    "share": Rule(("threshold",), lambda e, p: e.rel > p("threshold"), _share_passes),
+    "share": Rule(("threshold",), lambda e, p: e.rel > p("threshold"), _share_passes, shares=("threshold",)),
     # msprobe's ULP method: a share over max_ulp, or (optionally) a mean ulp error below mean_ulp
     "ulp": Rule(("max_ulp", "share"), lambda e, p: e.ulp > p("max_ulp"), _ulp_passes,
-                optional=("mean_ulp",), every_element=True),
+                optional=("mean_ulp",), every_element=True, shares=("share",)),
     # msprobe's absolute threshold: absolute error below small_value, relative above it
     "abs_rel": Rule(("small_value", "atol", "rtol"),
                     lambda e, p: np.where(np.abs(e.golden) < p("small_value"), e.abs > p("atol"),
@@ -146,12 +147,18 @@ def load_table(path: Path) -> ToleranceTable:
     standards: Dict[str, Standard] = {}
     for name, body in stds.items():
         where = f"standards.{name}"
-        if not isinstance(body, LineDict) or "rule" not in body:
+        if not isinstance(name, str):
+            raise FileError(path, stds.line_of(name), where, "a standard's name is text")
+        if not isinstance(body, LineDict):
+            raise FileError(path, stds.line_of(name), where, "is a mapping: its rule, doc and parameters")
+        if "rule" not in body:
             raise FileError(path, stds.line_of(name), where, "gives a 'rule'")
         rule = body["rule"]
         if not isinstance(rule, str) or rule not in RULES:
             raise FileError(path, body.line_of("rule"), f"{where}.rule",
                             f"unknown rule {rule!r} (known: {', '.join(RULES)})")
+        if not isinstance(body.get("doc", ""), str):
+            raise FileError(path, body.line_of("doc"), f"{where}.doc", f"is text, not {body['doc']!r}")
         params: Dict[str, Dict[str, float]] = {}
         for key, val in body.items():
             if key in ("rule", "doc"):
@@ -170,20 +177,28 @@ def load_table(path: Path) -> ToleranceTable:
                 if key == "gross" and not (0 < num < math.inf):
                     raise FileError(path, val.line_of(dt), f"{where}.{key}.{dt}",
                                     f"the gross-error guard is a finite positive relative error, got {num!r}")
+                if key in RULES[rule].shares and num > 1:
+                    raise FileError(path, val.line_of(dt), f"{where}.{key}.{dt}",
+                                    f"a share of elements is at most 1, got {num!r}")
                 params[key][dt] = float(num)
         for key in RULES[rule].params:
             missing = [d for d in dtypes.DTYPES if d not in params.get(key, {})]
             if missing:
                 line = body.line_of(key) if key in body else stds.line_of(name)
                 raise FileError(path, line, f"{where}.{key}", f"no value for {', '.join(missing)}")
-        standards[name] = Standard(name, rule, params, str(body.get("doc", "")))
+        standards[name] = Standard(name, rule, params, body.get("doc", ""))
     default = doc.get("default")
     if not isinstance(default, str) or default not in standards:
         raise FileError(path, doc.line_of("default"), "default", f"names no standard ({', '.join(standards)})")
-    operators = doc.get("operators", {}) or {}
+    operators = doc.get("operators")
+    if operators is None:                   # absent, or `operators:` with nothing under it
+        operators = {}
     if not isinstance(operators, dict):
-        raise FileError(path, doc.line_of("operators"), "operators", "is a mapping of operator to standard name")
+        raise FileError(path, doc.line_of("operators"), "operators",
+                        f"is a mapping of operator to standard name, not {operators!r}")
     for op, std in operators.items():
+        if not isinstance(op, str):
+            raise FileError(path, operators.line_of(op), f"operators.{op}", "an operator's name is text")
         if not isinstance(std, str) or std not in standards:
             raise FileError(path, operators.line_of(op), f"operators.{op}", f"names no standard {std!r}")
     slack = doc.get("float32_slack_ulps", 8)
