@@ -108,6 +108,9 @@ def test_one_ulp_off_in_a_small_bfloat16_result() -> None:
     got = _bf16_next(_correct(g, BF16), [3], 1)
     assert not run(got, g, BF16, "cann").passed
     assert not run(got, g, BF16, "strict").passed
+    v = run(got, g, BF16, "msprobe-ulp")
+    assert (v.passed, v.n_over, v.worst) == (False, 1, [3])
+    assert v.why == "6.2500% of elements are over 1 ulp (limit 0.001)"
 
 
 def test_a_few_elements_one_ulp_off_in_a_large_result() -> None:
