@@ -298,3 +298,17 @@ def test_a_float16_output_of_an_ulp_standard_with_only_a_float32_mean(tmp_path: 
     v = judge(got, Golden(g, np.abs(g)), F16, std, slack)
     assert not v.passed and v.why == "0.1000% of elements are over 1 ulp (limit 0.001)"
     assert math.isclose(v.mean_ulp, (2 - 13.5 * 2.0 ** -14) / 1000, rel_tol=1e-12)
+
+
+def test_the_runner_judges_an_operator_by_its_own_standard(tmp_path: Path) -> None:
+    """What the conformance run asks (Runner.standard_for): the operator's standard, the default for
+    an operator the table does not name, --standard over both."""
+    from types import SimpleNamespace
+
+    from suite.runner import Runner
+    t = load_table(write(tmp_path, "t.yaml", table()))
+    case = lambda op: SimpleNamespace(op=op)  # noqa: E731
+    plain = Runner(None, None, None, t)
+    assert [plain.standard_for(case(op)).name for op in ("FakeOpA", "FakeOpB", "FakeOpC")] == ["tight", "loose", "loose"]
+    forced = Runner(None, None, None, t, "near")
+    assert [forced.standard_for(case(op)).name for op in ("FakeOpA", "FakeOpC")] == ["near", "near"]
