@@ -431,9 +431,7 @@ def _measure(t: _Tally, start: int, x: np.ndarray, g: np.ndarray, scale: np.ndar
         # most `keep` in all; without any, the largest error
         picked = 0
         for why, idx in (("mismatch", rest[mismatch]), ("gross", rest[is_gross]), ("over", plain)):
-            k = t.keep - picked
-            if idx.size > k:
-                idx = idx[np.argpartition(-ulp[idx], k - 1)[:k]] if k > 0 else idx[:0]
+            idx = _top(idx, ulp, t.keep - picked)
             picked += idx.size
             t.candidates.extend(Element(start + int(j), float(x[j]), float(g[j]), float(rlo[j]), float(rhi[j]),
                                         float(ulp[j]), why) for j in idx)
@@ -444,6 +442,19 @@ def _measure(t: _Tally, start: int, x: np.ndarray, g: np.ndarray, scale: np.ndar
         order = {"mismatch": 0, "gross": 1, "over": 2, "": 3}
         t.candidates.sort(key=lambda e: (order[e.why], -e.ulp, e.index))      # (an ulp is never NaN)
         del t.candidates[t.keep:]
+
+
+def _top(idx: np.ndarray, u: np.ndarray, k: int) -> np.ndarray:
+    """The (at most) k of the ascending indices `idx` with the largest `u`, the lowest index first
+    among equal values, whatever numpy's selection does with ties."""
+    if idx.size <= k:
+        return idx
+    if k <= 0:
+        return idx[:0]
+    uu = u[idx]
+    kth = np.partition(uu, idx.size - k)[idx.size - k]          # the k-th largest
+    above = idx[uu > kth]
+    return np.concatenate([above, idx[uu == kth][:k - above.size]])
 
 
 def _verdict(t: _Tally, standard: Standard, p, slack_ulps: float, gross: float) -> Verdict:

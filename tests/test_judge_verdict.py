@@ -90,6 +90,21 @@ def test_ties_go_by_index_and_blocks_do_not_matter() -> None:
         assert v.worst == [12, 3, 8, 17, 21], block
 
 
+@pytest.mark.parametrize("block", [1, 7, 1 << 16])
+def test_among_many_equal_errors_the_first_are_named(block: int) -> None:
+    """800 elements 2 ulps off, the same error each: the message names the first five (numpy's
+    partial sort picked arbitrary ones among ties: the last five, here)."""
+    g = np.full(5000, 1.5)
+    got = g.astype(F16)
+    bad = np.sort(np.random.default_rng(0).choice(5000, 800, replace=False))
+    got[bad] = np.float16(1.5 + 2 * 2.0 ** -10)
+    got[bad[400]] = np.float16(1.5 + 3 * 2.0 ** -10)                  # one larger: named first
+    v = judge(got, Golden(g, np.abs(g)), F16, TABLE.standards["strict"], SLACK, block=block)
+    assert v.worst == [bad[400], *bad[:4]], (v.worst, bad[:5])
+    v = judge(got, Golden(g, np.abs(g)), F16, TABLE.standards["strict"], SLACK, block=block, worst=40)
+    assert v.worst == [bad[400], *bad[:39]]
+
+
 def test_a_failure_with_nothing_over_names_the_largest_error() -> None:
     """A share rule of threshold 0 fails even a perfect result (the share 0 is not below 0): the
     message then names the element with the largest error, with an empty `why`."""
