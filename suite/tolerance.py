@@ -202,7 +202,7 @@ def load_table(path: Path) -> ToleranceTable:
                 if isinstance(num, bool) or not isinstance(num, (int, float)) or not 0 <= num < math.inf:
                     raise FileError(path, val.line_of(dt), f"{where}.{key}.{dt}",
                                     f"expected a finite non-negative number, got {num!r}")
-                if key == "gross" and not (0 < num < math.inf):
+                if key == "gross" and num == 0:
                     raise FileError(path, val.line_of(dt), f"{where}.{key}.{dt}",
                                     f"the gross-error guard is a finite positive relative error, got {num!r}")
                 if key in RULES[rule].shares and num > 1:
@@ -392,7 +392,7 @@ def _measure(t: _Tally, start: int, x: np.ndarray, g: np.ndarray, scale: np.ndar
         # relative to the window's midpoint, an infinite end counting as the largest finite
         # value: a window [max, inf] (a golden at the edge of the range) has a finite middle
         mid = np.abs(np.clip(rls, -fi.max, fi.max) + np.clip(rhs, -fi.max, fi.max)) / 2
-        rel_excess = excess / np.maximum(mid, fi.tiny)
+        rel_excess = excess / np.fmax(mid, fi.tiny)              # (a NaN golden's: over tiny)
         is_gross = ~mismatch & (rel_excess > gross)
         ulp = raw / g_ulp
         # relative to |golden| (the smallest normal below it); a zero golden's relative error is 0
