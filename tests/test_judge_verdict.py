@@ -212,3 +212,125 @@ def test_judging_warns_about_nothing(std: str, dt: np.dtype) -> None:
         with np.errstate(all="warn"):
             v = judge(got, Golden(g, np.abs(g)), dt, TABLE.standards[std], SLACK)
     assert not v.passed and v.mismatches > 0
+
+
+# -- what a rule is handed ------------------------------------------------------------------------
+def _capture(every_element: bool):
+    """A rule that flags nothing and keeps what it was handed."""
+    from suite.tolerance import Rule
+    seen = []
+    rule = Rule((), lambda e, p: (seen.append(e), np.zeros(e.abs.shape, dtype=bool))[1],
+                lambda t, p, s: (t.n_rule == 0, f"{t.n_rule} flagged"), every_element=every_element)
+    return rule, seen
+
+
+def test_a_rule_is_handed_the_excess_of_the_elements_outside_the_window(monkeypatch) -> None:
+    from suite import tolerance as T
+    rule, seen = _capture(False)
+    monkeypatch.setitem(T.RULES, "capture", rule)
+    std = Standard("capture", "capture", {})
+    mx = 65504.0
+    edge = (mx + 16.0) * (1 - 2.0 ** -27)               # window [max, inf]
+    g = np.array([1.5, NAN, INF, 1.0, 0.0, 1.5, 2.0, edge, edge, -INF])
+    x = np.array([1.5, NAN, INF, 1.0 + 2 ** -9, 2.0 ** -24, NAN, -2.0, INF, 60000.0, INF])
+    v = judge(x.astype(F16), Golden(g, np.abs(g)), F16, std, SLACK)
+    assert (v.n, v.mismatches, v.n_gross) == (10, 2, 1)
+    [e] = seen
+    # the elements outside the window or not finite, in order: NaN, inf, 1+2^-9, 2^-24, NaN for
+    # 1.5, -2 for 2, inf at the range's edge, 60000 there, inf for -inf
+    np.testing.assert_array_equal(e.golden, g[1:])
+    excess = [0.0, 0.0, 2 ** -9, 2 ** -24, INF, 4.0, 0.0, mx - 60000.0, INF]
+    np.testing.assert_array_equal(e.abs, excess)
+    tiny = 2.0 ** -14
+    np.testing.assert_array_equal(e.ref, [tiny, tiny, 1.0, tiny, 1.5, 2.0, edge, edge, tiny])
+    np.testing.assert_array_equal(e.rel, [0.0, 0.0, 2 ** -9, 2 ** -24 / tiny, INF, 2.0, 0.0, (mx - 60000) / mx, INF])
+    w = lambda gg: 9 * U * abs(gg) + 9 * SUB  # noqa: E731
+    want_ulp = [0.0, 0.0, (2 ** -9 - w(1.0)) / 2 ** -10, (2 ** -24 - 9 * SUB) / 2 ** -24, INF,
+                (4 - w(2.0)) / 2 ** -9, 0.0, (edge - w(edge) - 60000) / 32, INF]
+    np.testing.assert_allclose(e.ulp, want_ulp, rtol=1e-12)
+
+
+def test_an_every_element_rule_is_handed_every_element(monkeypatch) -> None:
+    from suite import tolerance as T
+    rule, seen = _capture(True)
+    monkeypatch.setitem(T.RULES, "capture", rule)
+    std = Standard("capture", "capture", {})
+    g = np.array([1.5, NAN, 1.0, 0.0, 0.0, 1.5, 3e-6])
+    x = np.array([1.5, NAN, 1.0 + 2 ** -9, 0.0, 2.0 ** -24, -1.5, 0.0])
+    v = judge(x.astype(F16), Golden(g, np.abs(g)), F16, std, SLACK)
+    [e] = seen
+    np.testing.assert_array_equal(e.golden, g)
+    w1 = 9 * U + 9 * SUB
+    err = [0.0, 0.0, 2 ** -9 - w1, 0.0, 2 ** -24 - 9 * SUB, 3 - (9 * U * 1.5 + 9 * SUB), 0.0]
+    np.testing.assert_allclose(e.abs, err, rtol=1e-12, atol=0)
+    tiny = 2.0 ** -14
+    np.testing.assert_array_equal(e.ref, [1.5, tiny, 1.0, tiny, tiny, 1.5, 3e-6])
+    np.testing.assert_allclose(e.rel, [0.0, 0.0, 2 ** -9 - w1, 0.0, INF, err[5] / 1.5, 0.0], rtol=1e-12, atol=0)
+    # a rule that flags nothing: the gross element (-1.5 for 1.5) is still over, and named alone
+    assert (v.passed, v.n_over, v.n_gross, v.worst) == (False, 1, 1, [5])
+    assert [x.why for x in v.elements] == ["gross"]
+    assert v.why.endswith("0 flagged")
+
+
+def test_an_every_element_rule_counts_a_mismatch_and_names_only_what_it_flags(monkeypatch) -> None:
+    """msprobe-ulp float32 (32 ulps): of an element 5 ulps beyond the window and one 40 ulps
+    beyond, only the second is over; a NaN is a mismatch, named once."""
+    g = np.full(100, 1.5)
+    got = g.astype(F32)
+    got[10] = np.float32(1.5 + (7 + 5) * 2.0 ** -23)
+    got[20] = np.float32(1.5 + (7 + 40) * 2.0 ** -23)
+    got[30] = np.nan
+    v = judge(got, Golden(g, np.abs(g)), F32, TABLE.standards["msprobe-ulp"], SLACK)
+    assert [(e.index, e.why) for e in v.elements] == [(30, "mismatch"), (20, "over")]
+    assert (v.n_over, v.mismatches) == (2, 1)
+    assert v.why.startswith("1 elements differ in NaN/inf") and "2.0000% of elements are over 32 ulp" in v.why
+
+
+def test_gross_is_named_before_a_larger_ulp_error_that_is_not_gross() -> None:
+    """Gross is relative: 5.1 for 4 (27.5%, 282 ulps) is gross, 1240 for 1000 (24%, 480 ulps) is
+    not; the gross one is named first all the same."""
+    g = np.array([4.0, 1000.0])
+    v = judge(np.array([5.1, 1240.0]).astype(F16), Golden(g, np.abs(g)), F16, TABLE.standards["strict"], SLACK)
+    assert [(e.index, e.why) for e in v.elements] == [(0, "gross"), (1, "over")]
+    assert v.elements[0].ulp < v.elements[1].ulp
+
+
+def test_the_element_named_when_nothing_is_over() -> None:
+    zero = Standard("zero", "share", {"threshold": {"float16": 0.0}})
+    g = np.array([1.0, 1.0 + 3 * 2 ** -13])
+    v = judge(g.astype(F16), Golden(g, np.abs(g)), F16, zero, SLACK)
+    [e] = v.elements
+    assert (e.index, e.got, e.golden, e.lo, e.hi, e.why) == (1, 1.0, g[1], 1.0, 1.0, "")     # 3/8 ulp off
+
+
+# -- msprobe-abs around zero and one ----------------------------------------------------------------
+def test_abs_rel_relative_error_is_over_the_golden_or_the_smallest_normal() -> None:
+    std = TABLE.standards["msprobe-abs"]
+    g = np.array([1.0])
+    assert judge(np.array([1.0 + 2 ** -10], F16), Golden(g, g), F16, std, SLACK).passed      # 2^-10 <= rtol
+    assert not judge(np.array([1.0 + 2 ** -9], F16), Golden(g, g), F16, std, SLACK).passed
+    # small_value 0: a zero golden takes the rtol branch, relative to the smallest normal
+    nosmall = Standard("nosmall", "abs_rel", {**std.params, "small_value": {"float16": 0.0}})
+    z = np.array([0.0])
+    assert judge(np.array([2.0 ** -24], F16), Golden(z, z), F16, nosmall, SLACK).passed     # 2^-24/2^-14
+    v = judge(np.array([2.0 ** -23], F16), Golden(z, z), F16, nosmall, SLACK)
+    assert not v.passed and v.n_over == 1
+
+
+# -- the window's terms ---------------------------------------------------------------------------
+def test_window_of_0_1_and_2_terms() -> None:
+    g, s = np.array([1.5]), np.array([3.0])
+    one = U * 9 * 3.0 + 9 * SUB
+    assert window(g, s, 0, 8.0)[0] == U * 9 * 3.0 + 8 * SUB         # (no terms: elementwise)
+    assert window(g, s, 1, 8.0)[0] == one
+    assert window(g, s, 2, 8.0, np.array([100.0]))[0] == U * (8 * 3.0 + 2 * 3.0) + 10 * SUB
+
+
+def test_window_of_a_long_sum_with_non_finite_numbers() -> None:
+    n = 10 ** 6                                                    # the partial-sums budget
+    g = np.array([NAN, 1.0, 1.0])
+    s = np.array([2.0, 2.0, 2.0])
+    p = np.array([0.0, NAN, 5.0])
+    want = [U * (16 + 16 * 2.0) + (8 + n) * SUB, U * (16 + 16 * (1000 + 2.0)) + (8 + n) * SUB,
+            U * (16 + 5 + 16 * (1000 + 2.0)) + (8 + n) * SUB]
+    assert np.array_equal(window(g, s, n, 8.0, p), want)

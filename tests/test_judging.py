@@ -371,9 +371,10 @@ def test_judged_in_out_after_a_finer_rounding() -> None:
     assert judge(once, Golden(g, np.abs(g)), BF16, std, TABLE.slack_ulps, through=F16).passed
 
 
+@pytest.mark.parametrize("sign", [1, -1])
 @pytest.mark.parametrize("dt", DTYPES)
 @pytest.mark.parametrize("got", [0.0, "-max", "0.9max"])
-def test_a_golden_at_the_overflow_edge_is_judged_relative_to_a_finite_midpoint(dt: str, got) -> None:
+def test_a_golden_at_the_overflow_edge_is_judged_relative_to_a_finite_midpoint(dt: str, got, sign: int) -> None:
     """A golden just below the overflow threshold (max + half an ulp) by less than the float32
     slack: its window is [max, inf] (either answer is right); 0, -max or 0.9*max is not. The
     relative excess is measured against the window's midpoint with inf counted as max (it was
@@ -382,11 +383,11 @@ def test_a_golden_at_the_overflow_edge_is_judged_relative_to_a_finite_midpoint(d
     fmax = float(ml_dtypes.finfo(d).max)
     half_ulp = 2.0 ** (math.frexp(fmax)[1] - ml_dtypes.finfo(d).nmant - 2)
     g = (fmax + half_ulp) * (1 - 2.0 ** -27)        # the overflow threshold, a little below
-    x = {"-max": -fmax, "0.9max": 0.9 * fmax}.get(got, got)
+    x = sign * {"-max": -fmax, "0.9max": 0.9 * fmax}.get(got, got)
     for ok in (fmax, np.inf):
-        assert run([ok], [g], d, "cann").passed
-    v = run([x], [g], d, "cann")
-    excess = abs(float(np.asarray(x).astype(np.float32).astype(d)) - fmax)
+        assert run([sign * ok], [sign * g], d, "cann").passed
+    v = run([x], [sign * g], d, "cann")
+    excess = abs(float(np.asarray(x).astype(np.float32).astype(d)) - sign * fmax)
     assert not v.passed and v.n_over == 1 and v.n_gross == (excess / fmax > 0.25), (x, v.why)
 
 

@@ -203,6 +203,8 @@ ZEROS = {
                                   {"float16": 0.0, "bfloat16": 0.0, "float32": 0.0}),
     "gross tiny and huge": (GROSS_BLOCK, "      bfloat16: 1.0e-300\n      float32: 1.0e+300\n", "tight", "gross",
                             {"float16": 0.25, "bfloat16": 1e-300, "float32": 1e300}),
+    "gross 1": (GROSS_BLOCK, "      bfloat16: 1\n      float32: 1.0\n", "tight", "gross",
+                {"float16": 0.25, "bfloat16": 1.0, "float32": 1.0}),
 }
 
 
