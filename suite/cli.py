@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import List, Optional
 
 from suite import cases as casefiles
-from suite import golden, journal, results
+from suite import compare, golden, journal, results
 from suite.home import data_root
 from suite.yamlfile import FileError
 
@@ -75,9 +75,9 @@ def cmd_cases_list(args: argparse.Namespace) -> int:
 def cmd_report_diff(args: argparse.Namespace) -> int:
     base, new = results.read(Path(args.base)), results.read(Path(args.new))
     if not args.allow_incomplete:
-        results.refuse_incomplete([(args.base, base), (args.new, new)], "--allow-incomplete")
-    d = results.diff(base, new, args.ulp_growth, args.ulp_ratio, args.allow_vanished)
-    print(results.render_diff(d, args.limit))
+        compare.refuse_incomplete([(args.base, base), (args.new, new)], "--allow-incomplete")
+    d = compare.diff(base, new, args.ulp_growth, args.ulp_ratio, args.allow_vanished)
+    print(compare.render_diff(d, args.limit))
     return 1 if d.worse else 0
 
 
@@ -94,7 +94,7 @@ def _output_file(path: Path) -> Path:
 def cmd_report_merge(args: argparse.Namespace) -> int:
     out = _output_file(Path(args.output))
     docs = [(p, results.read(Path(p))) for p in args.paths]
-    merged = results.merge(docs, allow_partial=args.allow_partial, allow_incomplete=args.allow_incomplete)
+    merged = compare.merge(docs, allow_partial=args.allow_partial, allow_incomplete=args.allow_incomplete)
     try:
         results.write(out, merged)
     except OSError as e:
@@ -102,7 +102,7 @@ def cmd_report_merge(args: argparse.Namespace) -> int:
     c = merged["counts"]
     print(f"merged {len(docs)} files into {args.output}: {len(merged['records'])} records "
           f"({', '.join(f'{n} {o}' for o, n in c.items() if n)})")
-    for problem in results.shard_set(docs):
+    for problem in compare.shard_set(docs):
         print(f"partial: {problem}")
     if not results.is_complete(merged):
         print(f"incomplete: {merged['incomplete']}")
@@ -125,7 +125,7 @@ is worse: a case failing in NEW that did not fail in BASE (or is new and failing
 regression, or a case of BASE missing from NEW, or passing in BASE and skipped in NEW (unless
 --allow-vanished). A precision regression is
 a case passing in both whose worst ulp error grew by more than --ulp-growth ulps AND to more than
---ulp-ratio times its BASE value (defaults {results.ULP_GROWTH:g} and {results.ULP_RATIO:g}): a correctly
+--ulp-ratio times its BASE value (defaults {compare.ULP_GROWTH:g} and {compare.ULP_RATIO:g}): a correctly
 rounded kernel sits at <= 0.5 ulp of the output dtype plus a few float32 ulps of accumulation slack,
 so run-to-run noise between correct kernels stays well under 1 ulp, while a kernel that loses a bit
 (e.g. computes in the output dtype) doubles its error and grows by >= 1 ulp."""
@@ -166,9 +166,9 @@ def build_parser() -> argparse.ArgumentParser:
                      description=DIFF_HELP)
     s.add_argument("base", metavar="BASE")
     s.add_argument("new", metavar="NEW")
-    s.add_argument("--ulp-growth", type=float, default=results.ULP_GROWTH, metavar="ULPS",
+    s.add_argument("--ulp-growth", type=float, default=compare.ULP_GROWTH, metavar="ULPS",
                    help="a regression grows the worst error by more than this many ulps (default %(default)s)")
-    s.add_argument("--ulp-ratio", type=float, default=results.ULP_RATIO, metavar="X",
+    s.add_argument("--ulp-ratio", type=float, default=compare.ULP_RATIO, metavar="X",
                    help="... and to more than X times its old value (default %(default)s)")
     s.add_argument("--allow-vanished", action="store_true",
                    help="cases of BASE missing from NEW do not make NEW worse")
