@@ -122,8 +122,8 @@ def cmd_report_recover(args: argparse.Namespace) -> int:
 
 DIFF_HELP = f"""Compare two results.json files (BASE: the last accepted run; NEW: this run). Exit 1 when NEW
 is worse: a case failing in NEW that did not fail in BASE (or is new and failing), a precision
-regression, or a case of BASE missing from NEW, or passing in BASE and skipped in NEW (unless
---allow-vanished). A precision regression is
+regression, an incident, or a case of BASE missing from NEW, or run in BASE and skipped in NEW
+(unless --allow-vanished). A precision regression is
 a case passing in both whose worst ulp error grew by more than --ulp-growth ulps AND to more than
 --ulp-ratio times its BASE value (defaults {compare.ULP_GROWTH:g} and {compare.ULP_RATIO:g}): a correctly
 rounded kernel sits at <= 0.5 ulp of the output dtype plus a few float32 ulps of accumulation slack,

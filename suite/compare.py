@@ -91,6 +91,7 @@ ULP_GROWTH = 1.0
 ULP_RATIO = 2.0
 FAILING = ("failed",)
 GOOD = ("passed", "xpassed")
+WAS_FAILING = ("failed", "xfailed")     # a case of these in BASE that is GOOD in NEW is fixed
 
 
 @dataclass
@@ -148,21 +149,22 @@ def diff(base: Mapping, new: Mapping, ulp_growth: float = ULP_GROWTH, ulp_ratio:
                 d.new_failures.append((nr, br))
         elif nr["outcome"] in FAILING and br["outcome"] not in FAILING:
             d.new_failures.append((nr, br))
-        elif br["outcome"] in FAILING and nr["outcome"] in GOOD:
+        elif br["outcome"] in WAS_FAILING and nr["outcome"] in GOOD:
             d.fixed.append((br, nr))
         elif br["outcome"] in GOOD and nr["outcome"] in GOOD:
             bu, nu = worst_ulp(br), worst_ulp(nr)
             if bu is not None and nu is not None and nu - bu > ulp_growth and nu > ulp_ratio * bu:
                 d.regressions.append((br, nr))
-    # A case that passed in BASE and is skipped in NEW (too little memory on this machine, a
-    # capability the backend lost, Unsupported) is no longer tested: as good as vanished.
+    # A case that ran in BASE and is skipped in NEW (too little memory on this machine, a
+    # capability the backend lost, Unsupported) is no longer tested: as good as vanished, whatever
+    # its outcome in BASE (a failing case skipped now is hidden, not fixed).
     d.vanished = [r for k, r in b.items() if k not in n
-                  or (r["outcome"] in GOOD and n[k]["outcome"] == "skipped")]
+                  or (r["outcome"] != "skipped" and n[k]["outcome"] == "skipped")]
     return d
 
 
-def _fmt_ulp(v: Optional[float]) -> str:
-    return "-" if v is None else f"{v:.3g}"
+def _fmt_ulp(v: float) -> str:
+    return f"{v:.3g}"
 
 
 def _section(title: str, lines: List[str], limit: int) -> List[str]:
