@@ -6,10 +6,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from suite import shard
 from suite.results import RUN_FIELDS, ResultsError, is_complete, make_document, number
 
 # -- merge -------------------------------------------------------------------------------------
 SAME_RUN = ("schema_version", "suite_version", "manifest_hash", "backend", "standard_override")
+
+
+def _shard_of(spec: Any) -> Optional[Tuple[int, int]]:
+    """A document's (K, N); None for an unsharded run, or a spec that is not K/N (shard.parse)."""
+    if not isinstance(spec, str):
+        return None
+    try:
+        return shard.parse(spec)
+    except shard.ShardError:
+        return None
 
 
 def shard_set(docs: Sequence[Tuple[str, Mapping]]) -> List[str]:
@@ -20,26 +31,34 @@ def shard_set(docs: Sequence[Tuple[str, Mapping]]) -> List[str]:
         return []
     problems, parts = [], {}
     for name, spec in specs:
-        try:
-            k, n = (int(x) for x in str(spec).split("/"))
-        except ValueError:
+        kn = _shard_of(spec)
+        if kn is None:
             problems.append(f"{name}: not a shard (shard {spec!r}); merge the shards of one --shard K/N run")
             continue
+        k, n = kn
         parts.setdefault(n, []).append((k, name))
     if len(parts) > 1:
-        problems.append("shards of different schemes: " + ", ".join(
-            f"{'/'.join(str(k) for k, _ in sorted(v))} of {n}" for n, v in sorted(parts.items())))
+        problems.append("shards of different schemes: " + "; ".join(
+            _listed(sorted(k for k, _ in v), n) for n, v in sorted(parts.items())))
     for n, got in sorted(parts.items()):
         ks = [k for k, _ in got]
-        missing = [k for k in range(1, n + 1) if k not in ks]
+        have = set(ks)
+        missing = [k for k in range(1, n + 1) if k not in have]
         twice = sorted({k for k in ks if ks.count(k) > 1})
         if missing:
-            problems.append(f"missing shard{'s' if len(missing) > 1 else ''} "
-                            f"{', '.join(f'{k}/{n}' for k in missing)}")
+            problems.append(f"missing shard{'s' if len(missing) > 1 else ''} {_listed(missing, n)}")
         if twice:
-            problems.append(f"shard{'s' if len(twice) > 1 else ''} given twice: "
-                            f"{', '.join(f'{k}/{n}' for k in twice)}")
+            problems.append(f"shard{'s' if len(twice) > 1 else ''} given twice: {_listed(twice, n)}")
     return problems
+
+
+LISTED = 10         # shards named in one problem; the rest are counted (N may be 100,000)
+
+
+def _listed(ks: Sequence[int], n: int) -> str:
+    """'1/4, 3/4', or the first LISTED and how many more."""
+    shown = ", ".join(f"{k}/{n}" for k in ks[:LISTED])
+    return shown + (f" and {len(ks) - LISTED} more" if len(ks) > LISTED else "")
 
 
 def refuse_incomplete(docs: Sequence[Tuple[str, Mapping]], flag: str) -> None:
