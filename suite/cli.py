@@ -131,6 +131,29 @@ so run-to-run noise between correct kernels stays well under 1 ulp, while a kern
 (e.g. computes in the output dtype) doubles its error and grows by >= 1 ulp."""
 
 
+def _threshold(text: str) -> float:
+    """A finite number >= 0: NaN would make every comparison false (no regression, ever), and
+    inf or a negative number is no threshold."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= v < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: give a finite number >= 0")
+    return v
+
+
+def _count(text: str) -> int:
+    """A whole number >= 0 (a negative one would cut the lists from their end)."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number >= 0")
+    return v
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="aclnn-conform", description=__doc__)
     sub = p.add_subparsers(dest="group", required=True)
@@ -166,16 +189,16 @@ def build_parser() -> argparse.ArgumentParser:
                      description=DIFF_HELP)
     s.add_argument("base", metavar="BASE")
     s.add_argument("new", metavar="NEW")
-    s.add_argument("--ulp-growth", type=float, default=compare.ULP_GROWTH, metavar="ULPS",
+    s.add_argument("--ulp-growth", type=_threshold, default=compare.ULP_GROWTH, metavar="ULPS",
                    help="a regression grows the worst error by more than this many ulps (default %(default)s)")
-    s.add_argument("--ulp-ratio", type=float, default=compare.ULP_RATIO, metavar="X",
+    s.add_argument("--ulp-ratio", type=_threshold, default=compare.ULP_RATIO, metavar="X",
                    help="... and to more than X times its old value (default %(default)s)")
     s.add_argument("--allow-vanished", action="store_true",
                    help="cases of BASE missing from NEW do not make NEW worse")
     s.add_argument("--allow-incomplete", action="store_true",
                    help="compare runs that did not finish (killed, interrupted, stopped early): their "
                         "missing cases count as vanished")
-    s.add_argument("--limit", type=int, default=10, metavar="N", help="lines per list (default %(default)s)")
+    s.add_argument("--limit", type=_count, default=10, metavar="N", help="lines per list (default %(default)s)")
     s.set_defaults(fn=cmd_report_diff)
     s = r.add_parser("merge", help="join shards' results.json into one")
     s.add_argument("paths", nargs="+", metavar="RESULTS")
