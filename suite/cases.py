@@ -250,9 +250,9 @@ def _limits(ctx: _Ctx, doc: LineDict) -> None:
         raise ctx.fail(doc, "limits", f"a mapping of tier ({', '.join(TIERS)}) to elements per array")
     for tier, n in node.items():
         if tier not in TIERS:
-            raise ctx.fail(node, tier, f"unknown tier (known: {', '.join(TIERS)})")
+            raise FileError(ctx.path, node.line_of(tier), f"limits.{tier}", f"unknown tier (known: {', '.join(TIERS)})")
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise ctx.fail(node, tier, f"a positive number of elements, not {n!r}")
+            raise FileError(ctx.path, node.line_of(tier), f"limits.{tier}", f"a positive number of elements, not {n!r}")
         ctx.limits[tier] = n
 
 
@@ -419,8 +419,8 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
          for i, v in enumerate(lst)] for a in op.attributes]))
     literal: List[Tuple[str, Dict[str, Shape], Optional[int]]] = []   # set name, shapes, line
     generated: List[Tuple[str, Generator]] = []
-    for i, entry in enumerate(_as_list(ctx, m, "shapes")):
-        lst = m["shapes"] if isinstance(m["shapes"], list) else None
+    lst = _as_list(ctx, m, "shapes")
+    for i, entry in enumerate(lst):
         if isinstance(entry, str):
             if entry not in shape_sets:
                 raise ctx.fail(lst, i, f"unknown shape set {entry!r} (defined: {', '.join(shape_sets) or 'none'})")
@@ -429,8 +429,7 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
             else:
                 literal.extend((entry, s, line) for s, line in shape_sets[entry])
         else:
-            line = lst.line_of(i) if isinstance(lst, LineList) else m.line_of("shapes")
-            literal.append(("inline", _triple(ctx, op, lst, i, entry, allow_null=False), line))
+            literal.append(("inline", _triple(ctx, op, lst, i, entry, allow_null=False), lst.line_of(i)))
     layouts = [_choice(ctx, lst, i, v, layout.LAYOUTS, "layout")
                for lst in [_as_list(ctx, m, "layouts", ["contiguous"])] for i, v in enumerate(lst)]
     vsets = [_choice(ctx, lst, i, v, op.value_sets, "value set")
@@ -439,9 +438,10 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
     tier = _choice(ctx, m, "tier", m.get("tier", "default"), TIERS, "tier")
     for _, shapes, line in literal:
         check_size(ctx, op, shapes, op.out_shape(shapes), tier, line)
-    excludes = m.get("exclude", [])
+    excludes = m.get("exclude", LineList())
     if not isinstance(excludes, list):
         raise ctx.fail(m, "exclude", "is a list of mappings")
+    excludes.name = "exclude"
     exclude_keys = _keys(EXCLUDE_KEYS, op)
     for i, ex in enumerate(excludes):
         if not isinstance(ex, dict) or not ex:
@@ -540,7 +540,8 @@ def load_file(path: Path, hw: Optional[Dict[str, hardware.Hardware]] = None) -> 
         raise ctx.fail(doc, "op", f"unknown operator {doc['op']!r} (known: {', '.join(ops.OPERATORS)})") from None
     _limits(ctx, doc)
     shape_sets: Dict[str, Any] = {}       # name -> a Generator, or [(shapes, line)]
-    sets = doc.get("shapes", {}) or {}
+    sets = doc.get("shapes")
+    sets = {} if sets is None else sets
     if not isinstance(sets, dict):
         raise ctx.fail(doc, "shapes", "is a mapping of set name to a list of shape combinations")
     for name, combos in sets.items():
@@ -550,6 +551,7 @@ def load_file(path: Path, hw: Optional[Dict[str, hardware.Hardware]] = None) -> 
         if not isinstance(combos, list) or not combos:
             raise ctx.fail(sets, name, "a shape set is a non-empty list of shape combinations, "
                                        "or a mapping with one key, generate")
+        combos.name = f"shapes.{name}"
         shape_sets[name] = [(_triple(ctx, op, combos, i, v, allow_null=False), combos.line_of(i))
                             for i, v in enumerate(combos)]
     if hw is None and any(isinstance(v, Generator) for v in shape_sets.values()):
@@ -558,9 +560,12 @@ def load_file(path: Path, hw: Optional[Dict[str, hardware.Hardware]] = None) -> 
         hw = hardware.load_hardware(beside if beside.exists() else None)
     out = Expansion()
     for key, handler in (("matrices", _matrix), ("cases", _single)):
-        items = doc.get(key, []) or []
+        items = doc.get(key)
+        if items is None:                  # absent, or given empty
+            continue
         if not isinstance(items, list):
             raise ctx.fail(doc, key, "is a list")
+        items.name = key
         for i, item in enumerate(items):
             if not isinstance(item, LineDict):
                 raise ctx.fail(items, i, f"each entry of {key} is a mapping")
