@@ -400,6 +400,11 @@ def generator_names(op: Operator) -> List[str]:
     return ["cores", "ub", "block", "lanes", "reach", *op.tiling_names]
 
 
+def _first_layout(layouts: Sequence[str], shapes: Mapping[str, Optional[Shape]]) -> str:
+    """The first of `layouts` that applies to these shapes (contiguous always does)."""
+    return next(lay for lay in layouts if layout.applies(lay, shapes.values()))
+
+
 def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], out: Expansion,
             hw: Dict[str, hardware.Hardware]) -> None:
     allowed = _keys(MATRIX_KEYS, op)
@@ -466,10 +471,11 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
                 continue
             case, sig = _make_case(op, product, dict(ins), od, attrs, dict(shapes), op.out_shape(shapes),
                                    False, lay, vs, determinism, source, tier, gen)
-            # Large and generated (scale) shapes make no rejection cases: the small sets have
-            # those, and a rejected call of a large shape would only cost memory.
+            # A rejection is made once per call, in the first of the matrix's layouts that applies
+            # to its shapes and the first value set. Large and generated (scale) shapes make none:
+            # the small sets have those, and a rejected call of a large shape would only cost memory.
             if op.outside_contract(sig) or not layout.applies(lay, shapes.values()) or (gen and case.id in made) or (
-                    case.expect != NUMBERS and (gen or lay != layouts[0] or vs != vsets[0]
+                    case.expect != NUMBERS and (gen or lay != _first_layout(layouts, shapes) or vs != vsets[0]
                                                 or _elements(op, shapes) > STORED_LIMIT)):
                 out.dropped += 1
                 continue
