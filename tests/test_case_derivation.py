@@ -17,7 +17,6 @@ from suite import cases as C
 from suite import ops
 from suite import values as V
 from suite.cases import NUMBERS, STORED_LIMIT, Kind, kinds_of, load_cases, load_file
-from suite.contract import ACLNN_ERR_PARAM_INVALID
 from suite.ops.base import MAX_RANK, Attr, Operator, Signature, broadcast, element_inputs
 from suite.yamlfile import FileError
 from tests.core_helpers import marked_line
@@ -174,7 +173,7 @@ SINGLE = {
     "out's dtype on atlas-training": ("product: atlas-training, dtypes: {inputs: float32, out: float16}, "
                                       "reduction: none, shapes: [2, 2, 2]", INVALID,
                                       f"out dtype float16 is not supported on atlas-training {TYPE}", (2,)),
-    "x against y": (f"product: atlas-a2, dtypes: {{x: float16, y: float32}}, reduction: none, shapes: [2, 2, 2]",
+    "x against y": ("product: atlas-a2, dtypes: {x: float16, y: float32}, reduction: none, shapes: [2, 2, 2]",
                     INVALID, "x dtype float16 differs from y's float32", (2,)),
     "a raw reduction": ("product: atlas-a2, dtypes: float32, reduction: 3, shapes: [2, 2, 2]", INVALID,
                         "reduction 3 is not 0, 1 or 2", (2,)),
