@@ -246,8 +246,9 @@ def write(path: Path, doc: Mapping) -> None:
 
 def read(path: Path) -> Dict[str, Any]:
     """Load and validate; a bad file is one ResultsError naming the file and the first problems
-    (suite.jsonfile: size, encoding and nesting limits)."""
-    doc = jsonfile.load(Path(path), ResultsError)
+    (suite.jsonfile: size, encoding and nesting limits; NaN and Infinity, which JSON has not and
+    which write() could not write back, are refused)."""
+    doc = jsonfile.load(Path(path), ResultsError, allow_nan=False)
     errors = validate(doc)
     if errors:
         more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
