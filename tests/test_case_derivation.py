@@ -697,3 +697,109 @@ def test_the_limits_are_the_documented_ones(tmp_path: Path) -> None:
     assert cs[0].shapes["x"] == (16384, 16384)
     with pytest.raises(FileError, match="268435457 elements, past the default tier's limit of 268435456"):
         _load(tmp_path, M + "    shapes: [[268435457, 1, 1]]\n")
+
+
+# -- the pieces a case is made of ---------------------------------------------------------------
+def test_frozen_mappings_keep_order_and_hash() -> None:
+    a, b = C.Frozen({"x": 1, "y": None}), C.Frozen([("x", 1), ("y", None)])
+    assert a == b and hash(a) == hash(b) and a == {"x": 1, "y": None}
+    assert a != C.Frozen({"y": None, "x": 1}) and a != [("x", 1), ("y", None)] and a != {"x": 1}
+    assert list(a) == ["x", "y"] and len(a) == 2 and a["y"] is None and repr(a) == "Frozen({'x': 1, 'y': None})"
+    assert hash(a) != hash(C.Frozen({"x": 2, "y": None}))
+    with pytest.raises(KeyError):
+        a["z"]
+    c = C.Case("i", "Op", "atlas-a2", {"x": "float32"}, "float32", {"x": (2,)}, (2,), {"reduction": 0},
+               "contiguous", "uniform", 0, "", False, "f:1", "k")
+    assert all(isinstance(getattr(c, f), C.Frozen) for f in ("dtypes", "shapes", "attrs"))
+    assert hash(c) == hash(C.Case(**{**c.__dict__}))
+
+
+@pytest.mark.parametrize("given,shape,token", [
+    ("5", (5,), "5"), ("'2x3'", (2, 3), "2x3"), ("' 2x3 '", (2, 3), "2x3"), ("scalar", (), "scalar"),
+    ("'()'", (), "scalar"), ("''", (), "scalar"), ("[]", (), "scalar"), ("[2, 0]", (2, 0), "2x0"),
+    ("0x3", (0, 3), "0x3"), ("1x1x1", (1, 1, 1), "1x1x1"),
+])
+def test_each_way_to_write_a_shape(tmp_path: Path, given: str, shape: tuple, token: str) -> None:
+    case = _single(tmp_path, f"{BASE}, shapes: [{given}, {given}, null]")
+    assert case.shapes["x"] == shape and C.shape_token(shape) == token
+    assert case.id.endswith(f"-{token}.{token}.null-contiguous-uniform")
+    assert C.shape_token(None) == "null"
+
+
+def test_what_a_case_derives_for_its_data(tmp_path: Path) -> None:
+    a = _single(tmp_path, f"{BASE}, shapes: [2x3, 3, 1]")
+    b = _single(tmp_path, "product: atlas-a3, dtypes: float32, reduction: none, shapes: [2x3, 3, 1], layout: strided")
+    # products and layouts share their data: the same datakey and seed (pinned: every golden hangs on it)
+    assert a.datakey == b.datakey and a.seed == b.seed == 18087491122389016430
+    assert (a.reduction, a.elements, a.dtype_token) == (0, 6 + 3 + 1 + 6, "float32")
+    assert _single(tmp_path, f"{BASE}, shapes: [2x3, 3, null]").elements == 6 + 3 + 6
+    assert _single(tmp_path, f"{BASE}, shapes: [null, 3, 1]").elements == 3 + 1        # no broadcast shape
+    assert _single(tmp_path, f"{BASE}, shapes: [2, 3, 1]").elements == 2 + 3 + 1      # does not broadcast
+
+
+def test_the_names_a_generator_may_use() -> None:
+    assert C.generator_names(Derive()) == ["cores", "ub", "block", "lanes", "reach", "tile"]
+
+
+def test_a_generator_reads_the_hardware_file_beside_the_case_file(tmp_path: Path) -> None:
+    text = """
+        op: DeriveTestOp
+        shapes:
+          gen:
+            generate:
+              shapes: [[N], [N], [N]]
+              N: [cores + 1]
+        matrices:
+          - {products: [atlas-training], dtypes: [float32], reductions: [none], flip: [false], shapes: [gen]}
+        """
+    path = _write(tmp_path, text)
+    assert [c.shapes["x"] for c in load_file(path).cases] == [(33,)]          # the project's: 32 cores
+    hw = (Path(__file__).resolve().parents[1] / "cases" / "hardware.yaml").read_text()
+    (tmp_path / "hardware.yaml").write_text(hw.replace("cores: [32]", "cores: [6]", 1))
+    assert [c.shapes["x"] for c in load_file(path).cases] == [(7,)]
+    assert [c.shapes["x"] for c in load_cases([tmp_path])[0]] == [(7,)]        # hardware.yaml is no case file
+
+
+def test_a_generated_repeat_of_an_earlier_matrix_is_dropped(tmp_path: Path) -> None:
+    exp = load_file(_write(tmp_path, """
+        op: DeriveTestOp
+        shapes:
+          gen:
+            generate:
+              shapes: [[N], [N], [N]]
+              N: [tile - 1, tile]
+        matrices:
+          - {products: [atlas-a2], dtypes: [float32], reductions: [none], flip: [false], shapes: [[99, 99, 99]]}
+          - {products: [atlas-a2], dtypes: [float32], reductions: [none], flip: [false], shapes: [gen]}
+        """))
+    assert [(c.shapes["x"], c.generated) for c in exp.cases] == [((99,), False), ((100,), True)]
+    assert exp.dropped == 1 and len(exp.made) == 2
+
+
+def test_a_folder_of_case_files(tmp_path: Path) -> None:
+    one = f"op: DeriveTestOp\ncases:\n  - {{{BASE}, shapes: [1, 1, 1]}}\n"
+    two = f"op: DeriveTestOp\ncases:\n  - {{{BASE}, shapes: [2, 2, 2]}}\n"
+    _write(tmp_path, two, "b.yaml")
+    _write(tmp_path, one, "a.yaml")
+    _write(tmp_path, "not: a case file\n", "tolerances.yaml")
+    _write(tmp_path, "not: a case file\n", "hardware.yaml")
+    _write(tmp_path, one, "c.yml")
+    _write(tmp_path, one, "notes.txt")
+    assert C.case_files(tmp_path) == [tmp_path / "a.yaml", tmp_path / "b.yaml"]
+    assert C.case_files(tmp_path / "c.yml") == [tmp_path / "c.yml"]
+    cs, dropped = load_cases([tmp_path])
+    assert [c.shapes["x"] for c in cs] == [(1,), (2,)] and dropped == 0
+    with pytest.raises(FileError) as e:
+        load_cases([tmp_path, tmp_path / "a.yaml"])
+    assert str(e.value) == (f"{tmp_path / 'a.yaml'}:3: field 'id': duplicate case id "
+                            f"DeriveTestOp-float32-atlas-a2-none-keep-s1-n1-1.1.1-contiguous-uniform (also made by "
+                            f"{tmp_path / 'a.yaml'}:3); use 'exclude' or distinct shape sets")
+
+
+def test_dropped_counts_add_up_across_files(tmp_path: Path) -> None:
+    m = "op: DeriveTestOp\nmatrices:\n  - {products: [atlas-a2], dtypes: [float32], reductions: [none], " \
+        "flip: [false], scale: [1, -1], shapes: [[%s, 1, 1]]}\n"
+    _write(tmp_path, m % 1, "a.yaml")
+    _write(tmp_path, m % 2, "b.yaml")
+    cs, dropped = load_cases([tmp_path])
+    assert len(cs) == 2 and dropped == 2
