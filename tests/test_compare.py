@@ -10,6 +10,7 @@ from typing import Any, Dict, Optional
 
 import pytest
 
+import suite
 from suite import cli, compare, results
 from suite.compare import ResultsError
 
@@ -402,6 +403,25 @@ def test_merge_of_a_complete_set() -> None:
     for f in ("backend", "standard_override", "manifest_hash"):
         assert m[f] == RUN[f]
     assert compare.shard_set([("m", m)]) == []
+
+
+def test_a_merged_file_is_a_document_of_this_suite() -> None:
+    """Fields in the schema's order; the schema version and suite version of the suite that merged
+    (shards of version 1, or of another suite version, merge into a version-2 file of this one)."""
+    docs = shards(2, 1, 2, suite_version="0.0.1")
+    for _, d in docs:
+        d["schema_version"] = 1
+        for k in ("complete", "incomplete", "incidents"):
+            del d[k]
+        for r in d["records"]:
+            del r["fault"]
+        assert results.validate(d) == []
+    m = compare.merge(docs)
+    assert list(m) == ["schema_version", "suite_version", "backend", "products", "standard_override",
+                       "manifest_hash", "machine", "shard", "merged_from", "counts", "complete", "incomplete",
+                       "incidents", "records"]
+    assert (m["schema_version"], m["suite_version"]) == (results.SCHEMA_VERSION, suite.__version__)
+    assert (m["complete"], m["incomplete"], m["incidents"]) == (True, None, [])
 
 
 def test_merge_of_one_unsharded_run_and_of_one_shard_of_one() -> None:
