@@ -230,7 +230,7 @@ def check_size(ctx: _Ctx, op: Operator, shapes: Mapping[str, Optional[Shape]], o
     limit = ctx.limits[tier]
     live = {n: s for n, s in shapes.items() if s is not None}
     arrays = [(f"shapes.{n}", s) for n, s in live.items()]
-    if live and len(live) == len(shapes):
+    if live and all(n in live or n in op.optional for n in shapes):     # an optional input may be NULL
         arrays.append(("shapes", op.b_shape(live)))
     arrays.append(("out_shape", out_shape))
     for name, s in arrays:

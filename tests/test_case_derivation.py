@@ -633,6 +633,13 @@ BAD: Dict[str, Tuple[str, Optional[str], str]] = {
     "case broadcast past the limit": (H + "limits: {default: 10}\n" + SS[len(H):] + "    shapes: [11x1, 1x2, 1] #<\n",
                                       "shapes.x", f"11x1 is 11 elements, past the default tier's limit of 10 per "
                                                   f"array {LIMIT}"),
+    "case broadcast past the limit, w NULL": (H + "limits: {default: 10}\n" + SS[len(H):] + "    shapes: [5x1, 1x3, null] #<\n",
+                                             "shapes", f"the broadcast shape 5x3 is 15 elements, past the default tier's "
+                                                       f"limit of 10 per array {LIMIT}"),
+    "matrix broadcast past the limit, w NULL": (H + "limits: {default: 10}\n" + M[len(H):] + "    shapes:\n"
+                                                "      - [5x1, 1x2, null]\n      - [5x1, 1x3, null] #<\n", "shapes",
+                                                f"the broadcast shape 5x3 is 15 elements, past the default tier's "
+                                                f"limit of 10 per array {LIMIT}"),
     "case out past the limit": (H + "limits: {default: 10}\n" + SS[len(H):] + "    shapes: [2, 2, 2]\n"
                                 "    out_shape: 11 #<\n", "out_shape",
                                 f"11 is 11 elements, past the default tier's limit of 10 per array {LIMIT}"),
