@@ -456,6 +456,7 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
                 raise ctx.fail(ex, k, f"unknown key (allowed: {', '.join(sorted(exclude_keys))})")
 
     made = out.made
+    hits = [0] * len(excludes)                 # points each exclusion took out
     for product, (ins, od) in itertools.product(products, dts):
         combos = [(name, s, False) for name, s, _ in literal]
         for name, gen in generated:
@@ -467,7 +468,10 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
             attrs: Dict[str, Any] = {"reduction": red, **{a.name: v for a, v in zip(op.attributes, extra)}}
             point = {**attrs, "product": product, "dtype": _dtype_token(ins, od),
                      "reduction": op.reduction_name(red), "shapes": set_name, "layout": lay, "values": vs}
-            if any(all(point.get(k) == v for k, v in ex.items()) for ex in excludes):
+            excluded = [i for i, ex in enumerate(excludes) if all(point.get(k) == v for k, v in ex.items())]
+            for i in excluded:
+                hits[i] += 1
+            if excluded:
                 continue
             case, sig = _make_case(op, product, dict(ins), od, attrs, dict(shapes), op.out_shape(shapes),
                                    False, lay, vs, determinism, source, tier, gen)
@@ -481,6 +485,10 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
                 continue
             made.add(case.id)
             out.cases.append(case)
+    for i, n in enumerate(hits):
+        if not n:           # a misspelt value (an alias such as bf16, a product, a set's name) excludes nothing
+            raise ctx.fail(excludes, i, "excludes nothing: no combination of this matrix has "
+                           + " and ".join(f"{k} {v!r}" for k, v in excludes[i].items()))
 
 
 def _single(ctx: _Ctx, op: Operator, c: LineDict, out: Expansion) -> None:

@@ -581,6 +581,13 @@ BAD: Dict[str, Tuple[str, Optional[str], str]] = {
     "matrix exclusion key": (M + OK3 + "    exclude:\n      - product: atlas-a2\n        colour: red #<\n", "colour",
                              "unknown key (allowed: dtype, flip, layout, product, reduction, scale, shapes, steps, "
                              "values)"),
+    "matrix exclusion excludes nothing": (M + OK3 + "    exclude:\n      - {product: atlas-a2}\n"
+                                          "      - {dtype: bf16, reduction: none} #<\n", "exclude[1]",
+                                          "excludes nothing: no combination of this matrix has dtype 'bf16' and "
+                                          "reduction 'none'"),
+    "matrix exclusion of another product": (M + OK3 + "    exclude:\n      - {reduction: sum}\n"
+                                            "      - product: atlas-a3 #<\n", "exclude[1]",
+                                            "excludes nothing: no combination of this matrix has product 'atlas-a3'"),
     "matrix past the limit": (H + "limits: {default: 10}\n" + M[len(H):] + "    shapes:\n      - [2, 2, 2]\n"
                               "      - [10, 11, 1] #<\n", "shapes.y",
                               f"11 is 11 elements, past the default tier's limit of 10 per array {LIMIT}"),
