@@ -231,22 +231,23 @@ def test_a_rule_is_handed_the_excess_of_the_elements_outside_the_window(monkeypa
     std = Standard("capture", "capture", {})
     mx = 65504.0
     edge = (mx + 16.0) * (1 - 2.0 ** -27)               # window [max, inf]
-    g = np.array([1.5, NAN, INF, 1.0, 0.0, 1.5, 2.0, edge, edge, -INF])
-    x = np.array([1.5, NAN, INF, 1.0 + 2 ** -9, 2.0 ** -24, NAN, -2.0, INF, 60000.0, INF])
+    g = np.array([1.5, NAN, INF, 1.0, 0.0, 1.5, 2.0, edge, edge, -INF, 1e6])
+    x = np.array([1.5, NAN, INF, 1.0 + 2 ** -9, 2.0 ** -24, NAN, -2.0, INF, 60000.0, INF, mx])
     v = judge(x.astype(F16), Golden(g, np.abs(g)), F16, std, SLACK)
-    assert (v.n, v.mismatches, v.n_gross) == (10, 2, 1)
+    assert (v.n, v.mismatches, v.n_gross) == (11, 3, 1)
     [e] = seen
     # the elements outside the window or not finite, in order: NaN, inf, 1+2^-9, 2^-24, NaN for
-    # 1.5, -2 for 2, inf at the range's edge, 60000 there, inf for -inf
+    # 1.5, -2 for 2, inf at the range's edge, 60000 there, inf for -inf, max past the range
     np.testing.assert_array_equal(e.golden, g[1:])
-    excess = [0.0, 0.0, 2 ** -9, 2 ** -24, INF, 4.0, 0.0, mx - 60000.0, INF]
+    excess = [0.0, 0.0, 2 ** -9, 2 ** -24, INF, 4.0, 0.0, mx - 60000.0, INF, INF]
     np.testing.assert_array_equal(e.abs, excess)
     tiny = 2.0 ** -14
-    np.testing.assert_array_equal(e.ref, [tiny, tiny, 1.0, tiny, 1.5, 2.0, edge, edge, tiny])
-    np.testing.assert_array_equal(e.rel, [0.0, 0.0, 2 ** -9, 2 ** -24 / tiny, INF, 2.0, 0.0, (mx - 60000) / mx, INF])
+    np.testing.assert_array_equal(e.ref, [tiny, tiny, 1.0, tiny, 1.5, 2.0, edge, edge, tiny, 1e6])
+    np.testing.assert_array_equal(e.rel, [0.0, 0.0, 2 ** -9, 2 ** -24 / tiny, INF, 2.0, 0.0, (mx - 60000) / mx, INF,
+                                          INF])
     w = lambda gg: 9 * U * abs(gg) + 9 * SUB  # noqa: E731
     want_ulp = [0.0, 0.0, (2 ** -9 - w(1.0)) / 2 ** -10, (2 ** -24 - 9 * SUB) / 2 ** -24, INF,
-                (4 - w(2.0)) / 2 ** -9, 0.0, (edge - w(edge) - 60000) / 32, INF]
+                (4 - w(2.0)) / 2 ** -9, 0.0, (edge - w(edge) - 60000) / 32, INF, INF]
     np.testing.assert_allclose(e.ulp, want_ulp, rtol=1e-12)
 
 
