@@ -230,7 +230,7 @@ def check_size(ctx: _Ctx, op: Operator, shapes: Mapping[str, Optional[Shape]], o
     limit = ctx.limits[tier]
     live = {n: s for n, s in shapes.items() if s is not None}
     arrays = [(f"shapes.{n}", s) for n, s in live.items()]
-    if live and len(live) == len(shapes):
+    if live and all(n in live or n in op.optional for n in shapes):     # an optional input may be NULL
         arrays.append(("shapes", op.b_shape(live)))
     arrays.append(("out_shape", out_shape))
     for name, s in arrays:
@@ -250,9 +250,9 @@ def _limits(ctx: _Ctx, doc: LineDict) -> None:
         raise ctx.fail(doc, "limits", f"a mapping of tier ({', '.join(TIERS)}) to elements per array")
     for tier, n in node.items():
         if tier not in TIERS:
-            raise ctx.fail(node, tier, f"unknown tier (known: {', '.join(TIERS)})")
+            raise FileError(ctx.path, node.line_of(tier), f"limits.{tier}", f"unknown tier (known: {', '.join(TIERS)})")
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise ctx.fail(node, tier, f"a positive number of elements, not {n!r}")
+            raise FileError(ctx.path, node.line_of(tier), f"limits.{tier}", f"a positive number of elements, not {n!r}")
         ctx.limits[tier] = n
 
 
@@ -400,6 +400,11 @@ def generator_names(op: Operator) -> List[str]:
     return ["cores", "ub", "block", "lanes", "reach", *op.tiling_names]
 
 
+def _first_layout(layouts: Sequence[str], shapes: Mapping[str, Optional[Shape]]) -> str:
+    """The first of `layouts` that applies to these shapes (contiguous always does)."""
+    return next(lay for lay in layouts if layout.applies(lay, shapes.values()))
+
+
 def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], out: Expansion,
             hw: Dict[str, hardware.Hardware]) -> None:
     allowed = _keys(MATRIX_KEYS, op)
@@ -419,8 +424,8 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
          for i, v in enumerate(lst)] for a in op.attributes]))
     literal: List[Tuple[str, Dict[str, Shape], Optional[int]]] = []   # set name, shapes, line
     generated: List[Tuple[str, Generator]] = []
-    for i, entry in enumerate(_as_list(ctx, m, "shapes")):
-        lst = m["shapes"] if isinstance(m["shapes"], list) else None
+    lst = _as_list(ctx, m, "shapes")
+    for i, entry in enumerate(lst):
         if isinstance(entry, str):
             if entry not in shape_sets:
                 raise ctx.fail(lst, i, f"unknown shape set {entry!r} (defined: {', '.join(shape_sets) or 'none'})")
@@ -429,8 +434,7 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
             else:
                 literal.extend((entry, s, line) for s, line in shape_sets[entry])
         else:
-            line = lst.line_of(i) if isinstance(lst, LineList) else m.line_of("shapes")
-            literal.append(("inline", _triple(ctx, op, lst, i, entry, allow_null=False), line))
+            literal.append(("inline", _triple(ctx, op, lst, i, entry, allow_null=False), lst.line_of(i)))
     layouts = [_choice(ctx, lst, i, v, layout.LAYOUTS, "layout")
                for lst in [_as_list(ctx, m, "layouts", ["contiguous"])] for i, v in enumerate(lst)]
     vsets = [_choice(ctx, lst, i, v, op.value_sets, "value set")
@@ -439,9 +443,10 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
     tier = _choice(ctx, m, "tier", m.get("tier", "default"), TIERS, "tier")
     for _, shapes, line in literal:
         check_size(ctx, op, shapes, op.out_shape(shapes), tier, line)
-    excludes = m.get("exclude", [])
+    excludes = m.get("exclude", LineList())
     if not isinstance(excludes, list):
         raise ctx.fail(m, "exclude", "is a list of mappings")
+    excludes.name = "exclude"
     exclude_keys = _keys(EXCLUDE_KEYS, op)
     for i, ex in enumerate(excludes):
         if not isinstance(ex, dict) or not ex:
@@ -451,6 +456,7 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
                 raise ctx.fail(ex, k, f"unknown key (allowed: {', '.join(sorted(exclude_keys))})")
 
     made = out.made
+    hits = [0] * len(excludes)                 # points each exclusion took out
     for product, (ins, od) in itertools.product(products, dts):
         combos = [(name, s, False) for name, s, _ in literal]
         for name, gen in generated:
@@ -462,19 +468,27 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
             attrs: Dict[str, Any] = {"reduction": red, **{a.name: v for a, v in zip(op.attributes, extra)}}
             point = {**attrs, "product": product, "dtype": _dtype_token(ins, od),
                      "reduction": op.reduction_name(red), "shapes": set_name, "layout": lay, "values": vs}
-            if any(all(point.get(k) == v for k, v in ex.items()) for ex in excludes):
+            excluded = [i for i, ex in enumerate(excludes) if all(point.get(k) == v for k, v in ex.items())]
+            for i in excluded:
+                hits[i] += 1
+            if excluded:
                 continue
             case, sig = _make_case(op, product, dict(ins), od, attrs, dict(shapes), op.out_shape(shapes),
                                    False, lay, vs, determinism, source, tier, gen)
-            # Large and generated (scale) shapes make no rejection cases: the small sets have
-            # those, and a rejected call of a large shape would only cost memory.
+            # A rejection is made once per call, in the first of the matrix's layouts that applies
+            # to its shapes and the first value set. Large and generated (scale) shapes make none:
+            # the small sets have those, and a rejected call of a large shape would only cost memory.
             if op.outside_contract(sig) or not layout.applies(lay, shapes.values()) or (gen and case.id in made) or (
-                    case.expect != NUMBERS and (gen or lay != layouts[0] or vs != vsets[0]
+                    case.expect != NUMBERS and (gen or lay != _first_layout(layouts, shapes) or vs != vsets[0]
                                                 or _elements(op, shapes) > STORED_LIMIT)):
                 out.dropped += 1
                 continue
             made.add(case.id)
             out.cases.append(case)
+    for i, n in enumerate(hits):
+        if not n:           # a misspelt value (an alias such as bf16, a product, a set's name) excludes nothing
+            raise ctx.fail(excludes, i, "excludes nothing: no combination of this matrix has "
+                           + " and ".join(f"{k} {v!r}" for k, v in excludes[i].items()))
 
 
 def _single(ctx: _Ctx, op: Operator, c: LineDict, out: Expansion) -> None:
@@ -540,7 +554,8 @@ def load_file(path: Path, hw: Optional[Dict[str, hardware.Hardware]] = None) -> 
         raise ctx.fail(doc, "op", f"unknown operator {doc['op']!r} (known: {', '.join(ops.OPERATORS)})") from None
     _limits(ctx, doc)
     shape_sets: Dict[str, Any] = {}       # name -> a Generator, or [(shapes, line)]
-    sets = doc.get("shapes", {}) or {}
+    sets = doc.get("shapes")
+    sets = {} if sets is None else sets
     if not isinstance(sets, dict):
         raise ctx.fail(doc, "shapes", "is a mapping of set name to a list of shape combinations")
     for name, combos in sets.items():
@@ -550,6 +565,7 @@ def load_file(path: Path, hw: Optional[Dict[str, hardware.Hardware]] = None) -> 
         if not isinstance(combos, list) or not combos:
             raise ctx.fail(sets, name, "a shape set is a non-empty list of shape combinations, "
                                        "or a mapping with one key, generate")
+        combos.name = f"shapes.{name}"
         shape_sets[name] = [(_triple(ctx, op, combos, i, v, allow_null=False), combos.line_of(i))
                             for i, v in enumerate(combos)]
     if hw is None and any(isinstance(v, Generator) for v in shape_sets.values()):
@@ -558,9 +574,12 @@ def load_file(path: Path, hw: Optional[Dict[str, hardware.Hardware]] = None) -> 
         hw = hardware.load_hardware(beside if beside.exists() else None)
     out = Expansion()
     for key, handler in (("matrices", _matrix), ("cases", _single)):
-        items = doc.get(key, []) or []
+        items = doc.get(key)
+        if items is None:                  # absent, or given empty
+            continue
         if not isinstance(items, list):
             raise ctx.fail(doc, key, "is a list")
+        items.name = key
         for i, item in enumerate(items):
             if not isinstance(item, LineDict):
                 raise ctx.fail(items, i, f"each entry of {key} is a mapping")

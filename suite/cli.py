@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import List, Optional
 
 from suite import cases as casefiles
-from suite import golden, journal, results
+from suite import compare, golden, journal, results
 from suite.home import data_root
 from suite.yamlfile import FileError
 
@@ -75,9 +75,9 @@ def cmd_cases_list(args: argparse.Namespace) -> int:
 def cmd_report_diff(args: argparse.Namespace) -> int:
     base, new = results.read(Path(args.base)), results.read(Path(args.new))
     if not args.allow_incomplete:
-        results.refuse_incomplete([(args.base, base), (args.new, new)], "--allow-incomplete")
-    d = results.diff(base, new, args.ulp_growth, args.ulp_ratio, args.allow_vanished)
-    print(results.render_diff(d, args.limit))
+        compare.refuse_incomplete([(args.base, base), (args.new, new)], "--allow-incomplete")
+    d = compare.diff(base, new, args.ulp_growth, args.ulp_ratio, args.allow_vanished)
+    print(compare.render_diff(d, args.limit))
     return 1 if d.worse else 0
 
 
@@ -94,7 +94,7 @@ def _output_file(path: Path) -> Path:
 def cmd_report_merge(args: argparse.Namespace) -> int:
     out = _output_file(Path(args.output))
     docs = [(p, results.read(Path(p))) for p in args.paths]
-    merged = results.merge(docs, allow_partial=args.allow_partial, allow_incomplete=args.allow_incomplete)
+    merged = compare.merge(docs, allow_partial=args.allow_partial, allow_incomplete=args.allow_incomplete)
     try:
         results.write(out, merged)
     except OSError as e:
@@ -102,7 +102,7 @@ def cmd_report_merge(args: argparse.Namespace) -> int:
     c = merged["counts"]
     print(f"merged {len(docs)} files into {args.output}: {len(merged['records'])} records "
           f"({', '.join(f'{n} {o}' for o, n in c.items() if n)})")
-    for problem in results.shard_set(docs):
+    for problem in compare.shard_set(docs):
         print(f"partial: {problem}")
     if not results.is_complete(merged):
         print(f"incomplete: {merged['incomplete']}")
@@ -137,13 +137,36 @@ passed); 1: it cannot, or a smoke case did not pass; 2: bad arguments."""
 
 DIFF_HELP = f"""Compare two results.json files (BASE: the last accepted run; NEW: this run). Exit 1 when NEW
 is worse: a case failing in NEW that did not fail in BASE (or is new and failing), a precision
-regression, or a case of BASE missing from NEW, or passing in BASE and skipped in NEW (unless
---allow-vanished). A precision regression is
+regression, an incident, or a case of BASE missing from NEW, or run in BASE and skipped in NEW
+(unless --allow-vanished). A precision regression is
 a case passing in both whose worst ulp error grew by more than --ulp-growth ulps AND to more than
---ulp-ratio times its BASE value (defaults {results.ULP_GROWTH:g} and {results.ULP_RATIO:g}): a correctly
+--ulp-ratio times its BASE value (defaults {compare.ULP_GROWTH:g} and {compare.ULP_RATIO:g}): a correctly
 rounded kernel sits at <= 0.5 ulp of the output dtype plus a few float32 ulps of accumulation slack,
 so run-to-run noise between correct kernels stays well under 1 ulp, while a kernel that loses a bit
 (e.g. computes in the output dtype) doubles its error and grows by >= 1 ulp."""
+
+
+def _threshold(text: str) -> float:
+    """A finite number >= 0: NaN would make every comparison false (no regression, ever), and
+    inf or a negative number is no threshold."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= v < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: give a finite number >= 0")
+    return v
+
+
+def _count(text: str) -> int:
+    """A whole number >= 0 (a negative one would cut the lists from their end)."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number >= 0")
+    return v
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -187,16 +210,16 @@ def build_parser() -> argparse.ArgumentParser:
                      description=DIFF_HELP)
     s.add_argument("base", metavar="BASE")
     s.add_argument("new", metavar="NEW")
-    s.add_argument("--ulp-growth", type=float, default=results.ULP_GROWTH, metavar="ULPS",
+    s.add_argument("--ulp-growth", type=_threshold, default=compare.ULP_GROWTH, metavar="ULPS",
                    help="a regression grows the worst error by more than this many ulps (default %(default)s)")
-    s.add_argument("--ulp-ratio", type=float, default=results.ULP_RATIO, metavar="X",
+    s.add_argument("--ulp-ratio", type=_threshold, default=compare.ULP_RATIO, metavar="X",
                    help="... and to more than X times its old value (default %(default)s)")
     s.add_argument("--allow-vanished", action="store_true",
                    help="cases of BASE missing from NEW do not make NEW worse")
     s.add_argument("--allow-incomplete", action="store_true",
                    help="compare runs that did not finish (killed, interrupted, stopped early): their "
                         "missing cases count as vanished")
-    s.add_argument("--limit", type=int, default=10, metavar="N", help="lines per list (default %(default)s)")
+    s.add_argument("--limit", type=_count, default=10, metavar="N", help="lines per list (default %(default)s)")
     s.set_defaults(fn=cmd_report_diff)
     s = r.add_parser("merge", help="join shards' results.json into one")
     s.add_argument("paths", nargs="+", metavar="RESULTS")

@@ -26,14 +26,21 @@ def short(value: Any) -> str:
     return one_line(_SHORT.repr(value))
 
 
-def load(path: Path, error: Callable[[str], Exception], max_bytes: int = MAX_BYTES) -> Any:
-    """The JSON document in `path`; any problem reading it is `error("<path>[:line]: what")`."""
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value (write a non-finite number as the string \"nan\", "
+                     f"\"inf\" or \"-inf\")")
+
+
+def load(path: Path, error: Callable[[str], Exception], max_bytes: int = MAX_BYTES, allow_nan: bool = True) -> Any:
+    """The JSON document in `path`; any problem reading it is `error("<path>[:line]: what")`.
+    Python's json reads NaN, Infinity and -Infinity, which JSON has not: `allow_nan=False` refuses
+    them (a document that must be written back with json.dumps(allow_nan=False))."""
     try:
         text = read_text(Path(path), max_bytes)
     except FileError as e:
         raise error(str(e)) from None
     try:
-        return json.loads(text)
+        return json.loads(text) if allow_nan else json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as e:
         raise error(f"{path}:{e.lineno}: not JSON: {e.msg} (column {e.colno})") from None
     except RecursionError:

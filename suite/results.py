@@ -1,5 +1,6 @@
 """results.json: the per-run record other tools read. Schema (documented in docs/results-schema.md),
-build, validate, read/write, merge of shards, and the diff behind the CI gate."""
+build, validate, read/write. Merging shards and the diff behind the CI gate are in suite/compare.py
+(their names are still importable from here)."""
 from __future__ import annotations
 
 import json
@@ -7,7 +8,6 @@ import math
 import platform
 import socket
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
@@ -246,8 +246,9 @@ def write(path: Path, doc: Mapping) -> None:
 
 def read(path: Path) -> Dict[str, Any]:
     """Load and validate; a bad file is one ResultsError naming the file and the first problems
-    (suite.jsonfile: size, encoding and nesting limits)."""
-    doc = jsonfile.load(Path(path), ResultsError)
+    (suite.jsonfile: size, encoding and nesting limits; NaN and Infinity, which JSON has not and
+    which write() could not write back, are refused)."""
+    doc = jsonfile.load(Path(path), ResultsError, allow_nan=False)
     errors = validate(doc)
     if errors:
         more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
@@ -256,198 +257,14 @@ def read(path: Path) -> Dict[str, Any]:
     return doc
 
 
-# -- merge -------------------------------------------------------------------------------------
-SAME_RUN = ("schema_version", "suite_version", "manifest_hash", "backend", "standard_override")
+# merge and diff moved to suite.compare; their names stay importable from here (read lazily:
+# suite.compare imports this module).
+_MOVED = ("SAME_RUN", "shard_set", "refuse_incomplete", "merge", "ULP_GROWTH", "ULP_RATIO", "FAILING", "GOOD",
+          "Diff", "worst_ulp", "diff", "render_diff")
 
 
-def shard_set(docs: Sequence[Tuple[str, Mapping]]) -> List[str]:
-    """What keeps the shards from being one complete set: one K/N scheme, every K once. Empty when
-    they are complete (a single unsharded run is complete by itself)."""
-    specs = [(name, d.get("shard")) for name, d in docs]
-    if len(docs) == 1 and specs[0][1] is None:
-        return []
-    problems, parts = [], {}
-    for name, spec in specs:
-        try:
-            k, n = (int(x) for x in str(spec).split("/"))
-        except ValueError:
-            problems.append(f"{name}: not a shard (shard {spec!r}); merge the shards of one --shard K/N run")
-            continue
-        parts.setdefault(n, []).append((k, name))
-    if len(parts) > 1:
-        problems.append("shards of different schemes: " + ", ".join(
-            f"{'/'.join(str(k) for k, _ in sorted(v))} of {n}" for n, v in sorted(parts.items())))
-    for n, got in sorted(parts.items()):
-        ks = [k for k, _ in got]
-        missing = [k for k in range(1, n + 1) if k not in ks]
-        twice = sorted({k for k in ks if ks.count(k) > 1})
-        if missing:
-            problems.append(f"missing shard{'s' if len(missing) > 1 else ''} "
-                            f"{', '.join(f'{k}/{n}' for k in missing)}")
-        if twice:
-            problems.append(f"shard{'s' if len(twice) > 1 else ''} given twice: "
-                            f"{', '.join(f'{k}/{n}' for k in twice)}")
-    return problems
-
-
-def refuse_incomplete(docs: Sequence[Tuple[str, Mapping]], flag: str) -> None:
-    """A run that did not finish is not a result to gate on: say which, and how to use it anyway."""
-    for name, doc in docs:
-        if not is_complete(doc):
-            raise ResultsError(f"{name}: the run did not finish ({doc.get('incomplete') or 'incomplete'}); "
-                               f"{flag} uses it anyway")
-
-
-def merge(docs: Sequence[Tuple[str, Mapping]], allow_partial: bool = False,
-          allow_incomplete: bool = False) -> Dict[str, Any]:
-    """Join shards (name, document) into one run; they must be of the same configuration, finished
-    (unless `allow_incomplete`) and one complete set of shards (unless `allow_partial`), and a case
-    found in two of them must have the same record in both."""
-    if not docs:
-        raise ResultsError("nothing to merge")
-    if not allow_incomplete:
-        refuse_incomplete(docs, "--allow-incomplete")
-    first_name, first = docs[0]
-    records: Dict[str, Tuple[str, Mapping]] = {}
-    for name, doc in docs:
-        for f in SAME_RUN:
-            if doc.get(f) != first.get(f):
-                raise ResultsError(f"{name}: {f} {doc.get(f)!r} differs from {first_name}'s {first.get(f)!r}; "
-                                   f"shards of one run share it")
-        for r in doc["records"]:
-            seen = records.get(r["key"])
-            if seen is not None and seen[1] != r:
-                raise ResultsError(f"{name}: conflicting records for {r['key']} (also in {seen[0]}): "
-                                   f"{seen[1]['outcome']} vs {r['outcome']}")
-            records[r["key"]] = (name, r)
-    incomplete = shard_set(docs)
-    if incomplete and not allow_partial:
-        raise ResultsError("; ".join(incomplete) + " (--allow-partial merges them anyway)")
-    products = sorted({p for _, d in docs for p in d["products"]})
-    run = {f: first[f] for f in RUN_FIELDS if f not in ("schema_version", "suite_version", "counts", "records",
-                                                        "complete", "incomplete", "incidents") and f in first}
-    run.update(products=products, shard=None,
-               merged_from=[d.get("shard") or n for n, d in docs])
-    unfinished = [f"{n}: {d.get('incomplete') or 'incomplete'}" for n, d in docs if not is_complete(d)]
-    incidents = [f"{n}: {x}" for n, d in docs for x in d.get("incidents") or []]
-    return make_document(run, (r for _, r in records.values()),
-                         "; ".join(unfinished) if unfinished else None, incidents)
-
-
-# -- diff --------------------------------------------------------------------------------------
-ULP_GROWTH = 1.0
-ULP_RATIO = 2.0
-FAILING = ("failed",)
-GOOD = ("passed", "xpassed")
-
-
-@dataclass
-class Diff:
-    new_failures: List[Tuple[Mapping, Optional[Mapping]]] = field(default_factory=list)
-    fixed: List[Tuple[Mapping, Mapping]] = field(default_factory=list)
-    regressions: List[Tuple[Mapping, Mapping]] = field(default_factory=list)
-    appeared: List[Mapping] = field(default_factory=list)
-    vanished: List[Mapping] = field(default_factory=list)
-    new_xfails: List[Tuple[Mapping, Optional[Mapping]]] = field(default_factory=list)
-    incidents: List[str] = field(default_factory=list)
-    notes: List[str] = field(default_factory=list)
-    allow_vanished: bool = False
-
-    @property
-    def worse(self) -> bool:
-        return bool(self.new_failures or self.regressions or self.incidents
-                    or (self.vanished and not self.allow_vanished))
-
-
-def worst_ulp(r: Mapping) -> Optional[float]:
-    m = r.get("metrics") or {}
-    return number(m.get("max_ulp"))
-
-
-def diff(base: Mapping, new: Mapping, ulp_growth: float = ULP_GROWTH, ulp_ratio: float = ULP_RATIO,
-         allow_vanished: bool = False) -> Diff:
-    """What changed from BASE to NEW. A precision regression is a case passing in both whose worst
-    ulp error grew by more than `ulp_growth` ulps AND to more than `ulp_ratio` times its old value."""
-    d = Diff(allow_vanished=allow_vanished)
-    d.incidents = list(new.get("incidents") or [])
-    for name, doc in (("BASE", base), ("NEW", new)):
-        if not is_complete(doc):
-            d.notes.append(f"{name} did not finish ({doc.get('incomplete') or 'incomplete'}): its missing "
-                           f"cases count as vanished")
-    for f in ("suite_version", "manifest_hash", "backend", "standard_override"):
-        if base.get(f) != new.get(f):
-            d.notes.append(f"{f} differs: {base.get(f)!r} -> {new.get(f)!r}")
-    b = {r["key"]: r for r in base["records"]}
-    n = {r["key"]: r for r in new["records"]}
-    for key, nr in n.items():
-        br = b.get(key)
-        if br is None:
-            d.appeared.append(nr)
-            if nr["outcome"] in FAILING:
-                d.new_failures.append((nr, None))
-            elif nr["outcome"] == "xfailed":
-                d.new_xfails.append((nr, None))
-            continue
-        if nr["outcome"] == "xfailed" and br["outcome"] != "xfailed":
-            # A known-failures line that now covers a case: fine if it already failed, a hidden
-            # regression if it passed in BASE.
-            d.new_xfails.append((nr, br))
-            if br["outcome"] in GOOD:
-                d.new_failures.append((nr, br))
-        elif nr["outcome"] in FAILING and br["outcome"] not in FAILING:
-            d.new_failures.append((nr, br))
-        elif br["outcome"] in FAILING and nr["outcome"] in GOOD:
-            d.fixed.append((br, nr))
-        elif br["outcome"] in GOOD and nr["outcome"] in GOOD:
-            bu, nu = worst_ulp(br), worst_ulp(nr)
-            if bu is not None and nu is not None and nu - bu > ulp_growth and nu > ulp_ratio * bu:
-                d.regressions.append((br, nr))
-    # A case that passed in BASE and is skipped in NEW (too little memory on this machine, a
-    # capability the backend lost, Unsupported) is no longer tested: as good as vanished.
-    d.vanished = [r for k, r in b.items() if k not in n
-                  or (r["outcome"] in GOOD and n[k]["outcome"] == "skipped")]
-    return d
-
-
-def _fmt_ulp(v: Optional[float]) -> str:
-    return "-" if v is None else f"{v:.3g}"
-
-
-def _section(title: str, lines: List[str], limit: int) -> List[str]:
-    if not lines:
-        return []
-    out = [f"{title} ({len(lines)}):"] + [f"  {x}" for x in lines[:limit]]
-    if len(lines) > limit:
-        out.append(f"  ... and {len(lines) - limit} more")
-    return out
-
-
-def render_diff(d: Diff, limit: int = 10) -> str:
-    """One screen: the verdict first, then each list truncated to `limit` lines with a count."""
-    why = []
-    if d.new_failures:
-        why.append(f"{len(d.new_failures)} new failures")
-    if d.regressions:
-        why.append(f"{len(d.regressions)} precision regressions")
-    if d.vanished and not d.allow_vanished:
-        why.append(f"{len(d.vanished)} vanished cases")
-    if d.incidents:
-        why.append(f"{len(d.incidents)} incidents")
-    head = (f"WORSE: {', '.join(why)}" if d.worse else "OK: no new failures, no precision regressions"
-            + (f" ({len(d.vanished)} vanished cases allowed)" if d.vanished else ""))
-    lines = [head]
-    lines += [f"note: {x}" for x in d.notes]
-    lines += _section("incidents (outside any case)", d.incidents, limit)
-    lines += _section("new failures", [f"{r['key']}  ({'new case' if b is None else b['outcome'] + ' before'}"
-                                       + (", now a known failure" if r["outcome"] == "xfailed" else "") + ")"
-                                       + (f"\n    reproduce: {r['reproduce']}" if r.get("reproduce") else "")
-                                       for r, b in d.new_failures], limit)
-    lines += _section("precision regressions", [f"{n['key']}  {_fmt_ulp(worst_ulp(b))} -> {_fmt_ulp(worst_ulp(n))} ulp"
-                                                for b, n in d.regressions], limit)
-    lines += _section("vanished", [r["key"] for r in d.vanished], limit)
-    lines += _section("new known failures (xfailed now, not before)",
-                      [f"{r['key']}  ({'new case' if b is None else b['outcome'] + ' before'}): {r.get('reason') or ''}"
-                       for r, b in d.new_xfails], limit)
-    lines += _section("fixed", [n["key"] for _, n in d.fixed], limit)
-    lines += _section("appeared", [r["key"] for r in d.appeared], limit)
-    return "\n".join(lines)
+def __getattr__(name: str) -> Any:
+    if name in _MOVED:
+        from suite import compare
+        return getattr(compare, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -32,10 +32,13 @@ Param = Callable[[str], Optional[float]]      # a standard's parameter for the j
 
 @dataclass(frozen=True)
 class Excess:
-    """What measuring found for the elements a rule judges: the error beyond the correctly rounded
-    window (absolute, and relative to the window's midpoint), the golden and |golden| (the dtype's
-    smallest normal for 0 and non-finite goldens), and the error in ulps of the output dtype from
-    the unrounded window."""
+    """What measuring found for the elements a rule judges. For a rule's `over` on the elements
+    outside the window (and the non-finite ones): the error beyond the correctly rounded window
+    (`abs`, and `rel` relative to the window's midpoint), the golden, `ref` = |golden| (the dtype's
+    smallest normal for 0 and non-finite goldens), and `ulp`, the error in ulps of the output
+    dtype from the unrounded window. For an `every_element` rule, on every element: `abs`, `rel`
+    and `ulp` are the error from the unrounded window (the metrics' error, docs/results-schema.md).
+    A mismatch's error is inf, a matched NaN or infinity's 0."""
 
     abs: np.ndarray
     rel: np.ndarray
@@ -46,8 +49,8 @@ class Excess:
 
 @dataclass(frozen=True)
 class Tally:
-    """What a rule's verdict reads: elements judged, how many its `over` flagged, the mean ulp
-    error (inf when some error is infinite)."""
+    """What a rule's verdict reads: elements judged, how many its `over` flagged (every mismatch
+    among them), the mean ulp error (inf when some error is infinite)."""
 
     n: int
     n_rule: int
@@ -65,6 +68,11 @@ class Rule:
     passes: Callable[[Tally, Param, float], Tuple[bool, str]]
     optional: Tuple[str, ...] = ()
     every_element: bool = False
+    shares: Tuple[str, ...] = ()          # parameters that are a share of elements: at most 1
+
+
+def _share_over(e: Excess, p: Param) -> np.ndarray:
+    return e.rel > p("threshold")
 
 
 def _share_passes(t: Tally, p: Param, slack: float) -> Tuple[bool, str]:
@@ -73,38 +81,59 @@ def _share_passes(t: Tally, p: Param, slack: float) -> Tuple[bool, str]:
                                      f"(limit: below that share)")
 
 
+def _ulp_over(e: Excess, p: Param) -> np.ndarray:
+    return e.ulp > p("max_ulp")
+
+
 def _ulp_passes(t: Tally, p: Param, slack: float) -> Tuple[bool, str]:
     share, mean_lim = t.n_rule / t.n, p("mean_ulp")
     ok = share < p("share") or (mean_lim is not None and t.mean_ulp < mean_lim)
     return ok, (f"{share:.4%} of elements are over {p('max_ulp'):g} ulp (limit {p('share'):g})" + (
-        f" and the mean ulp error {t.mean_ulp:.3g} is not below {mean_lim:g}" if mean_lim else ""))
+        f" and the mean ulp error {t.mean_ulp:.3g} is not below {mean_lim:g}" if mean_lim is not None else ""))
 
 
-def _none_over(describe: Callable[[Tally, Param, float], str]) -> Callable[[Tally, Param, float], Tuple[bool, str]]:
-    return lambda t, p, slack: (t.n_rule == 0, describe(t, p, slack))
+def _none_over(t: Tally, why: str) -> Tuple[bool, str]:
+    """A rule that forgives no element it flags."""
+    return t.n_rule == 0, why
+
+
+def _abs_rel_over(e: Excess, p: Param) -> np.ndarray:
+    return np.where(np.abs(e.golden) < p("small_value"), e.abs > p("atol"), e.abs / e.ref > p("rtol"))
+
+
+def _abs_rel_passes(t: Tally, p: Param, slack: float) -> Tuple[bool, str]:
+    return _none_over(t, f"{t.n_rule} elements over: |golden| < {p('small_value'):g} needs abs error <= "
+                         f"{p('atol'):g}, others relative error <= {p('rtol'):g}")
+
+
+def _allclose_over(e: Excess, p: Param) -> np.ndarray:
+    return e.abs > p("atol") + p("rtol") * np.abs(e.golden)
+
+
+def _allclose_passes(t: Tally, p: Param, slack: float) -> Tuple[bool, str]:
+    return _none_over(t, f"{t.n_rule} elements over |got - golden| <= {p('atol'):g} + {p('rtol'):g}*|golden|")
+
+
+def _exact_over(e: Excess, p: Param) -> np.ndarray:
+    return e.abs > 0
+
+
+def _exact_passes(t: Tally, p: Param, slack: float) -> Tuple[bool, str]:
+    return _none_over(t, f"{t.n_rule} elements are not a correct rounding of the golden (+- {slack:g} float32 ulps)")
 
 
 RULES: Dict[str, Rule] = {
     # CANN's per-operator standard: below a share of elements over a relative error
-    "share": Rule(("threshold",), lambda e, p: e.rel > p("threshold"), _share_passes),
+    "share": Rule(("threshold",), _share_over, _share_passes, shares=("threshold",)),
     # msprobe's ULP method: a share over max_ulp, or (optionally) a mean ulp error below mean_ulp
-    "ulp": Rule(("max_ulp", "share"), lambda e, p: e.ulp > p("max_ulp"), _ulp_passes,
-                optional=("mean_ulp",), every_element=True),
+    "ulp": Rule(("max_ulp", "share"), _ulp_over, _ulp_passes, optional=("mean_ulp",), every_element=True,
+                shares=("share",)),
     # msprobe's absolute threshold: absolute error below small_value, relative above it
-    "abs_rel": Rule(("small_value", "atol", "rtol"),
-                    lambda e, p: np.where(np.abs(e.golden) < p("small_value"), e.abs > p("atol"),
-                                          e.abs / e.ref > p("rtol")),
-                    _none_over(lambda t, p, s: f"{t.n_rule} elements over: |golden| < {p('small_value'):g} "
-                                               f"needs abs error <= {p('atol'):g}, others relative error "
-                                               f"<= {p('rtol'):g}")),
+    "abs_rel": Rule(("small_value", "atol", "rtol"), _abs_rel_over, _abs_rel_passes),
     # torch.testing.assert_close
-    "allclose": Rule(("rtol", "atol"), lambda e, p: e.abs > p("atol") + p("rtol") * np.abs(e.golden),
-                     _none_over(lambda t, p, s: f"{t.n_rule} elements over |got - golden| <= {p('atol'):g} "
-                                                f"+ {p('rtol'):g}*|golden|")),
+    "allclose": Rule(("rtol", "atol"), _allclose_over, _allclose_passes),
     # correctly rounded, within the float32 slack
-    "exact": Rule((), lambda e, p: e.abs > 0,
-                  _none_over(lambda t, p, s: f"{t.n_rule} elements are not a correct rounding of the golden "
-                                             f"(+- {s:g} float32 ulps)")),
+    "exact": Rule((), _exact_over, _exact_passes),
 }
 
 
@@ -146,12 +175,18 @@ def load_table(path: Path) -> ToleranceTable:
     standards: Dict[str, Standard] = {}
     for name, body in stds.items():
         where = f"standards.{name}"
-        if not isinstance(body, LineDict) or "rule" not in body:
+        if not isinstance(name, str):
+            raise FileError(path, stds.line_of(name), where, "a standard's name is text")
+        if not isinstance(body, LineDict):
+            raise FileError(path, stds.line_of(name), where, "is a mapping: its rule, doc and parameters")
+        if "rule" not in body:
             raise FileError(path, stds.line_of(name), where, "gives a 'rule'")
         rule = body["rule"]
         if not isinstance(rule, str) or rule not in RULES:
             raise FileError(path, body.line_of("rule"), f"{where}.rule",
                             f"unknown rule {rule!r} (known: {', '.join(RULES)})")
+        if not isinstance(body.get("doc", ""), str):
+            raise FileError(path, body.line_of("doc"), f"{where}.doc", f"is text, not {body['doc']!r}")
         params: Dict[str, Dict[str, float]] = {}
         for key, val in body.items():
             if key in ("rule", "doc"):
@@ -167,23 +202,31 @@ def load_table(path: Path) -> ToleranceTable:
                 if isinstance(num, bool) or not isinstance(num, (int, float)) or not 0 <= num < math.inf:
                     raise FileError(path, val.line_of(dt), f"{where}.{key}.{dt}",
                                     f"expected a finite non-negative number, got {num!r}")
-                if key == "gross" and not (0 < num < math.inf):
+                if key == "gross" and num == 0:
                     raise FileError(path, val.line_of(dt), f"{where}.{key}.{dt}",
                                     f"the gross-error guard is a finite positive relative error, got {num!r}")
+                if key in RULES[rule].shares and num > 1:
+                    raise FileError(path, val.line_of(dt), f"{where}.{key}.{dt}",
+                                    f"a share of elements is at most 1, got {num!r}")
                 params[key][dt] = float(num)
         for key in RULES[rule].params:
             missing = [d for d in dtypes.DTYPES if d not in params.get(key, {})]
             if missing:
                 line = body.line_of(key) if key in body else stds.line_of(name)
                 raise FileError(path, line, f"{where}.{key}", f"no value for {', '.join(missing)}")
-        standards[name] = Standard(name, rule, params, str(body.get("doc", "")))
+        standards[name] = Standard(name, rule, params, body.get("doc", ""))
     default = doc.get("default")
     if not isinstance(default, str) or default not in standards:
         raise FileError(path, doc.line_of("default"), "default", f"names no standard ({', '.join(standards)})")
-    operators = doc.get("operators", {}) or {}
+    operators = doc.get("operators")
+    if operators is None:                   # absent, or `operators:` with nothing under it
+        operators = {}
     if not isinstance(operators, dict):
-        raise FileError(path, doc.line_of("operators"), "operators", "is a mapping of operator to standard name")
+        raise FileError(path, doc.line_of("operators"), "operators",
+                        f"is a mapping of operator to standard name, not {operators!r}")
     for op, std in operators.items():
+        if not isinstance(op, str):
+            raise FileError(path, operators.line_of(op), f"operators.{op}", "an operator's name is text")
         if not isinstance(std, str) or std not in standards:
             raise FileError(path, operators.line_of(op), f"operators.{op}", f"names no standard {std!r}")
     slack = doc.get("float32_slack_ulps", 8)
@@ -275,11 +318,8 @@ class _Tally:
     def __init__(self, keep: int) -> None:
         self.keep = keep
         self.n = self.n_over = self.n_rule = self.mismatches = self.n_gross = 0
-        self.sum_ulp = 0.0
-        self.ulp_finite = True
+        self.sum_ulp = self.sq_err = 0.0
         self.max_ulp = self.max_abs = self.max_rel = 0.0
-        self.sq_err = 0.0
-        self.n_err = 0
         self.candidates: List[Element] = []
 
 
@@ -332,114 +372,106 @@ def _measure(t: _Tally, start: int, x: np.ndarray, g: np.ndarray, scale: np.ndar
             rhi = np.fmax(dtypes.round_to(rhi, then).astype(np.float64), once_hi)
         # A result flushed to zero is allowed where a correct one would be subnormal.
         flush = (rlo < fi.tiny) & (rhi > -fi.tiny)        # (false for NaN and inf goldens)
-        if flush.any():
-            rlo, rhi = np.where(flush, np.minimum(rlo, 0.0), rlo), np.where(flush, np.maximum(rhi, 0.0), rhi)
-            lo, hi = np.where(flush, np.minimum(lo, 0.0), lo), np.where(flush, np.maximum(hi, 0.0), hi)
+        rlo, rhi = np.where(flush, np.minimum(rlo, 0.0), rlo), np.where(flush, np.maximum(rhi, 0.0), rhi)
+        lo, hi = np.where(flush, np.minimum(lo, 0.0), lo), np.where(flush, np.maximum(hi, 0.0), hi)
         inside = (x >= rlo) & (x <= rhi)
-        simple = inside & np.isfinite(x)
+        rest = np.flatnonzero(~(inside & np.isfinite(x)))      # outside the window, or not finite
         raw = np.abs(x - np.clip(x, lo, hi))
         g_ulp = dtypes.ulp(np.fmin(np.abs(g), fi.max), dt)       # NaN and inf goldens: max's ulp
-        mismatch = is_gross = np.zeros(0, dtype=bool)
-        rest = np.zeros(0, dtype=np.int64)
-        over_rest = np.zeros(0, dtype=bool)
-        if not simple.all():
-            rest = np.flatnonzero(~simple)
-            xs, gs, ins = x[rest], g[rest], inside[rest]
-            rls, rhs = rlo[rest], rhi[rest]
-            fin_g = np.isfinite(gs)
-            excess = np.where(ins, 0.0, np.minimum(np.abs(xs - rls), np.abs(xs - rhs)))
-            raw_s = np.where(ins & np.isinf(xs), 0.0, raw[rest])     # golden beyond range, got inf
-            nan_g, nan_x = np.isnan(gs), np.isnan(xs)
-            special_ok = (nan_g & nan_x) | (np.isinf(gs) & (xs == gs))
-            mismatch = (nan_g != nan_x) | (np.isinf(gs) & (xs != gs)) | (fin_g & ~np.isfinite(xs) & ~ins) \
-                | (fin_g & np.isinf(rls) & (rls == rhs) & (xs != rls))
-            excess = np.where(special_ok, 0.0, np.where(mismatch, np.inf, excess))
-            raw[rest] = np.where(special_ok, 0.0, np.where(mismatch, np.inf, raw_s))
-            ref = np.where(fin_g & (gs != 0), np.abs(gs), fi.tiny)
-            rel_excess = excess / np.maximum(np.abs(rls + rhs) / 2, fi.tiny)
-            if not rule.every_element:
-                over_rest = rule.over(Excess(excess, rel_excess, gs, ref, raw[rest] / g_ulp[rest]), p)
-            is_gross = ~mismatch & (rel_excess > gross)
+
+        xs, gs, ins, rls, rhs = x[rest], g[rest], inside[rest], rlo[rest], rhi[rest]
+        fin_g, nan_g, nan_x = np.isfinite(gs), np.isnan(gs), np.isnan(xs)
+        # no error: NaN for NaN, the golden's infinity, an infinity in the window (a golden past
+        # the range, or at its edge)
+        matched = (nan_g & nan_x) | (np.isinf(gs) & (xs == gs)) | (ins & np.isinf(xs))
+        mismatch = (nan_g != nan_x) | (np.isinf(gs) & (xs != gs)) | (fin_g & ~np.isfinite(xs) & ~ins) \
+            | (fin_g & np.isinf(rls) & (rls == rhs) & (xs != rls))
+        excess = np.where(matched, 0.0, np.where(mismatch, np.inf, np.minimum(np.abs(xs - rls), np.abs(xs - rhs))))
+        raw[rest] = np.where(matched, 0.0, np.where(mismatch, np.inf, raw[rest]))
+        ref = np.where(fin_g & (gs != 0), np.abs(gs), fi.tiny)
+        # relative to the window's midpoint, an infinite end counting as the largest finite
+        # value: a window [max, inf] (a golden at the edge of the range) has a finite middle
+        mid = np.abs(np.clip(rls, -fi.max, fi.max) + np.clip(rhs, -fi.max, fi.max)) / 2
+        rel_excess = excess / np.fmax(mid, fi.tiny)              # (a NaN golden's: over tiny)
+        is_gross = ~mismatch & (rel_excess > gross)
         ulp = raw / g_ulp
+        # relative to |golden| (the smallest normal below it); a zero golden's relative error is 0
+        # for a result a correct kernel may return and inf for any other. A NaN here is inf/inf,
+        # a mismatch at an infinite golden: inf, as every mismatch.
+        rel = np.where(g == 0, np.where(inside, 0.0, np.inf), raw / np.fmax(np.abs(g), fi.tiny))
+
         if rule.every_element:
-            # (abs, rel and ref are not measured inside the window: such a rule reads ulp alone)
-            over_all = rule.over(Excess(raw, raw, g, g, ulp), p)
-            t.n_rule += int(np.count_nonzero(over_all))
+            over_all = rule.over(Excess(raw, rel, g, np.where(np.isfinite(g) & (g != 0), np.abs(g), fi.tiny), ulp), p)
+            over_all[rest] |= mismatch                 # a mismatch is over every rule
+            n_rule = int(np.count_nonzero(over_all))
+            over_all[rest] |= is_gross
+            n_over = int(np.count_nonzero(over_all))
+            over_all[rest] &= ~(mismatch | is_gross)
+            plain = np.flatnonzero(over_all)
         else:
-            t.n_rule += int(np.count_nonzero(over_rest))
-            over_all = None
+            # a mismatch is over every rule (a NaN golden's relative or allclose test is NaN)
+            over_rest = rule.over(Excess(excess, rel_excess, gs, ref, ulp[rest]), p) | mismatch
+            n_rule = int(np.count_nonzero(over_rest))
+            n_over = int(np.count_nonzero(over_rest | is_gross))
+            plain = rest[over_rest & ~mismatch & ~is_gross]
 
         t.n += g.size
+        t.n_rule += n_rule
+        t.n_over += n_over
         t.mismatches += int(np.count_nonzero(mismatch))
         t.n_gross += int(np.count_nonzero(is_gross))
-        if over_all is not None:
-            over_all[rest] |= mismatch | is_gross
-            t.n_over += int(np.count_nonzero(over_all))
-        else:
-            t.n_over += int(np.count_nonzero(over_rest | mismatch | is_gross))
-        finite_ulp = bool(np.isfinite(ulp).all()) if rest.size else True
-        t.ulp_finite = t.ulp_finite and finite_ulp
-        t.sum_ulp += float(ulp.sum()) if t.ulp_finite else 0.0
+        t.sum_ulp += float(ulp.sum())                    # inf with a mismatch
         t.max_ulp = max(t.max_ulp, float(ulp.max()))
         t.max_abs = max(t.max_abs, float(raw.max()))
-        # relative to |golden| (tiny for 0); a NaN here is inf/inf, a mismatch at an infinite golden
-        rel = raw / np.fmax(np.abs(g), fi.tiny)
         t.max_rel = max(t.max_rel, float(np.fmax.reduce(rel)), math.inf if mismatch.any() else 0.0)
-        if rest.size:
-            fe = raw[np.isfinite(raw)]
-            t.sq_err += float(np.einsum("i,i->", fe, fe))       # (np.dot would wake BLAS threads)
-            t.n_err += fe.size
-        else:
-            t.sq_err += float(np.einsum("i,i->", raw, raw))
-            t.n_err += raw.size
+        # over every element (inf with a mismatch, as max_abs); np.dot would wake BLAS threads
+        t.sq_err += float(np.einsum("i,i->", raw, raw))
 
-        # candidates for the failure message: mismatches, gross errors, then elements over
-        u = ulp                                          # (never NaN: mismatches are inf)
-        picked: List[int] = []
-        groups = [("mismatch", rest[mismatch] if rest.size else rest),
-                  ("gross", rest[is_gross] if rest.size else rest)]
-        if over_all is not None:
-            plain = over_all.copy()
-            plain[rest] &= ~(mismatch | is_gross)
-            groups.append(("over", np.flatnonzero(plain)))
-        else:
-            groups.append(("over", rest[over_rest & ~mismatch & ~is_gross] if rest.size else rest))
-        for why, idx in groups:
-            if len(picked) >= t.keep or not idx.size:
-                continue
-            k = t.keep - len(picked)
-            if idx.size > k:
-                idx = idx[np.argpartition(-u[idx], k - 1)[:k]]
-            for j in idx[np.lexsort((idx, -u[idx]))]:
-                picked.append(int(j))
-                t.candidates.append(Element(start + int(j), float(x[j]), float(g[j]), float(rlo[j]),
-                                            float(rhi[j]), float(ulp[j]), why))
-        if not picked and g.size:
-            j = int(np.argmax(u))
+        # candidates for the failure message: mismatches, gross errors, then elements over, at
+        # most `keep` in all; without any, the largest error
+        picked = 0
+        for why, idx in (("mismatch", rest[mismatch]), ("gross", rest[is_gross]), ("over", plain)):
+            idx = _top(idx, ulp, t.keep - picked)
+            picked += idx.size
+            t.candidates.extend(Element(start + int(j), float(x[j]), float(g[j]), float(rlo[j]), float(rhi[j]),
+                                        float(ulp[j]), why) for j in idx)
+        if not picked:
+            j = int(np.argmax(ulp))
             t.candidates.append(Element(start + j, float(x[j]), float(g[j]), float(rlo[j]), float(rhi[j]),
                                         float(ulp[j]), ""))
         order = {"mismatch": 0, "gross": 1, "over": 2, "": 3}
-        t.candidates.sort(key=lambda e: (order[e.why], -(math.inf if math.isnan(e.ulp) else e.ulp), e.index))
+        t.candidates.sort(key=lambda e: (order[e.why], -e.ulp, e.index))      # (an ulp is never NaN)
         del t.candidates[t.keep:]
+
+
+def _top(idx: np.ndarray, u: np.ndarray, k: int) -> np.ndarray:
+    """The (at most) k of the ascending indices `idx` with the largest `u`, the lowest index first
+    among equal values, whatever numpy's selection does with ties."""
+    if idx.size <= k:
+        return idx
+    if k <= 0:
+        return idx[:0]
+    uu = u[idx]
+    kth = np.partition(uu, idx.size - k)[idx.size - k]          # the k-th largest
+    above = idx[uu > kth]
+    return np.concatenate([above, idx[uu == kth][:k - above.size]])
 
 
 def _verdict(t: _Tally, standard: Standard, p, slack_ulps: float, gross: float) -> Verdict:
     if t.n == 0:
         return Verdict(True, standard.name, 0)
-    mean = t.sum_ulp / t.n if t.ulp_finite else math.inf
+    mean = t.sum_ulp / t.n
     ok, why = RULES[standard.rule].passes(Tally(t.n, t.n_rule, mean), p, slack_ulps)
     if t.n_gross:
-        ok = False
         why = (f"{t.n_gross} elements are grossly wrong (relative error beyond the allowed window "
                f"> {gross:g}, e.g. 0, garbage or a flipped sign); " + why)
     if t.mismatches:
-        ok = False
         why = f"{t.mismatches} elements differ in NaN/inf (position, sign, or expected overflow); " + why
-    v = Verdict(passed=bool(ok), standard=standard.name, n=t.n, n_over=t.n_over,
+    ok = bool(ok) and not t.n_gross and not t.mismatches
+    v = Verdict(passed=ok, standard=standard.name, n=t.n, n_over=t.n_over,
                 share_over=t.n_over / t.n, mismatches=t.mismatches, n_gross=t.n_gross,
-                max_ulp=t.max_ulp, mean_ulp=t.sum_ulp / t.n if t.ulp_finite else math.inf,
-                max_abs=t.max_abs, max_rel=t.max_rel,
-                rmse=math.sqrt(t.sq_err / t.n_err) if t.n_err else 0.0, why="" if ok else why)
+                max_ulp=t.max_ulp, mean_ulp=mean, max_abs=t.max_abs, max_rel=t.max_rel,
+                rmse=math.sqrt(t.sq_err / t.n), why="" if ok else why)
     if not ok:
         v.elements = list(t.candidates)
         v.worst = [e.index for e in v.elements]

@@ -153,8 +153,8 @@ TOO_BIG = {
     "lowered-limit": ("limits: {default: 1000}\n" + MATRIX % "[1, 1, 1001]", 6, "shapes.target",
                       "1001 is 1001 elements, past the default tier's limit of 1000 per array"),
     "limits-not-a-mapping": ("limits: [1000]\n", 2, "limits", "a mapping of tier (default, huge)"),
-    "limits-unknown-tier": ("limits:\n  small: 1000\n", 3, "small", "unknown tier (known: default, huge)"),
-    "limits-negative": ("limits:\n  huge: -1\n", 3, "huge", "a positive number of elements, not -1"),
+    "limits-unknown-tier": ("limits:\n  small: 1000\n", 3, "limits.small", "unknown tier (known: default, huge)"),
+    "limits-negative": ("limits:\n  huge: -1\n", 3, "limits.huge", "a positive number of elements, not -1"),
 }
 
 

@@ -108,6 +108,9 @@ def test_one_ulp_off_in_a_small_bfloat16_result() -> None:
     got = _bf16_next(_correct(g, BF16), [3], 1)
     assert not run(got, g, BF16, "cann").passed
     assert not run(got, g, BF16, "strict").passed
+    v = run(got, g, BF16, "msprobe-ulp")
+    assert (v.passed, v.n_over, v.worst) == (False, 1, [3])
+    assert v.why == "6.2500% of elements are over 1 ulp (limit 0.001)"
 
 
 def test_a_few_elements_one_ulp_off_in_a_large_result() -> None:
@@ -366,3 +369,41 @@ def test_judged_in_out_after_a_finer_rounding() -> None:
     assert judge(once, Golden(g, np.abs(g)), BF16, std, TABLE.slack_ulps).passed
     # rounded once, straight to out's dtype: at least as accurate, so accepted under `through` too
     assert judge(once, Golden(g, np.abs(g)), BF16, std, TABLE.slack_ulps, through=F16).passed
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("got", [0.0, "-max", "0.9max"])
+def test_a_golden_at_the_overflow_edge_is_judged_relative_to_a_finite_midpoint(dt: str, got, sign: int) -> None:
+    """A golden just below the overflow threshold (max + half an ulp) by less than the float32
+    slack: its window is [max, inf] (either answer is right); 0, -max or 0.9*max is not. The
+    relative excess is measured against the window's midpoint with inf counted as max (it was
+    inf, so every relative excess was 0 and cann passed all three)."""
+    d = DTYPES[dt]
+    fmax = float(ml_dtypes.finfo(d).max)
+    half_ulp = 2.0 ** (math.frexp(fmax)[1] - ml_dtypes.finfo(d).nmant - 2)
+    g = (fmax + half_ulp) * (1 - 2.0 ** -27)        # the overflow threshold, a little below
+    x = sign * {"-max": -fmax, "0.9max": 0.9 * fmax}.get(got, got)
+    for ok in (fmax, np.inf):
+        assert run([sign * ok], [sign * g], d, "cann").passed
+    v = run([x], [sign * g], d, "cann")
+    excess = abs(float(np.asarray(x).astype(np.float32).astype(d)) - sign * fmax)
+    assert not v.passed and v.n_over == 1 and v.n_gross == (excess / fmax > 0.25), (x, v.why)
+
+
+RULE_SAYS = {"cann": "50.0000% of elements have relative error > 0.001 (limit: below that share)",
+             "msprobe-ulp": "50.0000% of elements are over 1 ulp (limit 0.001)",
+             "msprobe-abs": "1 elements over: |golden| < 0.000976562 needs abs error <= 1.52588e-05, others "
+                            "relative error <= 0.000976562",
+             "torch": "1 elements over |got - golden| <= 1e-05 + 0.001*|golden|",
+             "strict": "1 elements are not a correct rounding of the golden (+- 8 float32 ulps)"}
+
+
+@pytest.mark.parametrize("std", STANDARDS)
+@pytest.mark.parametrize("golden,got", [(np.nan, 1.0), (np.inf, 65504.0), (-np.inf, np.nan), (1.0, np.nan)])
+def test_a_mismatch_is_counted_by_the_rule_too(std: str, golden: float, got: float) -> None:
+    """The rule's own count includes a NaN/inf mismatch: a NaN golden's relative error and
+    torch's allclose test were NaN, so the message said 0% (0 elements) over next to the mismatch."""
+    v = run([got, 1.0], [golden, 1.0], F16, std)
+    assert (v.passed, v.mismatches, v.n_over) == (False, 1, 1)
+    assert v.why == "1 elements differ in NaN/inf (position, sign, or expected overflow); " + RULE_SAYS[std]

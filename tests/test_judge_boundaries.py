@@ -1,0 +1,512 @@
+"""The judge at every boundary of docs/precision.md and cases/tolerances.yaml, per dtype, table-driven:
+each standard's element threshold (from both edges of the window, for an elementwise result and for
+a sum under either branch of the summation budget), each share and mean limit, msprobe-abs's
+small_value / atol / rtol, the gross-error guard, the window itself, the subnormal flush, overflow to
+inf, and NaN/inf by position and sign. Each row is checked for its verdict, every metric and the
+`why`, word for word.
+
+"Inside" is the last value on the dtype's grid that the threshold allows and "outside" the next
+one. Where the table's number is not a value any grid point reaches (1e-3 is no ratio of float16
+ulps), "at" is pinned with the number moved onto the outside value (a variant of the standard): at
+it the element is still allowed, one grid step further it is not. The grid steps (K_*) are
+literal; `test_the_tables_sit_on_the_boundaries` recomputes them from the formulas of
+docs/precision.md (`measure` below, written from the page, not from suite/tolerance.py).
+Synthetic arrays only."""
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Dict, Iterator, List, Optional, Tuple
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from suite import dtypes
+from suite.ops.base import Golden
+from suite.tolerance import Standard, Verdict, judge, load_table
+
+ROOT = Path(__file__).resolve().parents[1]
+TABLE = load_table(ROOT / "cases" / "tolerances.yaml")
+STD = TABLE.standards
+SLACK = TABLE.slack_ulps
+DT = {"float16": np.dtype(np.float16), "bfloat16": np.dtype(ml_dtypes.bfloat16), "float32": np.dtype(np.float32)}
+UINT = {"float16": np.uint16, "bfloat16": np.uint16, "float32": np.uint32}
+U, SUB = 2.0 ** -24, 2.0 ** -149
+INF, NAN = math.inf, math.nan
+G = 1.5                                       # the golden of most rows (mid-binade in every dtype)
+
+
+# -- the formulas of docs/precision.md, written again --------------------------------------------
+def info(dt: str) -> Tuple[float, float, int, int]:
+    fi = ml_dtypes.finfo(DT[dt])
+    return float(fi.max), float(fi.tiny), int(fi.nmant), int(fi.minexp)
+
+
+def step(x: float, dt: str, k: int) -> float:
+    """`x` (a positive value of dt's grid) moved `k` steps along the grid (k < 0: down)."""
+    a = np.asarray([x], dtype=np.float64).astype(np.float32).astype(DT[dt])
+    assert float(a[0]) == x, "not on the grid"
+    bits = a.view(UINT[dt]).astype(np.int64) + k
+    return float(bits.astype(UINT[dt]).view(DT[dt]).astype(np.float64)[0])
+
+
+def half_width(g, scale, nterms: int, path):
+    """w of "The window": u*(s+1)*|golden| elementwise; u*(s*S + min(n*S, P + 16*(sqrt(n)*|golden|
+    + S))) for a sum of n terms; both plus (s + n) float32 subnormals."""
+    a = np.where(np.isfinite(g), np.abs(g), 0.0)
+    s = np.where(np.isfinite(scale), scale, 0.0)
+    p = np.where(np.isfinite(path), path, 0.0)
+    if nterms <= 1:
+        return U * ((SLACK + 1.0) * s) + (SLACK + nterms) * SUB
+    return U * (SLACK * s + np.minimum(nterms * s, p + 16.0 * (math.sqrt(nterms) * a + s))) + (SLACK + nterms) * SUB
+
+
+def measure(g, x, dt: str, scale=None, nterms: int = 1, path=None) -> Dict[str, np.ndarray]:
+    """Per element: the rounded window (widened to 0 where it reaches the subnormal range), whether
+    the result is inside, a mismatch, its error from the unrounded window (raw, in ulps, relative:
+    docs/results-schema.md) and its excess beyond the rounded window (absolute, and over the
+    window's midpoint: docs/precision.md, "Beyond the window")."""
+    fmax, tiny, nmant, minexp = info(dt)
+    g, x = np.asarray(g, dtype=np.float64), np.asarray(x, dtype=np.float64)
+    scale = np.abs(g) if scale is None else np.broadcast_to(np.asarray(scale, np.float64), g.shape)
+    path = scale if path is None else np.broadcast_to(np.asarray(path, np.float64), g.shape)
+    with np.errstate(all="ignore"):
+        w = half_width(g, scale, nterms, path)
+        lo, hi = g - w, g + w
+        rlo = dtypes.round_to(lo, DT[dt]).astype(np.float64)
+        rhi = dtypes.round_to(hi, DT[dt]).astype(np.float64)
+        flush = (rlo < tiny) & (rhi > -tiny)
+        rlo, rhi = np.where(flush, np.minimum(rlo, 0), rlo), np.where(flush, np.maximum(rhi, 0), rhi)
+        lo, hi = np.where(flush, np.minimum(lo, 0), lo), np.where(flush, np.maximum(hi, 0), hi)
+        inside = (x >= rlo) & (x <= rhi)
+        fin = np.isfinite(g)
+        mismatch = ((np.isnan(g) != np.isnan(x)) | (np.isinf(g) & (x != g)) | (fin & ~np.isfinite(x) & ~inside)
+                    | (fin & np.isinf(rlo) & (rlo == rhi) & (x != rlo)))
+        matched = ~mismatch & ((np.isnan(g) & np.isnan(x)) | (np.isinf(g) & (x == g)) | (np.isinf(x) & inside))
+        raw = np.where(mismatch, INF, np.where(matched, 0.0, np.maximum(np.maximum(lo - x, x - hi), 0.0)))
+        v = np.fmin(np.abs(g), fmax)
+        e = np.where(v == 0, minexp, np.frexp(v)[1] - 1)
+        ulp = raw / np.ldexp(1.0, np.maximum(e, minexp) - nmant)
+        excess = np.where(mismatch, INF, np.where(inside, 0.0, np.minimum(np.abs(x - rlo), np.abs(x - rhi))))
+        mid = np.abs(np.clip(rlo, -fmax, fmax) + np.clip(rhi, -fmax, fmax)) / 2
+        rel = np.where(mismatch, INF, np.where(g == 0, np.where(inside, 0.0, INF), raw / np.fmax(np.abs(g), tiny)))
+    return {"rlo": rlo, "rhi": rhi, "inside": inside, "mismatch": mismatch, "raw": raw, "ulp": ulp,
+            "excess": excess, "rel_excess": excess / np.maximum(mid, tiny), "rel": rel}
+
+
+def metrics(m: Dict[str, np.ndarray]) -> Dict[str, float]:
+    n = m["raw"].size
+    return {"max_ulp": float(m["ulp"].max()), "mean_ulp": float(m["ulp"].sum() / n),
+            "max_abs": float(m["raw"].max()), "max_rel": float(m["rel"].max()),
+            "rmse": math.sqrt(float((m["raw"] ** 2).sum()) / n)}
+
+
+def says(std: Standard, dt: str, n: int, n_rule: int, mean: float, n_gross: int, mismatches: int) -> str:
+    """The failure's `why`, as the rules word it."""
+    p = lambda key: std.param(key, dt)  # noqa: E731
+    rule = {
+        "share": lambda: f"{n_rule / n:.4%} of elements have relative error > {p('threshold'):g} (limit: below that share)",
+        "ulp": lambda: (f"{n_rule / n:.4%} of elements are over {p('max_ulp'):g} ulp (limit {p('share'):g})"
+                        + (f" and the mean ulp error {mean:.3g} is not below {p('mean_ulp'):g}"
+                           if p("mean_ulp") is not None else "")),
+        "abs_rel": lambda: (f"{n_rule} elements over: |golden| < {p('small_value'):g} needs abs error <= "
+                            f"{p('atol'):g}, others relative error <= {p('rtol'):g}"),
+        "allclose": lambda: f"{n_rule} elements over |got - golden| <= {p('atol'):g} + {p('rtol'):g}*|golden|",
+        "exact": lambda: f"{n_rule} elements are not a correct rounding of the golden (+- {SLACK:g} float32 ulps)",
+    }[std.rule]()
+    if n_gross:
+        gross = 0.25 if p("gross") is None else p("gross")
+        rule = (f"{n_gross} elements are grossly wrong (relative error beyond the allowed window > {gross:g}, "
+                f"e.g. 0, garbage or a flipped sign); ") + rule
+    if mismatches:
+        rule = f"{mismatches} elements differ in NaN/inf (position, sign, or expected overflow); " + rule
+    return rule
+
+
+def variant(std: Standard, dt: str, **params: float) -> Standard:
+    """`std` with some parameters moved, for dt only."""
+    new = {k: dict(v) for k, v in std.params.items()}
+    for k, v in params.items():
+        new.setdefault(k, {})[dt] = v
+    return Standard(f"{std.name}", std.rule, new, std.doc)
+
+
+# -- the rows ------------------------------------------------------------------------------------
+@dataclass
+class Row:
+    std: Standard
+    dt: str
+    golden: List[float]
+    got: List[float]
+    passed: bool
+    n_over: int
+    at: int = 0                        # the element under test
+    n_gross: int = 0
+    mismatches: int = 0
+    scale: Optional[float] = None      # a sum's S, P and n (None: elementwise)
+    nterms: int = 1
+    path: Optional[float] = None
+    kind: str = "over"                 # what the failure message calls the element
+    n_rule: Optional[int] = None       # elements over the rule itself (None: n_over)
+
+
+def padded(std: Standard, dt: str, g: float, x: float, pad: int, passed: bool, n_over: int,
+           spec: Tuple = (None, 1, None), **kw) -> Row:
+    """One element under test among pad - 1 correct ones (the golden, exact), in the middle."""
+    at = pad // 2
+    golden, got = [g] * pad, [g] * pad
+    got[at] = x
+    return Row(std, dt, golden, got, passed, n_over, at, scale=spec[0], nterms=spec[1], path=spec[2], **kw)
+
+
+# golden specs: elementwise, a sum whose budget is the worst case n*S (4 terms, S = 8192), a sum
+# whose budget is the partial sums' P + 16*(sqrt(n)*|golden| + S) (10^6 terms, S = 1024, P = 32768)
+SPECS = {"elementwise": (None, 1, None), "sum n*S": (8192.0, 4, 16384.0), "sum P": (1024.0, 10 ** 6, 32768.0)}
+# where the rounded window of golden 1.5 ends, in grid steps from 1.5 (the same both sides)
+WINDOW = {("elementwise", "float16"): 0, ("elementwise", "bfloat16"): 0, ("elementwise", "float32"): 7,
+          ("sum n*S", "float16"): 6, ("sum n*S", "bfloat16"): 1, ("sum n*S", "float32"): 49152,
+          ("sum P", "float16"): 5, ("sum P", "bfloat16"): 1, ("sum P", "float32"): 40672}
+# grid steps beyond the window's edge: (the last value the element threshold allows, the first it
+# does not), the same from both edges and, but for the ulp rule (measured from the unrounded
+# window), for every spec
+K_ELEMENT = {
+    "cann": {"float16": (1, 2), "bfloat16": (0, 1), "float32": (1258, 1259)},          # rel. excess > t
+    "torch": {"float16": (1, 2), "bfloat16": (3, 4), "float32": (100, 101)},           # > atol + rtol*1.5
+    "msprobe-abs": {"float16": (1, 2), "bfloat16": (0, 1), "float32": (12, 13)},       # excess/1.5 > rtol
+    "strict": {"float16": (0, 1), "bfloat16": (0, 1), "float32": (0, 1)},              # any excess
+}
+K_ULP = {("elementwise", "float16"): (1, 2), ("elementwise", "bfloat16"): (1, 2), ("elementwise", "float32"): (31, 32),
+         ("sum n*S", "float16"): (1, 2), ("sum n*S", "bfloat16"): (0, 1), ("sum n*S", "float32"): (32, 33),
+         ("sum P", "float16"): (0, 1), ("sum P", "bfloat16"): (0, 1), ("sum P", "float32"): (32, 33)}
+K_GROSS = {"float16": (384, 385), "bfloat16": (48, 49), "float32": (3145728, 3145729)}    # rel. excess > 0.25
+K_MEAN = (63, 64)                       # float32 elementwise: ulp error >= 64 from the edge
+ATOL_G = {"float16": 2.0 ** -12, "bfloat16": 2.0 ** -50, "float32": 2.0 ** -22}          # below small_value
+K_ATOL = {("float16", 1): (64, 65), ("float16", -1): (128, 129), ("bfloat16", 1): (14, 15),
+          ("bfloat16", -1): (28, 29), ("float32", 1): (32768, 32769), ("float32", -1): (65536, 65537)}
+# elements that make 1 over decide a share rule (1 in 1/t), or that one may be forgiven
+SHARE_PAD = {"cann": {"float16": 1000, "bfloat16": 1000, "float32": 10000},
+             "msprobe-ulp": {"float16": 1000, "bfloat16": 1000, "float32": 20}}
+
+
+def _edge(spec: str, dt: str, side: int, k: int) -> float:
+    return step(G, dt, side * (WINDOW[(spec, dt)] + k))
+
+
+def _quantity(std: Standard, dt: str, row: Row) -> float:
+    """What the rule compares with its number, for the element under test (oracle)."""
+    m = measure([row.golden[row.at]], [row.got[row.at]], dt, row.scale, row.nterms, row.path)
+    return {"share": m["rel_excess"], "ulp": m["ulp"], "abs_rel": m["excess"] / np.abs(row.golden[row.at]),
+            "allclose": m["excess"]}[std.rule][0]
+
+
+THRESHOLD_PARAM = {"share": "threshold", "ulp": "max_ulp", "abs_rel": "rtol", "allclose": "atol"}
+
+
+def element_rows() -> Iterator[Tuple[str, Row]]:
+    for name in ("cann", "msprobe-ulp", "torch", "msprobe-abs", "strict"):
+        std = STD[name]
+        for dt in DT:
+            for spec in SPECS:
+                k_in, k_out = K_ULP[(spec, dt)] if name == "msprobe-ulp" else K_ELEMENT[name][dt]
+                pad = SHARE_PAD.get(name, {}).get(dt, 1)
+                forgiven = name == "msprobe-ulp" and dt == "float32"     # the mean escape
+                for side, edge in ((1, "upper"), (-1, "lower")):
+                    base = f"{name}-{dt}-{spec}-{edge} edge"
+                    inside = padded(std, dt, G, _edge(spec, dt, side, k_in), pad, True, 0, SPECS[spec])
+                    outside = padded(std, dt, G, _edge(spec, dt, side, k_out), pad, forgiven, 1, SPECS[spec])
+                    yield f"{base}-inside ({k_in} steps)", inside
+                    yield f"{base}-outside ({k_out} steps)", outside
+                    if name == "strict":
+                        continue                                 # no number: at the edge is inside
+                    # at: the number moved onto the outside value, which it then allows
+                    q = _quantity(std, dt, outside)
+                    params = ({"atol": q, "rtol": 0.0} if std.rule == "allclose" else {THRESHOLD_PARAM[std.rule]: q})
+                    if std.rule == "abs_rel":
+                        params = {"rtol": q}
+                    moved = variant(std, dt, **params)
+                    vpad = int(1 / q) if std.rule == "share" else pad
+                    yield f"{base}-at (moved onto {k_out} steps)", padded(
+                        moved, dt, G, _edge(spec, dt, side, k_out), vpad, True, 0, SPECS[spec])
+                    yield f"{base}-past at ({k_out + 1} steps)", padded(
+                        moved, dt, G, _edge(spec, dt, side, k_out + 1), vpad, forgiven, 1, SPECS[spec])
+
+
+def share_rows() -> Iterator[Tuple[str, Row]]:
+    """The share limits: 1 over in 1/t elements is at the limit (not below it: fails), 1 in
+    1/t + 1 inside, 2 in 1/t outside. msprobe-ulp's float32 element is far enough out that the
+    mean escape cannot pass it."""
+    for name in ("cann", "msprobe-ulp"):
+        std = STD[name]
+        for dt in DT:
+            n = SHARE_PAD[name][dt]
+            k = (1400 if dt == "float32" else K_ULP[("elementwise", dt)][1]) if name == "msprobe-ulp" \
+                else K_ELEMENT[name][dt][1]
+            x = _edge("elementwise", dt, 1, k)
+            yield f"{name}-{dt}-share at (1 in {n})", padded(std, dt, G, x, n, False, 1)
+            yield f"{name}-{dt}-share inside (1 in {n + 1})", padded(std, dt, G, x, n + 1, True, 1)
+            two = dataclasses.replace(padded(std, dt, G, x, n, False, 2), at=0)    # (the first of equals)
+            two.got[0] = x
+            yield f"{name}-{dt}-share outside (2 in {n})", two
+
+
+def mean_rows() -> Iterator[Tuple[str, Row]]:
+    """msprobe-ulp float32: a mean ulp error below mean_ulp passes whatever the share. One element
+    (share 100%): the mean is its error."""
+    std, dt = STD["msprobe-ulp"], "float32"
+    k_in, k_out = K_MEAN
+    yield "msprobe-ulp-float32-mean inside", padded(std, dt, G, _edge("elementwise", dt, 1, k_in), 1, True, 1)
+    yield "msprobe-ulp-float32-mean outside", padded(std, dt, G, _edge("elementwise", dt, 1, k_out), 1, False, 1)
+    at = padded(std, dt, G, _edge("elementwise", dt, 1, k_in), 1, False, 1)
+    moved = variant(std, dt, mean_ulp=_quantity(std, dt, at))
+    yield "msprobe-ulp-float32-mean at (moved onto the inside value)", dataclasses.replace(at, std=moved)
+    yield "msprobe-ulp-float32-mean below at", padded(moved, dt, G, _edge("elementwise", dt, 1, k_in - 1), 1, True, 1)
+    # float16 and bfloat16 have no mean_ulp: one element 2 ulps off in 1000 fails on the share alone
+    for d in ("float16", "bfloat16"):
+        yield f"msprobe-ulp-{d}-no mean escape", padded(STD["msprobe-ulp"], d, G, _edge("elementwise", d, 1, 2),
+                                                        1000, False, 1)
+
+
+def abs_rows() -> Iterator[Tuple[str, Row]]:
+    """msprobe-abs: atol below small_value (at, inside, outside, from both edges), and small_value
+    itself, a boundary of the golden: at it the rtol applies."""
+    std = STD["msprobe-abs"]
+    for dt in DT:
+        g = ATOL_G[dt]
+        m = measure([g], [g], dt)
+        for side, edge in ((1, "upper"), (-1, "lower")):
+            k_in, k_out = K_ATOL[(dt, side)]
+            end = float(m["rhi" if side > 0 else "rlo"][0])
+            x_in, x_out = step(end, dt, side * k_in), step(end, dt, side * k_out)
+            base = f"msprobe-abs-{dt}-atol-{edge} edge"
+            yield f"{base}-inside ({k_in} steps)", padded(std, dt, g, x_in, 1, True, 0)
+            yield f"{base}-outside ({k_out} steps)", padded(std, dt, g, x_out, 1, False, 1)
+            moved = variant(std, dt, atol=abs(x_out - end))
+            yield f"{base}-at (moved onto {k_out} steps)", padded(moved, dt, g, x_out, 1, True, 0)
+            yield f"{base}-past at", padded(moved, dt, g, step(end, dt, side * (k_out + 1)), 1, False, 1)
+        small = std.param("small_value", dt)
+        # an error the atol allows and the rtol does not (bfloat16: neither allows one grid step)
+        k = {"float16": 2, "bfloat16": 1, "float32": 9}[dt]
+        for label, gg, ok in (("one step below", step(small, dt, -1), dt != "bfloat16"), ("at", small, False),
+                              ("one step above", step(small, dt, 1), False)):
+            m = measure([gg], [gg], dt)
+            x = step(float(m["rhi"][0]), dt, k)
+            yield f"msprobe-abs-{dt}-small_value {label}", padded(std, dt, gg, x, 1, ok, int(not ok))
+
+
+def gross_rows() -> Iterator[Tuple[str, Row]]:
+    """The gross-error guard: a relative excess of 0.25 is allowed, one grid step more is not, under
+    every standard; the share standards are given enough elements to forgive one over."""
+    for name, std in STD.items():
+        for dt in DT:
+            k_in, k_out = K_GROSS[dt]
+            pad = {"cann": {"float16": 1001, "bfloat16": 1001, "float32": 10001},
+                   "msprobe-ulp": {"float16": 1001, "bfloat16": 1001, "float32": 21}}.get(name, {}).get(dt, 1)
+            forgives = pad > 1
+            for side, edge in ((1, "upper"), (-1, "lower")):
+                for label, k, gross in (("inside", k_in - 1, 0), ("at", k_in, 0), ("outside", k_out, 1)):
+                    yield f"gross-{name}-{dt}-{edge}-{label} ({k} steps)", padded(
+                        std, dt, G, _edge("elementwise", dt, side, k), pad, forgives and not gross, 1,
+                        n_gross=gross, kind="gross" if gross else "over")
+            if dt == "float16":
+                moved = variant(std, dt, gross=0.125)
+                yield f"gross-{name}-{dt}-at a table's own gross", padded(
+                    moved, dt, G, _edge("elementwise", dt, 1, 192), pad, forgives, 1)
+                yield f"gross-{name}-{dt}-past a table's own gross", padded(
+                    moved, dt, G, _edge("elementwise", dt, 1, 193), pad, False, 1, n_gross=1, kind="gross")
+
+
+def _first(pred: Callable[[float], bool], lo: float, hi: float) -> float:
+    """The smallest float64 in [lo, hi] where the monotone `pred` holds (pred(hi) must)."""
+    a = np.array([lo, hi], dtype=np.float64).view(np.int64)
+    lo_b, hi_b = int(a[0]), int(a[1])
+    assert pred(hi) and not pred(lo)
+    while hi_b - lo_b > 1:
+        mid = (lo_b + hi_b) // 2
+        if pred(float(np.array([mid], dtype=np.int64).view(np.float64)[0])):
+            hi_b = mid
+        else:
+            lo_b = mid
+    return float(np.array([hi_b], dtype=np.int64).view(np.float64)[0])
+
+
+def window_rows() -> Iterator[Tuple[str, Row]]:
+    """The window itself, a boundary of the golden: the smallest golden whose window reaches the
+    grid value above 1.5 accepts it under strict, the float64 below does not; the grid value past
+    it is refused. The same at the lower edge."""
+    std = STD["strict"]
+    for dt in DT:
+        b, a = step(G, dt, 1), step(G, dt, -1)
+        reach_up = lambda g: float(measure([g], [g], dt)["rhi"][0]) >= b  # noqa: E731
+        g_up = _first(reach_up, G - 64 * (b - G), b)
+        below = float(np.nextafter(g_up, -INF))
+        yield f"window-{dt}-upper edge-at", padded(std, dt, g_up, b, 1, True, 0)
+        yield f"window-{dt}-upper edge-one float64 below", padded(std, dt, below, b, 1, False, 1)
+        yield f"window-{dt}-upper edge-one grid step past", padded(std, dt, g_up, step(b, dt, 1), 1, False, 1)
+        leave_down = lambda g: float(measure([g], [g], dt)["rlo"][0]) > a  # noqa: E731
+        g_down = float(np.nextafter(_first(leave_down, a, G + 64 * (G - a)), -INF))     # the last reaching a
+        yield f"window-{dt}-lower edge-at", padded(std, dt, g_down, a, 1, True, 0)
+        yield f"window-{dt}-lower edge-one float64 above", padded(std, dt, float(np.nextafter(g_down, INF)), a,
+                                                                  1, False, 1)
+        yield f"window-{dt}-lower edge-one grid step past", padded(std, dt, g_down, step(a, dt, -1), 1, False, 1)
+
+
+def flush_rows() -> Iterator[Tuple[str, Row]]:
+    """The subnormal flush, a boundary of the golden: 0 is allowed for the largest golden whose
+    rounded window reaches below the smallest normal, and not for the next grid value (float16's
+    and bfloat16's smallest normal itself, float32's 14th normal value: its window is 13.5
+    subnormal spacings wide). 0 for a normal golden is gross under every standard, even where
+    torch's atol (1e-5) and msprobe-abs's (1e-16, 2^-30) forgive it for bfloat16's and float32's."""
+    for dt in DT:
+        _, tiny, _, _ = info(dt)
+        g = tiny
+        while float(measure([g], [g], dt)["rlo"][0]) < tiny:
+            g = step(g, dt, 1)
+        assert (g == tiny) == (dt != "float32")
+        for name, std in STD.items():
+            rule_forgives = dt != "float16" and name in ("torch", "msprobe-abs")
+            for sign in (1, -1):
+                s = "" if sign > 0 else "negative "
+                for label, gg, ok in (("last flushed", step(g, dt, -1), True), ("first not", g, False),
+                                      ("next", step(g, dt, 1), False)):
+                    yield f"flush-{name}-{dt}-{s}{label}", padded(
+                        std, dt, sign * gg, sign * 0.0, 1, ok, int(not ok), n_gross=int(not ok),
+                        kind="gross", n_rule=0 if rule_forgives else int(not ok))
+
+
+def overflow_rows() -> Iterator[Tuple[str, Row]]:
+    """Overflow to inf, a boundary of the golden: from the smallest golden whose window's upper end
+    rounds to inf, inf is allowed (and max still); from the smallest whose lower end does, only inf."""
+    for dt in DT:
+        fmax = info(dt)[0]
+        top = 2.0 * fmax
+        below = fmax * (1 - 2.0 ** -18)         # (float32's window at max is 9 ulps wide)
+        g1 = _first(lambda g: np.isinf(measure([g], [g], dt)["rhi"][0]), below, top)
+        g2 = _first(lambda g: np.isinf(measure([g], [g], dt)["rlo"][0]), below, top)
+        p1, p2 = float(np.nextafter(g1, -INF)), float(np.nextafter(g2, -INF))
+        cases = [("inf below the upper end's", p1, INF, False), ("inf at the upper end's", g1, INF, True),
+                 ("max below the upper end's", p1, fmax, True), ("max at the upper end's", g1, fmax, True),
+                 ("max below the lower end's", p2, fmax, True), ("max at the lower end's", g2, fmax, False),
+                 ("inf at the lower end's", g2, INF, True)]
+        for name, std in STD.items():
+            for sign in (1, -1):
+                s = "" if sign > 0 else "negative "
+                for label, g, x, ok in cases:
+                    yield f"overflow-{name}-{dt}-{s}{label}", padded(
+                        std, dt, sign * g, sign * x, 1, ok, int(not ok), mismatches=int(not ok), kind="mismatch")
+
+
+def special_rows() -> Iterator[Tuple[str, Row]]:
+    """NaN and infinities by position and sign, next to one correct element."""
+    cases = [("NaN matched", NAN, NAN, True), ("inf matched", INF, INF, True), ("-inf matched", -INF, -INF, True),
+             ("NaN for a number", G, NAN, False), ("a number for NaN", NAN, G, False),
+             ("-inf for inf", INF, -INF, False), ("inf for -inf", -INF, INF, False), ("NaN for inf", INF, NAN, False),
+             ("inf for NaN", NAN, INF, False), ("inf for a number", G, INF, False),
+             ("-inf for a number", G, -INF, False), ("max for inf", INF, "max", False)]
+    for name, std in STD.items():
+        for dt in DT:
+            for label, g, x, ok in cases:
+                x = info(dt)[0] if x == "max" else x
+                yield f"special-{name}-{dt}-{label}", Row(std, dt, [G, g], [G, x], ok, int(not ok), 1,
+                                                          mismatches=int(not ok), kind="mismatch")
+
+
+ROWS: Dict[str, Row] = {}
+for gen in (element_rows, share_rows, mean_rows, abs_rows, gross_rows, window_rows, flush_rows, overflow_rows,
+            special_rows):
+    for key, row in gen():
+        assert key not in ROWS, key
+        ROWS[key] = row
+
+
+def _judge(row: Row) -> Verdict:
+    g = np.asarray(row.golden, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        got = np.asarray(row.got, dtype=np.float64).astype(np.float32).astype(DT[row.dt])
+    assert np.array_equal(got.astype(np.float64), np.asarray(row.got), equal_nan=True), "not on the grid"
+    scale = np.abs(g) if row.scale is None else np.full(g.shape, row.scale)
+    path = None if row.path is None else np.full(g.shape, row.path)
+    return judge(got, Golden(g, scale, row.nterms, path), DT[row.dt], row.std, SLACK)
+
+
+@pytest.mark.parametrize("name", ROWS)
+def test_boundary(name: str) -> None:
+    row = ROWS[name]
+    v = _judge(row)
+    m = measure(row.golden, row.got, row.dt, row.scale, row.nterms, row.path)
+    n = len(row.golden)
+    want = {"standard": row.std.name, "n": n, "n_over": row.n_over, "share_over": row.n_over / n,
+            "mismatches": row.mismatches, "n_gross": row.n_gross, **metrics(m)}
+    got = v.metrics()
+    assert got == pytest.approx(want, rel=1e-12, abs=0), f"\n got  {got}\n want {want}"
+    n_rule = row.n_over if row.n_rule is None else row.n_rule
+    why = "" if row.passed else says(row.std, row.dt, n, n_rule, want["mean_ulp"], row.n_gross, row.mismatches)
+    assert (v.passed, v.why) == (row.passed, why), (row.got[row.at], row.golden[row.at])
+    if row.passed:
+        assert (v.worst, v.elements) == ([], [])
+    else:
+        e = v.elements[0]
+        assert (v.worst[0], e.index, e.why) == (row.at, row.at, row.kind if row.n_over else "")
+        for a, b in ((e.got, row.got[row.at]), (e.golden, row.golden[row.at]), (e.lo, m["rlo"][row.at]),
+                     (e.hi, m["rhi"][row.at]), (e.ulp, m["ulp"][row.at])):
+            assert a == b or (math.isnan(a) and math.isnan(b)), (e, a, b)
+
+
+# -- the literal tables against the formulas ------------------------------------------------------
+def _k_of(dt: str, spec: str, side: int, over: Callable[[Dict[str, np.ndarray], float], bool]) -> Tuple[int, int]:
+    """(last, first) grid steps beyond the window's edge where `over` holds, by search."""
+    g = ATOL_G[dt] if spec == "atol" else G
+    sc, n, p = (None, 1, None) if spec == "atol" else SPECS[spec]
+    m0 = measure([g], [g], dt, sc, n, p)
+    edge = float(m0["rhi" if side > 0 else "rlo"][0])
+
+    def bad(k: int) -> bool:
+        x = step(edge, dt, side * k)
+        return over(measure([g], [x], dt, sc, n, p), g)
+    assert not bad(0)
+    hi = 1
+    while not bad(hi):
+        hi *= 2
+    lo = hi // 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if bad(mid) else (mid, hi)
+    return lo, hi
+
+
+def test_the_tables_sit_on_the_boundaries() -> None:
+    for (spec, dt), k in WINDOW.items():
+        m = measure([G], [G], dt, *SPECS[spec])
+        assert (m["rlo"][0], m["rhi"][0]) == (step(G, dt, -k), step(G, dt, k)), (spec, dt)
+    t = lambda name, key, dt: STD[name].param(key, dt)  # noqa: E731
+    rules = {"cann": lambda dt: lambda m, g: m["rel_excess"][0] > t("cann", "threshold", dt),
+             "torch": lambda dt: lambda m, g: m["excess"][0] > t("torch", "atol", dt) + t("torch", "rtol", dt) * g,
+             "msprobe-abs": lambda dt: lambda m, g: m["excess"][0] / g > t("msprobe-abs", "rtol", dt),
+             "strict": lambda dt: lambda m, g: m["excess"][0] > 0}
+    for dt in DT:
+        for spec in SPECS:
+            for side in (1, -1):
+                for name, rule in rules.items():
+                    assert _k_of(dt, spec, side, rule(dt)) == K_ELEMENT[name][dt], (name, dt, spec, side)
+                ulp = _k_of(dt, spec, side, lambda m, g: m["ulp"][0] > t("msprobe-ulp", "max_ulp", dt))
+                assert ulp == K_ULP[(spec, dt)], (dt, spec, side)
+        for side in (1, -1):
+            assert _k_of(dt, "elementwise", side, lambda m, g: m["rel_excess"][0] > 0.25) == K_GROSS[dt]
+            assert _k_of(dt, "atol", side, lambda m, g: m["excess"][0] > t("msprobe-abs", "atol", dt)) \
+                == K_ATOL[(dt, side)]
+    assert _k_of("float32", "elementwise", 1, lambda m, g: m["ulp"][0] >= 64) == K_MEAN
+
+
+def test_every_boundary_has_rows() -> None:
+    """At least the kinds of row the module promises, per dtype and standard."""
+    for dt in DT:
+        for name in STD:
+            assert any(k.startswith(f"gross-{name}-{dt}-") for k in ROWS)
+            assert sum(k.startswith(f"flush-{name}-{dt}-") for k in ROWS) == 6
+            assert sum(k.startswith(f"overflow-{name}-{dt}-") for k in ROWS) == 14
+            assert sum(k.startswith(f"special-{name}-{dt}-") for k in ROWS) == 12
+        for name in ("cann", "msprobe-ulp", "torch", "msprobe-abs"):
+            assert sum(k.startswith(f"{name}-{dt}-") and "-at (" in k for k in ROWS) >= 6
+    assert len(ROWS) > 800

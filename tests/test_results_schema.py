@@ -1,0 +1,283 @@
+"""results.json's schema (suite/results.py): validate() names every departure with the exact line a
+user reads, the building blocks (jsonable numbers, records, counts, documents) and the file format
+(one line per record), in-process on small synthetic documents of a made-up operator."""
+from __future__ import annotations
+
+import copy
+import json
+import math
+from pathlib import Path
+from typing import Any, Callable, List
+
+import numpy as np
+import pytest
+
+import suite
+from suite import results
+from suite.results import ResultsError
+from tests.test_compare import RUN, rec, run
+
+def _bad(mutate: Callable[[dict], Any]) -> List[str]:
+    doc = run(rec("a"), rec("b", "failed"))
+    mutate(doc)
+    return results.validate(doc)
+
+
+def _set(path: str, value: Any) -> Callable[[dict], None]:
+    """doc[a][b]... = value, the path written a.b (numbers index lists)."""
+    def mutate(doc: dict) -> None:
+        *head, last = path.split(".")
+        node = doc
+        for p in head:
+            node = node[int(p)] if isinstance(node, list) else node[p]
+        node[int(last) if isinstance(node, list) else last] = value
+    return mutate
+
+
+def _del(path: str) -> Callable[[dict], None]:
+    def mutate(doc: dict) -> None:
+        *head, last = path.split(".")
+        node = doc
+        for p in head:
+            node = node[int(p)] if isinstance(node, list) else node[p]
+        del node[last]
+    return mutate
+
+
+# mutation of a valid two-record document -> every error validate() gives, in order
+SCHEMA = {
+    "valid": (lambda d: None, []),
+    "missing manifest_hash": (_del("manifest_hash"), ["run: missing field 'manifest_hash'"]),
+    "missing records": (_del("records"), ["run: missing field 'records'"]),
+    "optional run fields absent": (lambda d: [d.pop(k) for k in ("complete", "incomplete", "incidents")], []),
+    "merged_from present": (_set("merged_from", ["1/2", "2/2"]), []),
+    "shard a number": (_set("shard", 3), ["run: field 'shard' is 3, expected str or null"]),
+    "products not a list": (_set("products", "atlas-a2"), ["run: field 'products' is 'atlas-a2', expected list"]),
+    "complete null": (_set("complete", None), ["run: field 'complete' is None, expected bool"]),
+    "suite_version a number": (_set("suite_version", 1.0), ["run: field 'suite_version' is 1.0, expected str"]),
+    "unknown run field": (_set("colour", "red"), ["run: unknown field 'colour'"]),
+    "schema_version 99": (_set("schema_version", 99), ["run: schema_version 99 is not one of 1, 2"]),
+    "schema_version 0": (_set("schema_version", 0), ["run: schema_version 0 is not one of 1, 2"]),
+    "schema_version true": (_set("schema_version", True), ["run: field 'schema_version' is True, expected int"]),
+    "schema_version 1": (_set("schema_version", 1), []),
+    "incidents not strings": (_set("incidents", ["x", 3]), ["run: incidents must be strings"]),
+    "incidents not a list": (_set("incidents", "x"), ["run: field 'incidents' is 'x', expected list"]),
+    "shard 0/3": (_set("shard", "0/3"), ["run: shard '0/3' is not K/N with 1 <= K <= N <= 100000"]),
+    "shard ' 1/3'": (_set("shard", " 1/3"), ["run: shard ' 1/3' is not K/N with 1 <= K <= N <= 100000"]),
+    "shard 3/3": (_set("shard", "3/3"), []),
+    "record not an object": (_set("records.1", ["b"]), ["records[1]: not an object"]),
+    "record missing key": (_del("records.1.key"), ["records[1]: missing field 'key'"]),
+    "record missing fault (optional)": (lambda d: [r.pop("fault") for r in d["records"]], []),
+    "record logTarget of v1": (_set("records.0.logTarget", True), []),
+    "record expect a string": (_set("records.0.expect", "0"), ["records[0]: field 'expect' is '0', expected int"]),
+    "record reduction a float": (_set("records.0.reduction", 1.0),
+                                 ["records[0]: field 'reduction' is 1.0, expected int or null"]),
+    "record unknown field": (_set("records.0.colour", "red"), ["records[0]: unknown field 'colour'"]),
+    "record outcome": (_set("records.1.outcome", "maybe"),
+                       ["records[1]: outcome 'maybe' not one of passed, failed, skipped, xfailed, xpassed"]),
+    "record kind": (_set("records.0.kind", "speed"),
+                    ["records[0]: kind 'speed' not one of numbers, rejection, determinism"]),
+    "record kind missing": (_del("records.0.kind"),
+                            ["records[0]: missing field 'kind'", "records[0]: kind None not one of numbers, "
+                                                                 "rejection, determinism"]),
+    "duplicate key": (_set("records.1.key", "a"), ["records[1]: duplicate key 'a'"]),
+    "metric not a number": (_set("records.0.metrics.max_ulp", "lots"),
+                            ["records[0].metrics: field 'max_ulp' is 'lots', expected num"]),
+    "metric a bool": (_set("records.0.metrics.rmse", True), ["records[0].metrics: field 'rmse' is True, expected num"]),
+    "metric count a float": (_set("records.0.metrics.n", 6.0), ["records[0].metrics: field 'n' is 6.0, expected int"]),
+    "metric standard a number": (_set("records.0.metrics.standard", 1),
+                                 ["records[0].metrics: field 'standard' is 1, expected str"]),
+    "metric unknown": (_set("records.0.metrics.speed", 1), ["records[0].metrics: unknown field 'speed'"]),
+    "metrics null": (_set("records.0.metrics", None), []),
+    "metrics partial": (_set("records.0.metrics", {"max_ulp": "inf"}), []),
+    "non-finite metrics as strings": (_set("records.0.metrics", {"max_ulp": "inf", "mean_ulp": "nan",
+                                                                 "max_abs": "-inf", "max_rel": 1}), []),
+    "metrics a list": (_set("records.0.metrics", [1]), ["records[0]: field 'metrics' is [1], expected dict or null"]),
+    "counts wrong": (_set("counts.passed", 0), ["run: counts do not match the records"]),
+    "counts missing an outcome": (lambda d: d["counts"].pop("xpassed"), ["run: counts do not match the records"]),
+    "counts wrong, with another error": (lambda d: (_set("counts.passed", 0)(d), _set("colour", 1)(d)),
+                                         ["run: unknown field 'colour'"]),
+    "records not a list": (_set("records", {}), ["run: field 'records' is {}, expected list"]),
+}
+
+
+@pytest.mark.parametrize("name", list(SCHEMA))
+def test_validate_names_every_departure(name: str) -> None:
+    mutate, errors = SCHEMA[name]
+    assert _bad(mutate) == errors
+
+
+def test_validate_the_top_level() -> None:
+    for doc in ([], "x", None, 3):
+        assert results.validate(doc) == ["top level: not an object"]
+    assert results.validate({}) == [f"run: missing field '{f}'" for f, (_, req) in results.RUN_FIELDS.items() if req]
+
+
+def test_long_values_are_cut_in_messages() -> None:
+    errors = _bad(_set("records.0.layout", ["x" * 200]))
+    assert errors == [f"records[0]: field 'layout' is ['{'x' * 27}...{'x' * 28}'], expected str"]
+
+
+# _is: each type, and what it must not take
+IS = [
+    (("num",), [0, -3, 2.5, "inf", "-inf", "nan", 1e308], [True, False, "1.0", "Inf", None, [1]]),
+    (("int",), [0, -1, 10 ** 20], [True, 1.0, "1", None]),
+    (("str",), ["", "x"], [1, None, b"x"]),
+    (("bool",), [True, False], [0, 1, None, "true"]),
+    (("null",), [None], [0, "", False]),
+    (("list",), [[], [1]], [(), {}, "x"]),
+    (("dict",), [{}, {"a": 1}], [[], "x"]),
+    (("str", "null"), ["x", None], [0, False]),
+]
+
+
+@pytest.mark.parametrize("types,yes,no", IS, ids=["-".join(t[0]) for t in IS])
+def test_each_schema_type(types, yes, no) -> None:
+    assert [v for v in yes if not results._is(v, types)] == []
+    assert [v for v in no if results._is(v, types)] == []
+
+
+# -- building blocks ----------------------------------------------------------------------------
+@pytest.mark.parametrize("value,want", [
+    (float("nan"), "nan"), (float("inf"), "inf"), (float("-inf"), "-inf"), (np.float32("-inf"), "-inf"),
+    (np.float16("nan"), "nan"), (0.5, 0.5), (np.float32(0.25), 0.25), (np.float64(-0.0), -0.0),
+    (np.int64(3), 3), (np.uint8(7), 7), (3, 3), (True, True), ("x", "x"), (None, None), (1e308, 1e308),
+])
+def test_jsonable_number(value, want) -> None:
+    got = results.jsonable_number(value)
+    assert got == want and type(got) is type(want)
+    if isinstance(want, float):
+        assert math.copysign(1, got) == math.copysign(1, want)
+
+
+@pytest.mark.parametrize("value,want", [(None, None), ("inf", math.inf), ("-inf", -math.inf), (2, 2.0), (0.5, 0.5)])
+def test_number(value, want) -> None:
+    got = results.number(value)
+    assert got == want and (want is None or type(got) is float)
+    assert math.isnan(results.number("nan"))
+
+
+class _Case:
+    id, op, product, out_dtype, out_shape = "C", "FakeOp", "atlas-a2", "float16", None
+    dtypes, layout, values, expect = {"x": "float16", "w": None}, "strided", "tiny", 161001
+    shapes = {"x": (2, 3), "w": None}
+    attrs = {"reduction": 2, "width": float("inf"), "flag": False}
+
+
+def test_case_fields() -> None:
+    assert results.case_fields(_Case(), "rejection", "node::id") == {
+        "key": "node::id", "case": "C", "kind": "rejection", "op": "FakeOp", "product": "atlas-a2",
+        "dtypes": {"x": "float16", "w": None}, "out_dtype": "float16", "reduction": 2,
+        "attrs": {"reduction": 2, "width": "inf", "flag": False}, "shapes": {"x": [2, 3], "w": None},
+        "out_shape": None, "layout": "strided", "values": "tiny", "expect": 161001}
+    c = _Case()
+    c.attrs, c.out_shape = {"flag": True}, (2, 3)
+    f = results.case_fields(c, "numbers", "k")
+    assert f["reduction"] is None and f["out_shape"] == [2, 3]
+
+
+def test_make_record() -> None:
+    fields = {**results.case_fields(_Case(), "numbers", "k"), "status": 0, "reproduce": None, "fault": None,
+              "logTarget": True, "max_ulp": np.float64("inf"), "n": np.int64(6), "standard": "cann", "other": 1}
+    r = results.make_record(fields, "failed", "why")
+    assert list(r) == [k for k in results.RECORD_FIELDS if k not in ("logTarget", "outcome", "reason", "metrics")] + [
+        "outcome", "reason", "metrics"]
+    assert (r["outcome"], r["reason"], r["metrics"]) == ("failed", "why", {"standard": "cann", "n": 6, "max_ulp": "inf"})
+    assert type(r["metrics"]["n"]) is int
+    r = results.make_record({"key": "k"}, "skipped", None)
+    assert r["metrics"] is None and r["status"] is None and r["outcome"] == "skipped"
+
+
+def test_machine() -> None:
+    m = results.machine()
+    assert set(m) == {"platform", "python", "numpy", "hostname"} and all(isinstance(v, str) and v for v in m.values())
+    assert m["numpy"] == np.__version__ and m["python"].count(".") == 2
+
+
+def test_count_outcomes() -> None:
+    assert results.count_outcomes([]) == {o: 0 for o in results.OUTCOMES}
+    assert results.count_outcomes([{"outcome": "failed"}, {"outcome": "failed"}, {"outcome": "xpassed"}]) == {
+        "passed": 0, "failed": 2, "skipped": 0, "xfailed": 0, "xpassed": 1}
+    assert results.count_outcomes([{"outcome": "odd"}])["odd"] == 1
+
+
+def test_make_document() -> None:
+    doc = results.make_document({"backend": {}, "shard": "1/2"}, [rec("b"), rec("a", "skipped")])
+    assert list(doc) == ["schema_version", "suite_version", "backend", "shard", "counts", "complete",
+                         "incomplete", "incidents", "records"]
+    assert (doc["schema_version"], doc["suite_version"]) == (2, suite.__version__)
+    assert [r["key"] for r in doc["records"]] == ["a", "b"] and doc["counts"]["skipped"] == 1
+    assert (doc["complete"], doc["incomplete"], doc["incidents"]) == (True, None, [])
+    doc = results.make_document({}, iter([]), "killed", ("x", "y"))
+    assert (doc["complete"], doc["incomplete"], doc["incidents"]) == (False, "killed", ["x", "y"])
+
+
+@pytest.mark.parametrize("fields,done", [({}, True), ({"complete": True}, True), ({"complete": False}, False),
+                                         ({"complete": None}, True)])
+def test_is_complete(fields, done) -> None:
+    assert results.is_complete(fields) is done
+
+
+# -- the file -----------------------------------------------------------------------------------
+def test_one_line_per_record(tmp_path: Path) -> None:
+    doc = results.make_document({"backend": {"spec": "x"}}, [rec("b", max_ulp=None), rec("a", max_ulp="inf")])
+    text = results.dumps(doc).decode()
+    lines = text.splitlines()
+    assert lines[0] == "{" and lines[1] == ' "schema_version": 2,' and lines[-3:-1] == [lines[-3], " ]"]
+    assert lines[-1] == "}" and text.endswith("}\n")
+    assert lines[-4].startswith('  {"key":"a",') and lines[-4].endswith(",") and '"max_ulp":"inf"' in lines[-4]
+    assert lines[-3].startswith('  {"key":"b",') and lines[-3].endswith('"fault":null}')
+    assert lines[-5] == ' "records": ['
+    assert json.loads(text) == doc
+    empty = results.make_document({"backend": {}}, [])
+    assert results.dumps(empty).decode() == json.dumps(empty, indent=1) + "\n"
+    results.write(tmp_path / "r.json", doc)
+    assert (tmp_path / "r.json").read_bytes() == text.encode()
+
+
+def test_a_nan_that_is_not_a_string_is_never_written() -> None:
+    doc = results.make_document({}, [dict(rec("a"), metrics={"max_ulp": float("nan")})])
+    with pytest.raises(ValueError):
+        results.dumps(doc)
+    with pytest.raises(ValueError):
+        results.dumps(dict(doc, records=[], incomplete=float("inf")))
+
+
+def test_read_round_trip_and_refusals(tmp_path: Path) -> None:
+    doc = run(rec("a", max_ulp="inf"), rec("b"))
+    results.write(tmp_path / "r.json", doc)
+    assert results.read(tmp_path / "r.json") == doc
+    assert results.read(str(tmp_path / "r.json")) == doc
+    bad = copy.deepcopy(doc)
+    for i in range(6):
+        bad[f"extra{i}"] = i
+    (tmp_path / "six.json").write_text(json.dumps(bad))
+    with pytest.raises(ResultsError) as e:
+        results.read(tmp_path / "six.json")
+    assert str(e.value) == (f"{tmp_path / 'six.json'}: not a results.json of schema 2: run: unknown field 'extra0'; "
+                            "run: unknown field 'extra1'; run: unknown field 'extra2'; run: unknown field 'extra3'; "
+                            "run: unknown field 'extra4' (and 1 more)")
+    del bad["extra5"]
+    (tmp_path / "five.json").write_text(json.dumps(bad))
+    with pytest.raises(ResultsError) as e:
+        results.read(tmp_path / "five.json")
+    assert str(e.value).endswith("run: unknown field 'extra4'")
+
+
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity"])
+def test_read_refuses_what_json_has_not(tmp_path: Path, literal: str) -> None:
+    """Python's json reads NaN and Infinity; a results.json holding one passed validation, then
+    crashed `report merge` with a traceback when it wrote the merged file."""
+    text = results.dumps(run(rec("a", max_ulp=0.5))).decode().replace('"max_ulp":0.5', f'"max_ulp":{literal}')
+    (tmp_path / "r.json").write_text(text)
+    with pytest.raises(ResultsError) as e:
+        results.read(tmp_path / "r.json")
+    assert str(e.value) == (f"{tmp_path / 'r.json'}: not JSON this suite reads: {literal} is not a JSON value "
+                            f"(write a non-finite number as the string \"nan\", \"inf\" or \"-inf\")")
+
+
+def test_the_schema_tables_agree() -> None:
+    assert set(results.METRIC_TYPES) == set(results.METRICS)
+    assert results.KINDS == ("numbers", "rejection", "determinism")
+    assert (results.SCHEMA_VERSION, results.READABLE_VERSIONS) == (2, (1, 2))
+    assert RUN["shard"] is None and results.validate(run()) == []
