@@ -169,7 +169,7 @@ def jsonable_number(v: Any) -> Any:
         if math.isnan(v):
             return "nan"
         if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
+            return repr(v)                  # 'inf' or '-inf'
         return v
     if isinstance(v, np.integer):
         return int(v)
@@ -228,7 +228,7 @@ def make_document(run: Mapping[str, Any], records: Iterable[Mapping], incomplete
 
 def is_complete(doc: Mapping) -> bool:
     """Whether the run finished (a version-1 file, which cannot say, counts as finished)."""
-    return doc.get("complete", True) is not False
+    return doc.get("complete") is not False
 
 
 def dumps(doc: Mapping) -> bytes:
