@@ -180,6 +180,10 @@ def test_make_record() -> None:
     fields = {**results.case_fields(_Case(), "numbers", "k"), "status": 0, "reproduce": None, "fault": None,
               "logTarget": True, "max_ulp": np.float64("inf"), "n": np.int64(6), "standard": "cann", "other": 1}
     r = results.make_record(fields, "failed", "why")
+    assert {k: r[k] for k in ("key", "case", "kind", "op", "status", "reproduce", "fault", "reduction")} == {
+        "key": "k", "case": "C", "kind": "numbers", "op": "FakeOp", "status": 0, "reproduce": None, "fault": None,
+        "reduction": 2}
+    assert r["attrs"] == {"reduction": 2, "width": "inf", "flag": False} and r["shapes"] == {"x": [2, 3], "w": None}
     assert list(r) == [k for k in results.RECORD_FIELDS if k not in ("logTarget", "outcome", "reason", "metrics")] + [
         "outcome", "reason", "metrics"]
     assert (r["outcome"], r["reason"], r["metrics"]) == ("failed", "why", {"standard": "cann", "n": 6, "max_ulp": "inf"})
@@ -228,7 +232,7 @@ def test_one_line_per_record(tmp_path: Path) -> None:
     assert lines[-4].startswith('  {"key":"a",') and lines[-4].endswith(",") and '"max_ulp":"inf"' in lines[-4]
     assert lines[-3].startswith('  {"key":"b",') and lines[-3].endswith('"fault":null}')
     assert lines[-5] == ' "records": ['
-    assert json.loads(text) == doc
+    assert json.loads(text) == doc and text.count('"records"') == 1 and text.count('"key":"a"') == 1
     empty = results.make_document({"backend": {}}, [])
     assert results.dumps(empty).decode() == json.dumps(empty, indent=1) + "\n"
     results.write(tmp_path / "r.json", doc)
