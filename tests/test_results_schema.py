@@ -67,6 +67,9 @@ SCHEMA = {
     "shard 3/3": (_set("shard", "3/3"), []),
     "record not an object": (_set("records.1", ["b"]), ["records[1]: not an object"]),
     "record missing key": (_del("records.1.key"), ["records[1]: missing field 'key'"]),
+    "first record not an object, second bad": (lambda d: (_set("records.0", 5)(d), _set("records.1.outcome", "x")(d)),
+                                               ["records[0]: not an object", "records[1]: outcome 'x' not one of "
+                                                "passed, failed, skipped, xfailed, xpassed"]),
     "record missing fault (optional)": (lambda d: [r.pop("fault") for r in d["records"]], []),
     "record logTarget of v1": (_set("records.0.logTarget", True), []),
     "record expect a string": (_set("records.0.expect", "0"), ["records[0]: field 'expect' is '0', expected int"]),
@@ -245,6 +248,8 @@ def test_a_nan_that_is_not_a_string_is_never_written() -> None:
         results.dumps(doc)
     with pytest.raises(ValueError):
         results.dumps(dict(doc, records=[], incomplete=float("inf")))
+    with pytest.raises(ValueError):
+        results.dumps(dict(doc, records=[rec("a")], incomplete=float("-inf")))
 
 
 def test_read_round_trip_and_refusals(tmp_path: Path) -> None:
