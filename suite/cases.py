@@ -184,7 +184,7 @@ class _Ctx:
     def fail(self, node: Any, key: Any, message: str) -> FileError:
         """An error at `key` of `node` (a mapping read from the file, or a list the loader has
         named: its item i is "name[i]")."""
-        field = f"{node.name}[{key}]" if isinstance(key, int) else str(key)
+        field = f"{node.name}[{key}]" if isinstance(node, list) else str(key)
         return FileError(self.path, node.line_of(key), field, message)
 
 

@@ -555,6 +555,13 @@ BAD: Dict[str, Tuple[str, Optional[str], str]] = {
                     "a positive number of elements, not 'lots'"),
     "shapes not a mapping": (H + "cases: []\nshapes: [1] #<\n", "shapes",
                              "is a mapping of set name to a list of shape combinations"),
+    # a mapping's key that YAML reads as a number or a boolean is still a key, not a list index
+    # (found by tests/test_fuzz.py: this raised AttributeError)
+    "file key a number": (H + "cases: []\n0: 3 #<\n", "0", "unknown key (allowed: cases, limits, matrices, op, shapes)"),
+    "file key a boolean": (H + "cases: []\ntrue: 3 #<\n", "True",
+                           "unknown key (allowed: cases, limits, matrices, op, shapes)"),
+    "shape set named by a number": (H + "shapes:\n  a: [[1, 1, 1]]\n  0: null #<\n", "0",
+                                    "a shape set is a non-empty list of shape combinations, or a mapping with one key, generate"),
     "shape set empty": (H + "shapes:\n  a: [[1, 1, 1]]\n  b: [] #<\n", "b",
                         "a shape set is a non-empty list of shape combinations, or a mapping with one key, generate"),
     "shape set a mapping": (H + "shapes:\n  a: [[1, 1, 1]]\n  b: {make: 3} #<\n", "b",
