@@ -181,20 +181,16 @@ class _Ctx:
         self.path = path
         self.limits = dict(ARRAY_LIMITS)
 
-    def fail(self, node: Any, key: Any, message: str, line: Optional[int] = None) -> FileError:
-        if line is None:
-            line = node.line_of(key) if isinstance(node, (LineDict, LineList)) else None
-        field = None if key is None else str(key)
-        if isinstance(key, int) and getattr(node, "name", None):
-            field = f"{node.name}[{key}]"            # an item of a named list: "dtypes[1]"
-        return FileError(self.path, line, field, message)
+    def fail(self, node: Any, key: Any, message: str) -> FileError:
+        """An error at `key` of `node` (a mapping read from the file, or a list the loader has
+        named: its item i is "name[i]")."""
+        field = f"{node.name}[{key}]" if isinstance(node, list) else str(key)
+        return FileError(self.path, node.line_of(key), field, message)
 
 
-def parse_shape(ctx: _Ctx, node: Any, key: Any, value: Any, allow_null: bool = False,
-                line: Optional[int] = None) -> Optional[Shape]:
-    if line is not None:
-        node = None
-    fail = lambda msg: ctx.fail(node, key, msg, line=line)  # noqa: E731
+def parse_shape(ctx: _Ctx, field: str, line: int, value: Any, allow_null: bool) -> Optional[Shape]:
+    def fail(msg: str) -> FileError:
+        return FileError(ctx.path, line, field, msg)
     if value is None:
         if allow_null:
             return None
@@ -223,18 +219,23 @@ def parse_shape(ctx: _Ctx, node: Any, key: Any, value: Any, allow_null: bool = F
     return tuple(dims)
 
 
-def check_size(ctx: _Ctx, op: Operator, shapes: Mapping[str, Optional[Shape]], out_shape: Optional[Shape],
-               tier: str, line: Optional[int], field: Optional[str] = None, where: str = "") -> None:
-    """Refuse a shape combination with an array past the tier's limit (ARRAY_LIMITS), naming the
-    array: an input (shapes.self), the broadcast shape (shapes) or out (out_shape)."""
-    limit = ctx.limits[tier]
+def arrays_of(op: Operator, shapes: Mapping[str, Optional[Shape]]) -> List[Tuple[str, Shape]]:
+    """The arrays a shape combination makes, by the field that names them: each input given
+    (shapes.self) and, when only optional inputs are NULL, the broadcast shape (shapes), if any.
+    (An out of the contract's shape is never larger than the broadcast shape.)"""
     live = {n: s for n, s in shapes.items() if s is not None}
     arrays = [(f"shapes.{n}", s) for n, s in live.items()]
-    if live and all(n in live or n in op.optional for n in shapes):     # an optional input may be NULL
-        arrays.append(("shapes", op.b_shape(live)))
-    arrays.append(("out_shape", out_shape))
+    b = op.b_shape(live) if live and all(n in live or n in op.optional for n in shapes) else None
+    return arrays + ([("shapes", b)] if b is not None else [])
+
+
+def check_size(ctx: _Ctx, arrays: Sequence[Tuple[str, Shape]], tier: str, line: int,
+               field: Optional[str] = None, where: str = "") -> None:
+    """Refuse an array past the tier's limit (ARRAY_LIMITS), naming it: an input (shapes.self), the
+    broadcast shape (shapes) or out (out_shape); `field` names them all instead (a generated set)."""
+    limit = ctx.limits[tier]
     for name, s in arrays:
-        n = math.prod(s) if s is not None else 0
+        n = math.prod(s)
         if n > limit:
             what = "the broadcast shape " if name == "shapes" else ""
             raise FileError(ctx.path, line, field or name,
@@ -289,7 +290,8 @@ def _as_list(ctx: _Ctx, node: LineDict, key: str, default: Any = None) -> list:
         raise ctx.fail(node, key, "is required")
     if not isinstance(v, LineList):            # a scalar, or a default given in code
         v = LineList(v if isinstance(v, list) else [v])
-        v.line, v.lines = node.line_of(key), [node.line_of(key)] * len(v)
+        line = node.line_of(key)
+        v.line, v.lines = line, [line] * len(v)
     if not v:
         raise ctx.fail(node, key, "is empty")
     v.name = key
@@ -303,12 +305,11 @@ def _products(ctx: _Ctx, node: LineDict, key: str) -> List[str]:
     items = _as_list(ctx, node, key)
     for i, p in enumerate(items):
         if p not in PRODUCTS:
-            raise ctx.fail(items, i, f"unknown product {p!r} (known: {', '.join(PRODUCTS)})",
-                           line=items.line_of(i) if isinstance(items, LineList) else None)
+            raise ctx.fail(items, i, f"unknown product {p!r} (known: {', '.join(PRODUCTS)})")
     return list(items)
 
 
-def _reduction(ctx: _Ctx, op: Operator, node: Any, key: Any, v: Any, single: bool) -> int:
+def _reduction(ctx: _Ctx, op: Operator, node: Any, key: Any, v: Any, single: bool = False) -> int:
     if isinstance(v, str) and v in op.reductions:
         return op.reductions[v]
     if single and isinstance(v, int) and not isinstance(v, bool):
@@ -359,24 +360,24 @@ FILE_KEYS = {"op", "shapes", "matrices", "cases", "limits"}
 class Expansion:
     cases: List[Case] = field(default_factory=list)
     dropped: int = 0                 # combinations outside the contract or layouts that don't apply
-    made: set = field(default_factory=set)   # case ids so far: a generated repeat of one is dropped
+    made: set = field(default_factory=set)   # ids the matrices made so far: a generated repeat is dropped
 
 
 def _triple(ctx: _Ctx, op: Operator, node: Any, key: Any, value: Any,
-            allow_null: bool) -> Dict[str, Optional[Shape]]:
-    """One shape per input, in the operator's signature order."""
+            allow_null: bool = False) -> Dict[str, Optional[Shape]]:
+    """One shape per input, in the operator's signature order (a NULL one only where allowed:
+    anywhere in a single case, an optional input anywhere)."""
     if not isinstance(value, list) or len(value) != len(op.inputs):
         raise ctx.fail(node, key, f"a shape combination lists {len(op.inputs)} shapes "
                                   f"({', '.join(op.inputs)}), got {value!r}")
-    line = value.line_of if isinstance(value, LineList) else (lambda i: None)
-    return {n: parse_shape(ctx, node, f"shapes.{n}", s, allow_null or n in op.optional, line=line(i))
+    return {n: parse_shape(ctx, f"shapes.{n}", value.line_of(i), s, allow_null or n in op.optional)
             for i, (n, s) in enumerate(zip(op.inputs, value))}
 
 
 def _make_case(op: Operator, product: str, ins: Dict[str, Optional[str]], out_dtype: str,
                attrs: Dict[str, Any], shapes: Dict[str, Optional[Shape]], out_shape: Optional[Shape],
-               explicit_out: bool, layout_name: str, values: str, determinism: bool,
-               source: str, tier: str = "default", generated: bool = False) -> Tuple[Optional[Case], Signature]:
+               layout_name: str, values: str, determinism: bool, source: str, tier: str = "default",
+               generated: bool = False, explicit_out: bool = False) -> Tuple[Optional[Case], Signature]:
     # An optional input passed as NULL has no dtype (as in a Signature made of a call).
     ins = {n: (None if shapes.get(n) is None and n in op.optional else d) for n, d in ins.items()}
     sig = Signature(shapes, ins, out_shape, out_dtype, attrs, product)
@@ -416,7 +417,7 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
     dts = [parse_dtypes(ctx, op, lst, i, v) for lst in [_as_list(ctx, m, "dtypes")] for i, v in enumerate(lst)]
     reds_node = m.get("reductions", "all")
     reds = list(op.reductions.values()) if reds_node == "all" else [
-        _reduction(ctx, op, lst, i, v, single=False) for lst in [_as_list(ctx, m, "reductions")]
+        _reduction(ctx, op, lst, i, v) for lst in [_as_list(ctx, m, "reductions")]
         for i, v in enumerate(lst)]
     # Every combination of the operator's attributes' values (each its matrix list, or all).
     extras = list(itertools.product(*[
@@ -434,7 +435,7 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
             else:
                 literal.extend((entry, s, line) for s, line in shape_sets[entry])
         else:
-            literal.append(("inline", _triple(ctx, op, lst, i, entry, allow_null=False), lst.line_of(i)))
+            literal.append(("inline", _triple(ctx, op, lst, i, entry), lst.line_of(i)))
     layouts = [_choice(ctx, lst, i, v, layout.LAYOUTS, "layout")
                for lst in [_as_list(ctx, m, "layouts", ["contiguous"])] for i, v in enumerate(lst)]
     vsets = [_choice(ctx, lst, i, v, op.value_sets, "value set")
@@ -442,7 +443,7 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
     determinism = _bool(ctx, m, "determinism", m.get("determinism", False))
     tier = _choice(ctx, m, "tier", m.get("tier", "default"), TIERS, "tier")
     for _, shapes, line in literal:
-        check_size(ctx, op, shapes, op.out_shape(shapes), tier, line)
+        check_size(ctx, arrays_of(op, shapes), tier, line)
     excludes = m.get("exclude", LineList())
     if not isinstance(excludes, list):
         raise ctx.fail(m, "exclude", "is a list of mappings")
@@ -456,25 +457,24 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
                 raise ctx.fail(ex, k, f"unknown key (allowed: {', '.join(sorted(exclude_keys))})")
 
     made = out.made
-    hits = [0] * len(excludes)                 # points each exclusion took out
+    used: set = set()                          # the exclusions that took out a combination
     for product, (ins, od) in itertools.product(products, dts):
         combos = [(name, s, False) for name, s, _ in literal]
         for name, gen in generated:
             for s in _generated(op, gen, hw, product, ins):
-                check_size(ctx, op, s, op.out_shape(s), tier, gen.line, f"shapes.{name}",
+                check_size(ctx, arrays_of(op, s), tier, gen.line, f"shapes.{name}",
                            f" (made for {product}, {_dtype_token(ins, od)})")
                 combos.append((name, s, True))
         for red, extra, (set_name, shapes, gen), lay, vs in itertools.product(reds, extras, combos, layouts, vsets):
             attrs: Dict[str, Any] = {"reduction": red, **{a.name: v for a, v in zip(op.attributes, extra)}}
             point = {**attrs, "product": product, "dtype": _dtype_token(ins, od),
                      "reduction": op.reduction_name(red), "shapes": set_name, "layout": lay, "values": vs}
-            excluded = [i for i, ex in enumerate(excludes) if all(point.get(k) == v for k, v in ex.items())]
-            for i in excluded:
-                hits[i] += 1
+            excluded = {i for i, ex in enumerate(excludes) if all(point.get(k) == v for k, v in ex.items())}
             if excluded:
+                used |= excluded
                 continue
             case, sig = _make_case(op, product, dict(ins), od, attrs, dict(shapes), op.out_shape(shapes),
-                                   False, lay, vs, determinism, source, tier, gen)
+                                   lay, vs, determinism, source, tier, gen)
             # A rejection is made once per call, in the first of the matrix's layouts that applies
             # to its shapes and the first value set. Large and generated (scale) shapes make none:
             # the small sets have those, and a rejected call of a large shape would only cost memory.
@@ -485,10 +485,10 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
                 continue
             made.add(case.id)
             out.cases.append(case)
-    for i, n in enumerate(hits):
-        if not n:           # a misspelt value (an alias such as bf16, a product, a set's name) excludes nothing
+    for i, ex in enumerate(excludes):
+        if i not in used:   # a misspelt value (an alias such as bf16, a product, a set's name) excludes nothing
             raise ctx.fail(excludes, i, "excludes nothing: no combination of this matrix has "
-                           + " and ".join(f"{k} {v!r}" for k, v in excludes[i].items()))
+                           + " and ".join(f"{k} {v!r}" for k, v in ex.items()))
 
 
 def _single(ctx: _Ctx, op: Operator, c: LineDict, out: Expansion) -> None:
@@ -498,7 +498,7 @@ def _single(ctx: _Ctx, op: Operator, c: LineDict, out: Expansion) -> None:
             raise ctx.fail(c, k, f"unknown key (allowed: {', '.join(sorted(allowed))})")
     for k in ("product", "dtypes", "shapes", "reduction"):
         if k not in c:
-            raise ctx.fail(c, k, "is required", line=c.line)
+            raise FileError(ctx.path, c.line, k, "is required")
     product = c["product"]
     if product not in PRODUCTS:
         raise ctx.fail(c, "product", f"unknown product {product!r} (known: {', '.join(PRODUCTS)})")
@@ -508,21 +508,21 @@ def _single(ctx: _Ctx, op: Operator, c: LineDict, out: Expansion) -> None:
         attrs[a.name] = _attr_value(ctx, a, c, a.name, c.get(a.name, a.default))
     shapes = _triple(ctx, op, c, "shapes", c["shapes"], allow_null=True)
     explicit_out = "out_shape" in c
-    out_shape = parse_shape(ctx, c, "out_shape", c["out_shape"], allow_null=True) if explicit_out \
+    out_shape = parse_shape(ctx, "out_shape", c.line_of("out_shape"), c["out_shape"], allow_null=True) if explicit_out \
         else op.out_shape(shapes)
     if out_shape is None and not explicit_out:
         out_shape = shapes.get(op.primary) or ()
-    check_size(ctx, op, shapes, None, "default", c.line_of("shapes"))
-    if explicit_out:
-        check_size(ctx, op, {}, out_shape, "default", c.line_of("out_shape"))
+    check_size(ctx, arrays_of(op, shapes), "default", c.line_of("shapes"))
+    if explicit_out and out_shape is not None:
+        check_size(ctx, [("out_shape", out_shape)], "default", c.line_of("out_shape"))
     lay = _choice(ctx, c, "layout", c.get("layout", "contiguous"), layout.LAYOUTS, "layout")
     vs = _choice(ctx, c, "values", c.get("values", "uniform"), op.value_sets, "value set")
     determinism = _bool(ctx, c, "determinism", c.get("determinism", False))
-    case, sig = _make_case(op, product, ins, od, attrs, shapes, out_shape, explicit_out, lay, vs,
-                           determinism, f"{ctx.path}:{c.line}")
+    case, sig = _make_case(op, product, ins, od, attrs, shapes, out_shape, lay, vs, determinism,
+                           f"{ctx.path}:{c.line}", explicit_out=explicit_out)
     reason = op.outside_contract(sig)
     if reason:
-        raise ctx.fail(c, None, f"this case is outside the documented contract: {reason}", line=c.line)
+        raise FileError(ctx.path, c.line, None, f"this case is outside the documented contract: {reason}")
     if "expect" in c:
         want = c["expect"]
         if isinstance(want, bool) or not isinstance(want, int):
@@ -532,8 +532,7 @@ def _single(ctx: _Ctx, op: Operator, c: LineDict, out: Expansion) -> None:
             raise ctx.fail(c, "expect", f"says {want} but the contract gives {derived}")
     if case.expect == NUMBERS and (out_shape is None or any(
             s is None and n not in op.optional for n, s in shapes.items())):
-        raise ctx.fail(c, "shapes", "NULL tensors are for rejection cases", line=c.line)
-    out.made.add(case.id)
+        raise FileError(ctx.path, c.line, "shapes", "NULL tensors are for rejection cases")
     out.cases.append(case)
 
 
@@ -547,7 +546,7 @@ def load_file(path: Path, hw: Optional[Dict[str, hardware.Hardware]] = None) -> 
         if k not in FILE_KEYS:
             raise ctx.fail(doc, k, f"unknown key (allowed: {', '.join(sorted(FILE_KEYS))})")
     if "op" not in doc:
-        raise ctx.fail(doc, "op", "is required", line=1)
+        raise FileError(path, doc.line, "op", "is required")
     try:
         op = ops.get(doc["op"])
     except (KeyError, TypeError):
@@ -566,7 +565,7 @@ def load_file(path: Path, hw: Optional[Dict[str, hardware.Hardware]] = None) -> 
             raise ctx.fail(sets, name, "a shape set is a non-empty list of shape combinations, "
                                        "or a mapping with one key, generate")
         combos.name = f"shapes.{name}"
-        shape_sets[name] = [(_triple(ctx, op, combos, i, v, allow_null=False), combos.line_of(i))
+        shape_sets[name] = [(_triple(ctx, op, combos, i, v), combos.line_of(i))
                             for i, v in enumerate(combos)]
     if hw is None and any(isinstance(v, Generator) for v in shape_sets.values()):
         # The hardware file next to the case file, else the data folder's.

@@ -219,8 +219,8 @@ def render_diff(d: Diff, limit: int = 10) -> str:
                                                 for b, n in d.regressions], limit)
     lines += _section("vanished", [r["key"] for r in d.vanished], limit)
     lines += _section("new known failures (xfailed now, not before)",
-                      [f"{r['key']}  ({'new case' if b is None else b['outcome'] + ' before'}): {r.get('reason') or ''}"
-                       for r, b in d.new_xfails], limit)
+                      [f"{r['key']}  ({'new case' if b is None else b['outcome'] + ' before'})"
+                       + (f": {r['reason']}" if r.get("reason") else "") for r, b in d.new_xfails], limit)
     lines += _section("fixed", [n["key"] for _, n in d.fixed], limit)
     lines += _section("appeared", [r["key"] for r in d.appeared], limit)
     return "\n".join(lines)

@@ -47,3 +47,8 @@ def load(path: Path, error: Callable[[str], Exception], max_bytes: int = MAX_BYT
         raise error(f"{path}: not JSON this suite reads: nested too deeply") from None
     except ValueError as e:                             # an integer of more than 4300 digits
         raise error(f"{path}: not JSON this suite reads: {one_line(str(e))}") from None
+
+
+def load_strict(path: Path, error: Callable[[str], Exception], max_bytes: int = MAX_BYTES) -> Any:
+    """load(), refusing NaN, Infinity and -Infinity."""
+    return load(path, error, max_bytes, allow_nan=False)

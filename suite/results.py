@@ -169,7 +169,7 @@ def jsonable_number(v: Any) -> Any:
         if math.isnan(v):
             return "nan"
         if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
+            return repr(v)                  # 'inf' or '-inf'
         return v
     if isinstance(v, np.integer):
         return int(v)
@@ -228,16 +228,20 @@ def make_document(run: Mapping[str, Any], records: Iterable[Mapping], incomplete
 
 def is_complete(doc: Mapping) -> bool:
     """Whether the run finished (a version-1 file, which cannot say, counts as finished)."""
-    return doc.get("complete", True) is not False
+    return doc.get("complete") is not False
+
+
+# Strict JSON (a NaN or inf that is not one of the strings "nan", "inf", "-inf" is a ValueError):
+# the run's fields indented, each record on one line.
+_HEAD = json.JSONEncoder(allow_nan=False, indent=1)
+_RECORD = json.JSONEncoder(allow_nan=False, separators=(",", ":"))
 
 
 def dumps(doc: Mapping) -> bytes:
-    """Indented, but one line per record: readable, diffable, and ~1 kB per case."""
-    head = {k: v for k, v in doc.items() if k != "records"}
-    text = json.dumps(head, indent=1, allow_nan=False)[:-2]
-    recs = ",\n  ".join(json.dumps(r, allow_nan=False, separators=(",", ":")) for r in doc["records"])
-    return (text + ',\n "records": [\n  ' + recs + "\n ]\n}\n").encode() if doc["records"] else \
-        (json.dumps(doc, indent=1, allow_nan=False) + "\n").encode()
+    """Indented, but one line per record (the last field): readable, diffable, ~1 kB per case."""
+    text = _HEAD.encode({k: v for k, v in doc.items() if k != "records"})[:-2]
+    recs = ",\n  ".join(_RECORD.encode(r) for r in doc["records"])
+    return (text + ',\n "records": ' + ("[\n  " + recs + "\n ]" if recs else "[]") + "\n}\n").encode()
 
 
 def write(path: Path, doc: Mapping) -> None:
@@ -248,7 +252,7 @@ def read(path: Path) -> Dict[str, Any]:
     """Load and validate; a bad file is one ResultsError naming the file and the first problems
     (suite.jsonfile: size, encoding and nesting limits; NaN and Infinity, which JSON has not and
     which write() could not write back, are refused)."""
-    doc = jsonfile.load(Path(path), ResultsError, allow_nan=False)
+    doc = jsonfile.load_strict(Path(path), ResultsError)
     errors = validate(doc)
     if errors:
         more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""

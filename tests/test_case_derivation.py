@@ -98,10 +98,26 @@ class Lax(Derive):
         return 0, ""
 
 
+class Unary(Derive):
+    """One input: a case's dtype token has one dtype to name."""
+
+    name = "UnaryTestOp"
+    inputs = ("x",)
+    optional = ()
+    primary = "x"
+    attributes = ()
+
+    def out_shape(self, shapes):
+        return shapes.get("x")
+
+    def check(self, sig: Signature):
+        return self._nulls(sig) or self._unsupported_dtype(sig, ["x", "out"]) or (0, "")
+
+
 @pytest.fixture(autouse=True)
 def made_up_operators(monkeypatch):
-    monkeypatch.setitem(ops.OPERATORS, Derive.name, Derive())
-    monkeypatch.setitem(ops.OPERATORS, Lax.name, Lax())
+    for op in (Derive(), Lax(), Unary()):
+        monkeypatch.setitem(ops.OPERATORS, op.name, op)
 
 
 def _write(tmp_path: Path, text: str, name: str = "derive.yaml") -> Path:
@@ -255,8 +271,28 @@ def test_mixed_dtypes_name_each_input_in_the_id(tmp_path: Path) -> None:
     assert case.expect == 0
 
 
+def test_an_operator_of_one_input(tmp_path: Path) -> None:
+    path = _write(tmp_path, """
+        op: UnaryTestOp
+        cases:
+          - {product: atlas-a2, dtypes: float16, reduction: none, shapes: [2x3]}
+          - {product: atlas-a2, dtypes: {x: float16, out: float32}, reduction: sum, shapes: [scalar]}
+          - {product: atlas-training, dtypes: bfloat16, reduction: none, shapes: [2]}
+        """)
+    a, b, c = load_cases([path])[0]
+    assert (a.id, a.dtype_token, a.expect) == ("UnaryTestOp-float16-atlas-a2-none-2x3-contiguous-uniform", "float16", 0)
+    assert (b.id, b.expect) == ("UnaryTestOp-float16-to-float32-atlas-a2-sum-scalar-contiguous-uniform", 0)
+    assert (c.expect, c.why) == (INVALID, f"x dtype bfloat16 is not supported on atlas-training {TYPE}")
+
+
 def test_a_numeric_case_never_has_a_null_required_tensor(tmp_path: Path) -> None:
-    """Even where an operator's check would accept it (LaxTestOp accepts anything)."""
+    """Even where an operator's check would accept it (LaxTestOp accepts anything). The error is
+    at the case's first line, naming shapes."""
+    path = _write(tmp_path, "op: LaxTestOp\ncases:\n  - product: atlas-a2\n    dtypes: float32\n"
+                            "    reduction: none\n    shapes: [null, 2, 2]\n")
+    with pytest.raises(FileError) as e:
+        load_cases([path])
+    assert str(e.value) == f"{path}:3: field 'shapes': NULL tensors are for rejection cases"
     for shapes, extra in (("[null, 2, 2]", ""), ("[2, 2, 2]", ", out_shape: null")):
         path = _write(tmp_path, f"op: LaxTestOp\ncases:\n  - {{{BASE}, shapes: {shapes}{extra}}}\n")
         with pytest.raises(FileError) as e:
@@ -361,6 +397,31 @@ def test_what_a_matrix_drops_and_what_it_excludes(tmp_path: Path) -> None:
     assert got == [("atlas-a2", 0, False), ("atlas-a2", 2, False), ("atlas-a3", 0, False), ("atlas-a3", 0, True)]
     assert all(c.attrs["scale"] == 1.0 for c in cs)
     assert dropped == 4            # scale -1 is outside the contract (excluded points are not counted)
+
+
+def test_an_exclusion_on_each_axis(tmp_path: Path) -> None:
+    """dtype as the id writes it, a shape set by name or 'inline', layout and value set."""
+    cs, dropped = _load(tmp_path, """
+        op: DeriveTestOp
+        shapes:
+          s: [[2, 2, 2]]
+        matrices:
+          - products: [atlas-a2]
+            dtypes: [float32, {inputs: float16, out: float32}]
+            reductions: [none]
+            flip: [false]
+            shapes: [s, [3, 3, 3]]
+            layouts: [contiguous, strided]
+            values: [uniform, tiny]
+            exclude:
+              - {dtype: float16-to-float32, shapes: s}
+              - {shapes: inline, layout: strided}
+              - {values: tiny, dtype: float32, shapes: s}
+        """)
+    assert dropped == 0 and sorted((c.dtype_token, c.shapes["x"], c.layout, c.values) for c in cs) == [
+        ("float16-to-float32", (3,), "contiguous", "tiny"), ("float16-to-float32", (3,), "contiguous", "uniform"),
+        ("float32", (2,), "contiguous", "uniform"), ("float32", (2,), "strided", "uniform"),
+        ("float32", (3,), "contiguous", "tiny"), ("float32", (3,), "contiguous", "uniform")]
 
 
 def test_a_matrix_with_the_defaults(tmp_path: Path) -> None:
@@ -494,6 +555,13 @@ BAD: Dict[str, Tuple[str, Optional[str], str]] = {
                     "a positive number of elements, not 'lots'"),
     "shapes not a mapping": (H + "cases: []\nshapes: [1] #<\n", "shapes",
                              "is a mapping of set name to a list of shape combinations"),
+    # a mapping's key that YAML reads as a number or a boolean is still a key, not a list index
+    # (found by tests/test_fuzz.py: this raised AttributeError)
+    "file key a number": (H + "cases: []\n0: 3 #<\n", "0", "unknown key (allowed: cases, limits, matrices, op, shapes)"),
+    "file key a boolean": (H + "cases: []\ntrue: 3 #<\n", "True",
+                           "unknown key (allowed: cases, limits, matrices, op, shapes)"),
+    "shape set named by a number": (H + "shapes:\n  a: [[1, 1, 1]]\n  0: null #<\n", "0",
+                                    "a shape set is a non-empty list of shape combinations, or a mapping with one key, generate"),
     "shape set empty": (H + "shapes:\n  a: [[1, 1, 1]]\n  b: [] #<\n", "b",
                         "a shape set is a non-empty list of shape combinations, or a mapping with one key, generate"),
     "shape set a mapping": (H + "shapes:\n  a: [[1, 1, 1]]\n  b: {make: 3} #<\n", "b",
@@ -588,6 +656,26 @@ BAD: Dict[str, Tuple[str, Optional[str], str]] = {
     "matrix exclusion of another product": (M + OK3 + "    exclude:\n      - {reduction: sum}\n"
                                             "      - product: atlas-a3 #<\n", "exclude[1]",
                                             "excludes nothing: no combination of this matrix has product 'atlas-a3'"),
+    "matrix reductions empty": (M + "    reductions: [] #<\n", "reductions", "is empty"),
+    "matrix reductions null": (M + "    reductions: #<\n", "reductions", "is required"),
+    "matrix attribute empty": (M + "    flip: [] #<\n", "flip", "is empty"),
+    "matrix layouts empty": (M + OK3 + "    layouts: [] #<\n", "layouts", "is empty"),
+    "matrix values empty": (M + OK3 + "    values: [] #<\n", "values", "is empty"),
+    "matrix shape set unknown, two defined": (H + "shapes:\n  a: [[1, 1, 1]]\n  b: [[2, 2, 2]]\n" + M[len(H):]
+                                              + "    shapes: [a, c] #<\n", "shapes[1]",
+                                              "unknown shape set 'c' (defined: a, b)"),
+    "shape set null": (H + "shapes:\n  s:\n    - [2, 2, 2]\n    - [2, 2, null]\n    - [null, 2, 2] #<\n", "shapes.x",
+                       "a shape may be null (a NULL tensor) only in single cases"),
+    "generator bad expression": (H + "shapes:\n  g:\n    generate:\n      shapes: [[N], [N], [N]]\n"
+                                 "      N: [tile ** 2] #<\n", "shapes.g.generate.N[0]",
+                                 "'tile ** 2': only integers, names, + - * // %, min() and max() are allowed"),
+    "generator divides by zero": (H + "shapes:\n  g:\n    generate: #<\n      shapes: [[N], [N], [N]]\n"
+                                  "      N: [tile // (tile - 100)]\n" + M[len(H):] + "    shapes: [g]\n", "shapes.g",
+                                  "'tile // (tile - 100)' divides by zero for N"),
+    "limits one": (H + "limits: {default: 1}\n" + M[len(H):] + "    shapes:\n      - [1, 1, 1]\n"
+                   "      - [1, 2, 1] #<\n", "shapes.y",
+                   f"2 is 2 elements, past the default tier's limit of 1 per array {LIMIT}"),
+    "no op, after a comment": ("# a case file\n\ncases: [] #<\n", "op", "is required"),
     "matrix past the limit": (H + "limits: {default: 10}\n" + M[len(H):] + "    shapes:\n      - [2, 2, 2]\n"
                               "      - [10, 11, 1] #<\n", "shapes.y",
                               f"11 is 11 elements, past the default tier's limit of 10 per array {LIMIT}"),
@@ -808,6 +896,18 @@ def test_a_folder_of_case_files(tmp_path: Path) -> None:
     assert str(e.value) == (f"{tmp_path / 'a.yaml'}:3: field 'id': duplicate case id "
                             f"DeriveTestOp-float32-atlas-a2-none-keep-s1-n1-1.1.1-contiguous-uniform (also made by "
                             f"{tmp_path / 'a.yaml'}:3); use 'exclude' or distinct shape sets")
+
+
+def test_a_duplicate_names_its_file_even_with_a_colon_in_the_path(tmp_path: Path) -> None:
+    folder = tmp_path / "run:2"
+    folder.mkdir()
+    one = f"op: DeriveTestOp\ncases:\n  - {{{BASE}, shapes: [1, 1, 1]}}\n"
+    _write(folder, one, "a.yaml")
+    _write(folder, "# the same case, again\n" + one, "b.yaml")
+    with pytest.raises(FileError) as e:
+        load_cases([folder])
+    assert (e.value.path, e.value.line, e.value.field) == (str(folder / "b.yaml"), 4, "id")
+    assert str(e.value).endswith(f"(also made by {folder / 'a.yaml'}:3); use 'exclude' or distinct shape sets")
 
 
 def test_dropped_counts_add_up_across_files(tmp_path: Path) -> None:

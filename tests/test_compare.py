@@ -115,6 +115,25 @@ def test_each_pair_of_outcomes(base: Optional[str], new: Optional[str]) -> None:
     assert (d.worse, shown(d)) == (worse, text)
 
 
+def test_every_record_is_weighed_whatever_comes_before_it() -> None:
+    """A new case first in NEW (keys sort), then a new failure, a fix and a regression."""
+    base = run(rec("b"), rec("c", "failed"), rec("d", max_ulp=0.25))
+    new = run(rec("a"), rec("b", "failed"), rec("c"), rec("d", max_ulp=4.0))
+    d = compare.diff(base, new)
+    assert ([r["key"] for r in d.appeared], [r["key"] for r, _ in d.new_failures], [n["key"] for _, n in d.fixed],
+            [n["key"] for _, n in d.regressions]) == (["a"], ["b"], ["c"], ["d"])
+
+
+def test_a_regression_needs_a_good_outcome_on_both_sides() -> None:
+    """Metrics of a record that did not pass (a schema-valid document may carry them) never make a
+    precision regression: skipped then passing, passing then skipped, failed then failed."""
+    for b_out, n_out in (("skipped", "passed"), ("skipped", "xpassed"), ("failed", "failed"), ("xfailed", "xfailed")):
+        d = compare.diff(run(rec("k", b_out, max_ulp=0.25)), run(rec("k", n_out, max_ulp=4.0)))
+        assert d.regressions == [], (b_out, n_out)
+    d = compare.diff(run(rec("k", max_ulp=0.25)), run(rec("k", "skipped", max_ulp=4.0)))
+    assert d.regressions == [] and [r["key"] for r in d.vanished] == ["k"]
+
+
 def test_a_case_skipped_in_both_or_newly_run_is_not_vanished() -> None:
     d = compare.diff(run(rec("k", "skipped")), run(rec("k", "skipped")))
     assert d.vanished == [] and not d.worse
@@ -305,6 +324,11 @@ def test_the_default_limit_is_10() -> None:
     assert compare.render_diff(d).splitlines()[-2:] == ["  k09", "  ... and 1 more"]
 
 
+def test_a_known_failure_without_a_reason_is_listed_without_one() -> None:
+    d = compare.diff(run(rec("k")), run(rec("k", "xfailed", reason="")))
+    assert shown(d).splitlines()[-1] == "  k  (passed before)"
+
+
 def test_a_new_failure_without_a_reproducer_is_one_line() -> None:
     d = compare.diff(run(rec("k")), run(rec("k", "failed", reproduce="")))
     assert shown(d) == "WORSE: 1 new failures\nnew failures (1):\n  k  (passed before)"
@@ -398,6 +422,9 @@ def test_merge_of_a_complete_set() -> None:
     assert m["shard"] is None and m["merged_from"] == ["2/3", "3/3", "1/3"]
     assert m["products"] == ["atlas-a2", "atlas-a3"] and m["machine"] == RUN["machine"]   # the first named
     assert m["counts"] == {"passed": 3, "failed": 0, "skipped": 0, "xfailed": 0, "xpassed": 0}
+    assert list(m) == ["schema_version", "suite_version", "backend", "products", "standard_override",
+                       "manifest_hash", "machine", "shard", "merged_from", "counts", "complete", "incomplete",
+                       "incidents", "records"]
     assert m["complete"] is True and m["incomplete"] is None
     assert m["incidents"] == ["s3.json: gw0: exit 3 in close()"]
     for f in ("backend", "standard_override", "manifest_hash"):

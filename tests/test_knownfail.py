@@ -82,6 +82,8 @@ def test_unused_patterns_are_named_with_their_entry() -> None:
 BAD = {
     "not a list": ("cases: a #<\nreason: r\n", None, "a known-failures file is a list of entries"),
     "a scalar": ("just words #<\n", None, "a known-failures file is a list of entries"),
+    "a mapping further down": ("# known failures of the fake backend\n\ncases: a #<\nreason: r\n", None,
+                               "a known-failures file is a list of entries"),
     "entry not a mapping": ("- {cases: a, reason: r}\n- a* #<\n", None, "an entry is a mapping with cases and reason"),
     "unknown field": ("- cases: a\n  reason: r\n  owner: me #<\n", "owner",
                       "unknown field (known: cases, issue, reason, strict)"),

@@ -67,6 +67,9 @@ SCHEMA = {
     "shard 3/3": (_set("shard", "3/3"), []),
     "record not an object": (_set("records.1", ["b"]), ["records[1]: not an object"]),
     "record missing key": (_del("records.1.key"), ["records[1]: missing field 'key'"]),
+    "first record not an object, second bad": (lambda d: (_set("records.0", 5)(d), _set("records.1.outcome", "x")(d)),
+                                               ["records[0]: not an object", "records[1]: outcome 'x' not one of "
+                                                "passed, failed, skipped, xfailed, xpassed"]),
     "record missing fault (optional)": (lambda d: [r.pop("fault") for r in d["records"]], []),
     "record logTarget of v1": (_set("records.0.logTarget", True), []),
     "record expect a string": (_set("records.0.expect", "0"), ["records[0]: field 'expect' is '0', expected int"]),
@@ -180,6 +183,10 @@ def test_make_record() -> None:
     fields = {**results.case_fields(_Case(), "numbers", "k"), "status": 0, "reproduce": None, "fault": None,
               "logTarget": True, "max_ulp": np.float64("inf"), "n": np.int64(6), "standard": "cann", "other": 1}
     r = results.make_record(fields, "failed", "why")
+    assert {k: r[k] for k in ("key", "case", "kind", "op", "status", "reproduce", "fault", "reduction")} == {
+        "key": "k", "case": "C", "kind": "numbers", "op": "FakeOp", "status": 0, "reproduce": None, "fault": None,
+        "reduction": 2}
+    assert r["attrs"] == {"reduction": 2, "width": "inf", "flag": False} and r["shapes"] == {"x": [2, 3], "w": None}
     assert list(r) == [k for k in results.RECORD_FIELDS if k not in ("logTarget", "outcome", "reason", "metrics")] + [
         "outcome", "reason", "metrics"]
     assert (r["outcome"], r["reason"], r["metrics"]) == ("failed", "why", {"standard": "cann", "n": 6, "max_ulp": "inf"})
@@ -228,7 +235,7 @@ def test_one_line_per_record(tmp_path: Path) -> None:
     assert lines[-4].startswith('  {"key":"a",') and lines[-4].endswith(",") and '"max_ulp":"inf"' in lines[-4]
     assert lines[-3].startswith('  {"key":"b",') and lines[-3].endswith('"fault":null}')
     assert lines[-5] == ' "records": ['
-    assert json.loads(text) == doc
+    assert json.loads(text) == doc and text.count('"records"') == 1 and text.count('"key":"a"') == 1
     empty = results.make_document({"backend": {}}, [])
     assert results.dumps(empty).decode() == json.dumps(empty, indent=1) + "\n"
     results.write(tmp_path / "r.json", doc)
@@ -241,6 +248,8 @@ def test_a_nan_that_is_not_a_string_is_never_written() -> None:
         results.dumps(doc)
     with pytest.raises(ValueError):
         results.dumps(dict(doc, records=[], incomplete=float("inf")))
+    with pytest.raises(ValueError):
+        results.dumps(dict(doc, records=[rec("a")], incomplete=float("-inf")))
 
 
 def test_read_round_trip_and_refusals(tmp_path: Path) -> None:
