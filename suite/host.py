@@ -336,6 +336,9 @@ def child_main(sock: socket.socket, spec: Optional[str], opts: Dict[str, str]) -
                 k += o.array is not None
             del outs
             send(sock, ("done", heads), payload)
+            # Nothing of a call outlives its reply: a huge case's input and result would otherwise
+            # stay held while the parent draws and sends the next case (and its memory check sees less).
+            header = arrays = req = payload = o = None
         elif header[0] == "close":
             incident = close_backend(backend)
             # The backend's own exit handlers run here, where nothing they do reaches the run.

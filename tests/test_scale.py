@@ -69,16 +69,24 @@ def test_atomic_adds_are_caught_only_by_determinism_at_scale() -> None:
     assert dict(case.attrs)["reduction"] is not None and case.determinism
 
 
-def test_int32_offsets_need_the_huge_tier() -> None:
-    """Its defect starts past 2^31 elements; the same defect at a lower limit is caught."""
-    huge = [c for c in load_cases([ROOT / "cases"])[0] if c.tier == "huge" and c.op == "MseLossBackward"]
-    assert huge and all(np.prod(c.out_shape) > 2 ** 31 for c in huge)
+@pytest.mark.parametrize("op", sorted(ops.OPERATORS))
+def test_int32_offsets_need_the_huge_tier(op: str) -> None:
+    """Its defect starts past 2^31 elements: every operator has huge-tier cases whose terms span
+    more than 2^31 elements (out itself, where out is the broadcast shape; KL sums them back to
+    self's shape), with two reductions, none among them where out is the broadcast shape. The same
+    defect at a lower limit is caught on the operator's default run, which the real one passes."""
+    huge = [c for c in load_cases([ROOT / "cases"])[0] if c.tier == "huge" and c.op == op]
+    b = [ops.get(op).b_shape({n: s for n, s in c.shapes.items() if s is not None}) for c in huge]
+    assert huge and min(numel(s) for s in b) > 2 ** 31, [c.id for c in huge]
+    reductions = {ops.get(op).reduction_name(dict(c.attrs)["reduction"]) for c in huge}
+    elementwise = any(tuple(s) == tuple(c.out_shape) for s, c in zip(b, huge))
+    assert len(reductions) > 1 and ("none" in reductions or not elementwise), (op, reductions)
 
     class Low(Int32Offsets):
         LIMIT = 2 ** 16
-    case = next(c for c in harness.scale_cases() if c.op == "MseLossBackward" and np.prod(c.out_shape) > 2 ** 17)
-    assert harness.run_backend(Low(), [case]).failures
-    assert not harness.run_backend(Int32Offsets(), [case]).failures
+    case = next(c for c in harness.scale_cases() if c.op == op and numel(c.out_shape) > 2 ** 17)
+    assert harness.run_backend(Low(), [case]).failures, case.id
+    assert not harness.run_backend(Int32Offsets(), [case]).failures, case.id
 
 
 def test_the_gross_guard_is_what_catches_a_few_stale_elements() -> None:
