@@ -3,6 +3,7 @@ behind the CI gate (`aclnn-conform report merge` / `report diff`; the rules: doc
 The schema these read and write is suite/results.py's."""
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -41,10 +42,9 @@ def shard_set(docs: Sequence[Tuple[str, Mapping]]) -> List[str]:
         problems.append("shards of different schemes: " + "; ".join(
             _listed(sorted(k for k, _ in v), n) for n, v in sorted(parts.items())))
     for n, got in sorted(parts.items()):
-        ks = [k for k, _ in got]
-        have = set(ks)
-        missing = [k for k in range(1, n + 1) if k not in have]
-        twice = sorted({k for k in ks if ks.count(k) > 1})
+        seen = Counter(k for k, _ in got)
+        missing = [k for k in range(1, n + 1) if k not in seen]
+        twice = sorted(k for k, c in seen.items() if c > 1)
         if missing:
             problems.append(f"missing shard{'s' if len(missing) > 1 else ''} {_listed(missing, n)}")
         if twice:
@@ -195,6 +195,11 @@ def _section(title: str, lines: List[str], limit: int) -> List[str]:
     return out
 
 
+def _before(b: Optional[Mapping]) -> str:
+    """What a case was in BASE, for a line of NEW's: 'new case' or 'failed before'."""
+    return "new case" if b is None else f"{b['outcome']} before"
+
+
 def render_diff(d: Diff, limit: int = 10) -> str:
     """One screen: the verdict first, then each list truncated to `limit` lines with a count."""
     why = []
@@ -211,7 +216,7 @@ def render_diff(d: Diff, limit: int = 10) -> str:
     lines = [head]
     lines += [f"note: {x}" for x in d.notes]
     lines += _section("incidents (outside any case)", d.incidents, limit)
-    lines += _section("new failures", [f"{r['key']}  ({'new case' if b is None else b['outcome'] + ' before'}"
+    lines += _section("new failures", [f"{r['key']}  ({_before(b)}"
                                        + (", now a known failure" if r["outcome"] == "xfailed" else "") + ")"
                                        + (f"\n    reproduce: {r['reproduce']}" if r.get("reproduce") else "")
                                        for r, b in d.new_failures], limit)
@@ -219,7 +224,7 @@ def render_diff(d: Diff, limit: int = 10) -> str:
                                                 for b, n in d.regressions], limit)
     lines += _section("vanished", [r["key"] for r in d.vanished], limit)
     lines += _section("new known failures (xfailed now, not before)",
-                      [f"{r['key']}  ({'new case' if b is None else b['outcome'] + ' before'})"
+                      [f"{r['key']}  ({_before(b)})"
                        + (f": {r['reason']}" if r.get("reason") else "") for r, b in d.new_xfails], limit)
     lines += _section("fixed", [n["key"] for _, n in d.fixed], limit)
     lines += _section("appeared", [r["key"] for r in d.appeared], limit)

@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Optional
 
 import pytest
 
-from suite import journal, knownfail, results, shard, summary
+from suite import compare, journal, knownfail, results, shard, summary
 from suite.golden import GoldenStore
 from suite.yamlfile import FileError
 
@@ -228,7 +228,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: List[pytest.Item
         case = _case_of(item)
         entry = case is not None and knownfail.match(rep.known, case.id)
         if entry:
-            if rep.baseline.get(item.nodeid) in results.GOOD:
+            if rep.baseline.get(item.nodeid) in compare.GOOD:
                 # It passed in the last accepted run: the list does not excuse breaking it again.
                 rep.unexcused.append(item.nodeid)
                 continue
