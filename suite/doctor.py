@@ -29,6 +29,7 @@ import importlib.util
 import json
 import os
 import platform
+import shlex
 import signal
 import subprocess
 import sys
@@ -513,8 +514,8 @@ def run_smoke(spec: str, opts: Dict[str, str], label: str, data: Suite, timeout:
     if not with_cases:
         row["incident"] = host.close()
         return row
-    replay = "".join(f" --backend-opt {k}={v}" for k, v in opts.items())
-    runner = Runner(host, info, GoldenStore(data.golden_dir), data.table, replay=f" --backend {spec}{replay}")
+    replay = f" --backend {shlex.quote(spec)}{_backend_opts(opts)}"
+    runner = Runner(host, info, GoldenStore(data.golden_dir), data.table, replay=replay)
     try:
         for name in ops.OPERATORS:
             case = smoke_case(data.cases, name, info.products)
@@ -819,10 +820,16 @@ def _reproducer(row: Dict[str, Any], case: Dict[str, Any]) -> str:
     """The command that runs this smoke case alone under pytest (-rs: a skip's reason too)."""
     if not case["case"]:
         return f"aclnn-conform cases list --count   (the case files hold no smoke case for {case['op']})"
-    test = f"pytest '{NUMBERS_TEST}[{case['case']}]' --backend {row['backend']}"
+    test = f"pytest '{NUMBERS_TEST}[{case['case']}]' --backend {shlex.quote(row['backend'])}"
     if row["substitute"]:                  # the doctor's emulator folder is gone: build one
         return f"python -m tests.emulator.build DIR && {test} --backend-opt lib_dir=DIR -rs"
-    return case.get("reproduce") or test + "".join(f" --backend-opt {k}={v}" for k, v in row["opts"].items()) + " -rs"
+    return case.get("reproduce") or test + _backend_opts(row["opts"]) + " -rs"
+
+
+def _backend_opts(opts: Mapping[str, str]) -> str:
+    """' --backend-opt K=V' per option, quoted for a shell as the plugin's reproducers are (a lib_dir
+    may hold spaces)."""
+    return "".join(f" --backend-opt {shlex.quote(f'{k}={v}')}" for k, v in opts.items())
 
 
 def stops(problem: Problem, backend: str) -> bool:

@@ -292,3 +292,11 @@ def test_no_smoke_still_starts_the_selected_backend():
 def test_a_malformed_backend_opt_is_exit_2(capsys):
     assert cli.main(["doctor", "--backend-opt", "no-equals-sign"]) == 2
     assert "expected KEY=VALUE" in capsys.readouterr().err
+
+
+def test_a_smoke_reproducer_quotes_backend_options_for_the_shell() -> None:
+    row = doctor._row("aclnn", "aclnn", {"lib_dir": "/opt/my libs", "product": "atlas-a2"})
+    case = {"op": "X", "case": "X-float32-atlas-a2-1"}
+    got = doctor._reproducer(row, case)
+    assert got == ("pytest 'suite/conformance/test_numerics.py::test_results[X-float32-atlas-a2-1]' --backend aclnn"
+                   " --backend-opt 'lib_dir=/opt/my libs' --backend-opt product=atlas-a2 -rs"), got
