@@ -91,7 +91,7 @@ class DeviceFault(Exception):
     """
 
     def __init__(self, message: str, status: Optional[int] = None, recovered: bool = True) -> None:
-        self.message = message
+        self.message = str(message)        # a backend's own words, whatever type it gave them in
         self.status = None if status is None else int(status)
         self.recovered = bool(recovered)
         super().__init__(message)

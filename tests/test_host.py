@@ -166,3 +166,17 @@ def test_a_process_that_ends_between_calls_is_an_incident_not_a_failed_case():
     h.run(mean, 1, 30)
     time.sleep(0.5)
     assert h.close() == "the backend's process exited with code 0 after its last call, before close()"
+
+
+class BytesFault:
+    """A device fault whose message is not text (a backend's own type)."""
+    name = "bytes-fault"
+
+    def run(self, call):
+        from suite import DeviceFault
+        raise DeviceFault(b"aicore exception", 507015)
+
+
+def test_a_device_fault_whose_message_is_not_text_still_fails_just_its_case():
+    [o] = InProcess(BytesFault()).run(_req((2, 3)))
+    assert (o.device_fault, o.device_lost, o.raised) == ("b'aicore exception' (status 507015)", False, None), o
