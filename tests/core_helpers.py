@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
-from typing import Optional
+from typing import Any, Dict, Mapping, Optional
+
+import pytest
 
 MARK = "#<"          # put at the end of the line an error must point at
+
+
+def approx_metrics(want: Mapping[str, Any], **tol: float) -> Dict[str, Any]:
+    """`want` for comparing a metrics dict: numbers approximately (pytest.approx with `tol`), text
+    exactly (pytest 9.2's approx refuses a mapping that holds text, such as the standard's name)."""
+    return {k: v if isinstance(v, str) else pytest.approx(v, **tol) for k, v in want.items()}
 
 
 def write(folder: Path, name: str, text: str) -> Path:

@@ -27,6 +27,7 @@ import pytest
 from suite import dtypes
 from suite.ops.base import Golden
 from suite.tolerance import Standard, Verdict, judge, load_table
+from tests.core_helpers import approx_metrics
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE = load_table(ROOT / "cases" / "tolerances.yaml")
@@ -440,7 +441,7 @@ def test_boundary(name: str) -> None:
     want = {"standard": row.std.name, "n": n, "n_over": row.n_over, "share_over": row.n_over / n,
             "mismatches": row.mismatches, "n_gross": row.n_gross, **metrics(m)}
     got = v.metrics()
-    assert got == pytest.approx(want, rel=1e-12, abs=0), f"\n got  {got}\n want {want}"
+    assert got == approx_metrics(want, rel=1e-12, abs=0), f"\n got  {got}\n want {want}"
     n_rule = row.n_over if row.n_rule is None else row.n_rule
     why = "" if row.passed else says(row.std, row.dt, n, n_rule, want["mean_ulp"], row.n_gross, row.mismatches)
     assert (v.passed, v.why) == (row.passed, why), (row.got[row.at], row.golden[row.at])

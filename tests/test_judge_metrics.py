@@ -15,6 +15,7 @@ import pytest
 
 from suite.ops.base import Golden
 from suite.tolerance import Verdict, judge, load_table
+from tests.core_helpers import approx_metrics
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE = load_table(ROOT / "cases" / "tolerances.yaml")
@@ -155,7 +156,7 @@ def test_metrics(name: str) -> None:
             "max_rel": max(row.rel), "rmse": math.sqrt(_mean([a * a for a in row.abs]))}
     got = v.metrics()
     assert not any(isinstance(x, float) and math.isnan(x) for x in got.values()), got
-    assert got == pytest.approx(want, rel=1e-12, abs=0), f"{name}:\n got  {got}\n want {want}"
+    assert got == approx_metrics(want, rel=1e-12, abs=0), f"{name}:\n got  {got}\n want {want}"
     assert (v.passed, v.why) == (row.passed, row.why), v.why
 
 

@@ -15,6 +15,7 @@ import pytest
 from suite.golden import GoldenSource, Materialized
 from suite.ops.base import Golden
 from suite.tolerance import GROSS, SUM_LAMBDA, Standard, gross_limit, judge, load_table, window
+from tests.core_helpers import approx_metrics
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE = load_table(ROOT / "cases" / "tolerances.yaml")
@@ -49,7 +50,7 @@ def test_judging_in_blocks_is_judging_at_once(std: str, block: int) -> None:
     s = TABLE.standards[std]
     whole = judge(got, Golden(g, np.abs(g)), F16, s, SLACK, block=1 << 20)
     v = judge(got, Golden(g, np.abs(g)), F16, s, SLACK, block=block)
-    assert v.metrics() == pytest.approx(whole.metrics(), rel=1e-12)
+    assert v.metrics() == approx_metrics(whole.metrics(), rel=1e-12)
     assert (v.passed, v.why, v.worst) == (whole.passed, whole.why, whole.worst)
     assert repr(v.elements) == repr(whole.elements)            # (repr: a NaN equals itself)
     assert (whole.n, whole.mismatches, whole.n_gross) == (997, 2, 1) and not whole.passed
@@ -183,7 +184,7 @@ def test_a_golden_source_is_read_as_it_gives_its_blocks() -> None:
         a = judge(got, _Odd(g), F16, std, SLACK)
         b = judge(got, Golden(g, np.abs(g)), F16, std, SLACK)
         c = judge(got, Materialized(Golden(g, np.abs(g))), F16, std, SLACK)
-        assert a.metrics() == pytest.approx(b.metrics(), rel=1e-12) == c.metrics()
+        assert a.metrics() == approx_metrics(b.metrics(), rel=1e-12) and b.metrics() == c.metrics()
         assert (a.passed, a.why, a.worst) == (b.passed, b.why, b.worst) == (c.passed, c.why, c.worst)
 
 

@@ -13,7 +13,7 @@ from suite import golden, ops
 from suite.cases import load_cases
 from suite.ops.base import Golden, numel
 from suite.tolerance import judge, load_table
-from tests.core_helpers import suite_folder, write
+from tests.core_helpers import approx_metrics, suite_folder, write
 from tests.mutants import harness, tiling
 from tests.mutants.scale import BY_NAME, HUGE_ONLY, SCALE_MUTANTS, Int32Offsets, StaleElementPerCore
 
@@ -192,7 +192,7 @@ def test_judging_in_blocks_is_judging_at_once() -> None:
     for std in TABLE.standards.values():
         a = judge(got, _golden(g), F16, std, TABLE.slack_ulps)
         b = judge(got, _golden(g), F16, std, TABLE.slack_ulps, block=97)
-        assert a.metrics() == pytest.approx(b.metrics()) and a.passed == b.passed and a.worst == b.worst, std.name
+        assert a.metrics() == approx_metrics(b.metrics()) and a.passed == b.passed and a.worst == b.worst, std.name
 
 
 # -- the plugin: tiers, memory, cache -------------------------------------------------------------
