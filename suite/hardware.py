@@ -18,7 +18,12 @@ def default_path() -> Path:
     """cases/hardware.yaml of the data folder (suite/home.py)."""
     return data_root() / "cases" / HARDWARE_FILE
 FIELDS = {"socs": str, "cores": list, "ub_bytes": int, "block_bytes": int, "repeat_bytes": int,
-          "max_repeat": int}
+          "max_repeat": int, "float32_subnormals": str}
+# Fields a hardware file may leave out, with the value they then take.
+OPTIONAL = {"float32_subnormals": "not established"}
+# What the family's vector cores do with float32 subnormal operands and results: judging accepts a
+# flushed computation unless they are known to be kept (docs/precision.md, "Flushed subnormals").
+SUBNORMALS = ("flushed", "kept", "not established")
 
 Value = Union[int, Tuple[int, ...]]
 
@@ -32,6 +37,12 @@ class Hardware:
     block_bytes: int
     repeat_bytes: int
     max_repeat: int
+    float32_subnormals: str = OPTIONAL["float32_subnormals"]
+
+    @property
+    def may_flush(self) -> bool:
+        """Whether a correct kernel on this family may flush float32 subnormals to zero."""
+        return self.float32_subnormals != "kept"
 
     def names(self, dtype_name: str) -> Dict[str, Value]:
         """Generator names for data of `dtype_name`: counts in elements of that dtype."""
@@ -60,6 +71,8 @@ def load_hardware(path: Optional[Path] = None) -> Dict[str, Hardware]:
                                 f"unknown key (allowed: {', '.join(FIELDS)})")
         values = {}
         for k, typ in FIELDS.items():
+            if k not in body and k in OPTIONAL:
+                continue
             if k not in body:
                 raise FileError(path, body.line, f"{product}.{k}", "is required")
             v = body[k]
@@ -71,6 +84,9 @@ def load_hardware(path: Optional[Path] = None) -> Dict[str, Hardware]:
                 raise FileError(path, body.line_of(k), f"{product}.{k}", f"a positive integer, not {v!r}")
             elif typ is str and not isinstance(v, str):
                 raise FileError(path, body.line_of(k), f"{product}.{k}", "a string")
+            elif k == "float32_subnormals" and v not in SUBNORMALS:
+                raise FileError(path, body.line_of(k), f"{product}.{k}",
+                                f"one of {', '.join(SUBNORMALS)}, not {v!r}")
             values[k] = v
         out[product] = Hardware(product, **values)
     missing = [p for p in PRODUCTS if p not in out]

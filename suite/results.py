@@ -73,7 +73,21 @@ RECORD_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {
     "metrics": (("dict", "null"), True),       # numbers/determinism metrics below, or null
     "fault": (("str", "null"), False),         # v2: the backend's process crashed, exited or hung:
                                                # 'signal 11 (SIGSEGV)', 'exit 0', 'deadline', ...
+    "worst": (("list",), False),               # v2: a numbers failure's worst elements (WORST_FIELDS)
 }
+# One element of a record's `worst` (written only for a failed numeric check).
+WORST_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {
+    "index": (("list",), True),                # the element's index in out
+    "inputs": (("dict", "null"), True),        # input name -> value behind it (null: a sum of terms)
+    "golden": (("num",), True),
+    "lo": (("num",), True),                    # where a correct kernel may land, in out's dtype
+    "hi": (("num",), True),
+    "got": (("num",), True),
+    "error": (("num",), True),                 # in `unit`s
+    "unit": (("str",), True),                  # "ulp" of out's dtype at the golden, or "abs" (golden 0)
+    "why": (("str",), True),                   # "mismatch", "gross", "over", or "" (the largest error)
+}
+OPTIONAL_WRITTEN = ("worst",)      # record fields written only where they apply
 METRIC_TYPES = {"standard": ("str",), "n": ("int",), "n_over": ("int",), "mismatches": ("int",),
                 "n_gross": ("int",),
                 "share_over": ("num",), "max_ulp": ("num",), "mean_ulp": ("num",), "max_abs": ("num",),
@@ -146,6 +160,14 @@ def validate(doc: Any) -> List[str]:
             if r["key"] in keys:
                 errors.append(f"{where}: duplicate key {short(r['key'])}")
             keys.add(r["key"])
+        worst = r.get("worst")
+        for j, e in enumerate(worst if isinstance(worst, list) else []):
+            if not isinstance(e, dict):
+                errors.append(f"{where}.worst[{j}]: not an object")
+                continue
+            errors += _check_fields(e, WORST_FIELDS, f"{where}.worst[{j}]")
+            if e.get("unit") not in (None, "ulp", "abs"):
+                errors.append(f"{where}.worst[{j}]: unit {short(e['unit'])} not one of ulp, abs")
         m = r.get("metrics")
         if isinstance(m, dict):
             for name, types in METRIC_TYPES.items():
@@ -200,10 +222,19 @@ V1_ONLY = ("logTarget",)           # fields version 2 no longer writes  names-ok
 
 def make_record(fields: Mapping[str, Any], outcome: str, reason: Optional[str]) -> Dict[str, Any]:
     """A schema record from what travelled on `report.aclnn` plus the report's outcome."""
-    rec = {k: fields.get(k) for k in RECORD_FIELDS if k not in ("outcome", "reason", "metrics") + V1_ONLY}
+    rec = {k: fields.get(k) for k in RECORD_FIELDS
+           if k not in ("outcome", "reason", "metrics") + V1_ONLY + OPTIONAL_WRITTEN}
     metrics = {k: jsonable_number(fields[k]) for k in METRICS if k in fields}
     rec.update(outcome=outcome, reason=reason, metrics=metrics or None)
+    if fields.get("worst"):
+        rec["worst"] = [_jsonable_element(e) for e in fields["worst"]]
     return rec
+
+
+def _jsonable_element(e: Mapping[str, Any]) -> Dict[str, Any]:
+    inputs = e.get("inputs")
+    return {**{k: jsonable_number(v) for k, v in e.items() if k != "inputs"},
+            "inputs": None if inputs is None else {k: jsonable_number(v) for k, v in inputs.items()}}
 
 
 def machine() -> Dict[str, str]:

@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from suite import dtypes, golden, memory, ops
+from functools import lru_cache
+
+from suite import dtypes, golden, hardware, memory, ops
 from suite.backend import BackendInfo
 from suite.cases import Case, Kind
 from suite.blocks import numel
@@ -15,7 +17,7 @@ from suite.contract import OpCall, status_name
 from suite.golden import CaseData, GoldenError, GoldenStore
 from suite.values import draw_inputs
 from suite.host import Fault, Outcome, Request, call_of
-from suite.tolerance import Standard, ToleranceTable, Verdict, judge
+from suite.tolerance import Element, Path, Standard, ToleranceTable, Verdict, judge
 
 
 class CaseFailure(AssertionError):
@@ -53,17 +55,51 @@ def build_call(case: Case, inputs: Dict[str, Optional[np.ndarray]]) -> OpCall:
     return call_of(request_of(case, inputs))
 
 
+def _live(case: Case) -> Tuple[Tuple[str, str], ...]:
+    """The dtypes of the inputs a case passes (a NULL optional input has none)."""
+    return tuple((n, d) for n, d in case.dtypes.items() if case.shapes.get(n) is not None)
+
+
+@lru_cache(maxsize=4096)
+def _path_dtypes(op: str, live: Tuple[Tuple[str, str], ...], out: str) -> Tuple[np.dtype, np.dtype, np.dtype]:
+    """(result dtype, terms' dtype, judged dtype) of an operator's rounding path, per dtype set."""
+    o = ops.get(op)
+    through = dtypes.dtype_of(o.result_dtype(dict(live), out))
+    out_dt = dtypes.dtype_of(out)
+    judged = through if dtypes.finfo(through).mant_bits < dtypes.finfo(out_dt).mant_bits else out_dt
+    return through, dtypes.dtype_of(o.term_dtype(dict(live))), judged
+
+
 def result_dtype(case: Case, out_dtype: np.dtype) -> np.dtype:
     """The dtype the operator rounds its result to before casting it to out (Operator.result_dtype)."""
-    live = {n: d for n, d in case.dtypes.items() if case.shapes.get(n) is not None}
-    return dtypes.dtype_of(ops.get(case.op).result_dtype(live, dtypes.name_of(out_dtype)))
+    return _path_dtypes(case.op, _live(case), dtypes.name_of(out_dtype))[0]
+
+
+@lru_cache(maxsize=None)
+def may_flush(product: str) -> bool:
+    """Whether a correct kernel on `product` may flush float32 subnormals (cases/hardware.yaml)."""
+    return hardware.load_hardware()[product].may_flush
+
+
+def rounding_path(case: Case, data: CaseData, out_dtype: np.dtype) -> Path:
+    """How the operator's kernel rounds on the way to out (suite.tolerance.Path): its result
+    dtype, the dtype of a sum's terms, and where the path can give what the golden's window does
+    not (a product that may flush, terms rounded to a 16-bit dtype), the vendor's computation."""
+    through, terms, _ = _path_dtypes(case.op, _live(case), dtypes.name_of(out_dtype))
+    flush = may_flush(case.product)
+    vendor = None
+    if flush or terms != np.float32:
+        op, attrs = ops.get(case.op), dict(case.attrs)
+
+        def vendor(idx: np.ndarray):
+            return op.vendor_at(data.inputs, attrs, idx, flush=flush)
+    return Path(through=through, terms=terms, vendor=vendor, flush=flush)
 
 
 def judged_dtype(case: Case, out_dtype: np.dtype) -> np.dtype:
     """The dtype a result is judged in: out's, or the coarser one the operator rounds its result to
     before casting it to out (Operator.result_dtype)."""
-    through = result_dtype(case, out_dtype)
-    return through if dtypes.finfo(through).mant_bits < dtypes.finfo(out_dtype).mant_bits else np.dtype(out_dtype)
+    return _path_dtypes(case.op, _live(case), dtypes.name_of(out_dtype))[2]
 
 
 def not_run_because(kind: Kind, info: BackendInfo) -> Optional[str]:
@@ -186,12 +222,15 @@ class Runner:
                              record={"status": status})
         got = self._check_array(case, o, nodeid)
         std = self.standard_for(case)
+        path = rounding_path(case, data, got.dtype)
         v = judge(got, data.golden, judged_dtype(case, got.dtype), std, self.table.slack_ulps,
-                  through=result_dtype(case, got.dtype))
+                  through=path.through, terms=path.terms, vendor=path.vendor, flush=path.flush)
         record = {"status": 0, **v.metrics()}
         if not v.passed:
+            worst = self._worst(case, data, v)
             raise self._fail(case, nodeid, f"out {case.out_dtype}{list(case.out_shape)} fails standard "
-                                           f"'{v.standard}': {v.why}", self._numbers_details(case, data, v), record)
+                                           f"'{v.standard}': {v.why}", self._numbers_details(case, data, v, worst),
+                             {**record, "worst": worst})
         return record
 
     def check_rejection(self, case: Case, nodeid: str) -> Dict[str, Any]:
@@ -234,21 +273,44 @@ class Runner:
         return {"status": 0, "deterministic": True}
 
     # -- messages ------------------------------------------------------------------------------
-    def _numbers_details(self, case: Case, data: CaseData, v: Verdict) -> List[str]:
+    def _worst(self, case: Case, data: CaseData, v: Verdict) -> List[Dict[str, Any]]:
+        """The worst elements as data (results.json `worst`, docs/results-schema.md)."""
+        op = ops.get(case.op)
+        shape = tuple(case.out_shape)
+        return [worst_element(e, shape, op.element_values(data.inputs, shape, _index(e, shape)))
+                for e in v.elements]
+
+    def _numbers_details(self, case: Case, data: CaseData, v: Verdict,
+                         worst: Sequence[Dict[str, Any]]) -> List[str]:
         """The measured numbers and the worst elements, each with the inputs that produced it."""
         op = ops.get(case.op)
         shape = tuple(case.out_shape)
         lines = [f"  {v.n} elements, {v.n_over} over; max error {v.max_ulp:.4g} ulp, max abs {v.max_abs:.4g}, "
                  f"max rel {v.max_rel:.4g}, rmse {v.rmse:.4g}",
                  "  worst elements:"]
-        for e in v.elements:
-            index = tuple(int(i) for i in np.unravel_index(e.index, shape)) if shape else ()
+        for e, w in zip(v.elements, worst):
+            index = _index(e, shape)
             allowed = (_fmt(e.lo) if e.lo == e.hi else f"[{_fmt(e.lo)}, {_fmt(e.hi)}]")
             tag = {"mismatch": " (NaN/inf mismatch)", "gross": " (gross error)"}.get(e.why, "")
+            error = (f"{w['error']:.4g} ulp of {case.out_dtype}" if w["unit"] == "ulp"
+                     else f"{w['error']:.4g} absolute (the golden is 0)")
             lines.append(f"    index {index}: {op.describe(data.inputs, dict(case.attrs), shape, index)}")
             lines.append(f"      golden {_fmt(e.golden)} (allowed {allowed}), got {_fmt(e.got)}, "
-                         f"error {e.ulp:.4g} ulp of {case.out_dtype}{tag}")
+                         f"error {error}{tag}")
         return lines
+
+
+def _index(e: Element, shape: tuple) -> tuple:
+    return tuple(int(i) for i in np.unravel_index(e.index, shape)) if shape else ()
+
+
+def worst_element(e: Element, shape: tuple, inputs: Optional[Dict[str, Optional[float]]]) -> Dict[str, Any]:
+    """One of the worst elements as a results.json item: where, from what, against what. The error
+    is in ulps of out's dtype at the golden, or absolute where the golden is 0 (an ulp of 0 is the
+    subnormal spacing, which makes any real error look astronomical)."""
+    zero = e.golden == 0
+    return {"index": list(_index(e, shape)), "inputs": inputs, "golden": e.golden, "lo": e.lo, "hi": e.hi,
+            "got": e.got, "error": e.abs if zero else e.ulp, "unit": "abs" if zero else "ulp", "why": e.why}
 
 
 def _aliased(aliased: str) -> str:

@@ -25,9 +25,12 @@ from suite.yamlfile import FileError, LineDict, load
 
 F32_U = 2.0 ** -24
 F32_SUB = 2.0 ** -149
+F32_TINY = 2.0 ** -126
 COMMON = ("gross",)                   # parameters every rule takes
 
 Param = Callable[[str], Optional[float]]      # a standard's parameter for the judged dtype
+# out's flat indices -> (out, scale, path) in float64 as the vendor's arithmetic computes them
+Computed = Callable[[np.ndarray], Tuple[np.ndarray, np.ndarray, np.ndarray]]
 
 
 @dataclass(frozen=True)
@@ -247,6 +250,7 @@ class Element:
     hi: float
     ulp: float                       # error in ulps of the output dtype
     why: str                         # "mismatch", "gross", "over" or "" (only the largest error)
+    abs: float = 0.0                 # the same error, absolute (the distance from the window)
 
 
 @dataclass
@@ -286,7 +290,7 @@ def gross_limit(standard: Standard, dtype_name: str) -> float:
 
 
 def window(g: np.ndarray, scale: np.ndarray, nterms: int, slack_ulps: float,
-           path: Optional[np.ndarray] = None) -> np.ndarray:
+           path: Optional[np.ndarray] = None, terms: Optional[np.dtype] = None) -> np.ndarray:
     """Half-width of [golden - w, golden + w], where a correct float32 kernel's result lies before
     its final rounding to the output dtype (u = 2^-24, S = sum of the terms' magnitudes).
 
@@ -301,6 +305,10 @@ def window(g: np.ndarray, scale: np.ndarray, nterms: int, slack_ulps: float,
       blocked and atomic orders of random terms, whose rounding errors add like a random walk.
     For mixed-sign terms P is about n^1.5*sigma against n*S = n^2*E|t| for the worst case: at 10^6
     terms the worst case would let a kernel answer 0, and this budget does not.
+
+    A sum whose terms the kernel rounds to a narrower dtype `terms` first (a 16-bit tensor between
+    two kernels) adds that rounding: half an ulp of `terms` per term, u_t * S, and half its
+    subnormal spacing per term where terms underflow.
     """
     s = np.where(np.isfinite(scale), scale, 0.0)
     if nterms <= 1:
@@ -309,7 +317,11 @@ def window(g: np.ndarray, scale: np.ndarray, nterms: int, slack_ulps: float,
         a = np.where(np.isfinite(g), np.abs(g), 0.0)
         pt = 0.0 if path is None else np.where(np.isfinite(path), path, 0.0)
         rel = slack_ulps * s + np.minimum(nterms * s, pt + SUM_LAMBDA * (math.sqrt(nterms) * a + s))
-    return F32_U * rel + (slack_ulps + nterms) * F32_SUB
+    w = F32_U * rel + (slack_ulps + nterms) * F32_SUB
+    if terms is not None and nterms > 1 and np.dtype(terms) != np.float32:
+        ti = dtypes.finfo(terms)
+        w = w + 2.0 ** -(ti.mant_bits + 1) * s + nterms * ti.smallest_subnormal / 2
+    return w
 
 
 class _Tally:
@@ -323,15 +335,32 @@ class _Tally:
         self.candidates: List[Element] = []
 
 
+@dataclass(frozen=True)
+class Path:
+    """The way a kernel's float32 result reaches out, beyond one rounding to out's dtype
+    (docs/precision.md): `through`, the dtype it is rounded to before the cast to out's;
+    `terms`, the dtype a sum's terms are rounded to before they are summed; `vendor`, the result
+    as the vendor's arithmetic computes it on that path (Operator.vendor_at: the terms rounded,
+    overflow included, and with `flush` float32 subnormals flushed), whose window is accepted too,
+    and whose infinity or NaN is matched where the path itself gives one."""
+
+    through: Optional[np.dtype] = None
+    terms: Optional[np.dtype] = None
+    vendor: Optional[Computed] = None
+    flush: bool = False
+
+
 def judge(got: np.ndarray, golden, out_dtype: np.dtype, standard: Standard,
           slack_ulps: float, worst: int = 5, block: int = 1 << 16,
-          through: Optional[np.dtype] = None) -> Verdict:
+          through: Optional[np.dtype] = None, terms: Optional[np.dtype] = None,
+          vendor: Optional[Computed] = None, flush: bool = False) -> Verdict:
     """Measure `got` (already of the right shape and dtype) against `golden` (a Golden, or a
     GoldenSource read block by block) under `standard`, in `out_dtype`. A kernel that rounds its
     result to `through` (default: `out_dtype`) and then casts it to got's dtype lands in the window
     rounded the same two ways (runner.judged_dtype: an operator's result_dtype): a bfloat16 result
     past float16's range is inf in a float16 out, one in float16's subnormal range lands on
-    float16's grid, and a float16 result cast to bfloat16 is rounded twice."""
+    float16's grid, and a float16 result cast to bfloat16 is rounded twice. `terms`, `vendor`
+    and `flush`: see Path."""
     from suite.golden import GoldenSource, Materialized
     src = golden if isinstance(golden, GoldenSource) else Materialized(golden)
     dt = np.dtype(out_dtype)
@@ -344,37 +373,78 @@ def judge(got: np.ndarray, golden, out_dtype: np.dtype, standard: Standard,
     then = None if first == flat.dtype else flat.dtype
     t = _Tally(worst)
     rule = RULES[standard.rule]
+    how = _How(Path(through, terms, vendor, flush), nterms=src.nterms, slack_ulps=slack_ulps, first=first,
+               then=then, tiny=fi.tiny)
     for start, g, scale, path in src.blocks(block):
         x = flat[start:start + g.size].astype(np.float64)
-        _measure(t, start, x, g, scale, path, src.nterms, dt, fi, rule, p, gross, slack_ulps,
-                 first, then)
+        _measure(t, start, x, g, scale, path, how, dt, fi, rule, p, gross)
     return _verdict(t, standard, p, slack_ulps, gross)
 
 
+@dataclass(frozen=True)
+class _How:
+    """What every block's window is made of (judge's arguments, resolved once)."""
+
+    path: Path
+    nterms: int
+    slack_ulps: float
+    first: np.dtype                       # the first rounding: `through`, or out's dtype
+    then: Optional[np.dtype]              # the cast to out's dtype after it (None: none)
+    tiny: float                           # out's smallest normal
+
+    def rounded(self, g: np.ndarray, scale: np.ndarray, path: Optional[np.ndarray],
+                extra: float = 0.0) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(rlo, rhi, lo, hi): the window around `g` rounded as the kernel rounds, and unrounded,
+        both widened to 0 where the rounded ends reach the subnormal range."""
+        slack = window(g, scale, self.nterms, self.slack_ulps, path, self.path.terms) + extra
+        lo, hi = g - slack, g + slack                   # finite: NaN and inf goldens stay put
+        rlo = dtypes.round_to(lo, self.first).astype(np.float64)
+        rhi = dtypes.round_to(hi, self.first).astype(np.float64)
+        if self.then is not None:
+            # rounded twice, as the kernel rounds; a result rounded once, straight to out's dtype,
+            # is at least as accurate and lands in the window too
+            once_lo = dtypes.round_to(lo, self.then).astype(np.float64)
+            once_hi = dtypes.round_to(hi, self.then).astype(np.float64)
+            rlo = np.fmin(dtypes.round_to(rlo, self.then).astype(np.float64), once_lo)
+            rhi = np.fmax(dtypes.round_to(rhi, self.then).astype(np.float64), once_hi)
+        # A result flushed to zero is allowed where a correct one would be subnormal.
+        flush = (rlo < self.tiny) & (rhi > -self.tiny)        # (false for NaN and inf goldens)
+        rlo, rhi = np.where(flush, np.minimum(rlo, 0.0), rlo), np.where(flush, np.maximum(rhi, 0.0), rhi)
+        lo, hi = np.where(flush, np.minimum(lo, 0.0), lo), np.where(flush, np.maximum(hi, 0.0), hi)
+        return rlo, rhi, lo, hi
+
+    def vendor_extra(self) -> float:
+        """What flushing the running partial sums of a sum may lose: each of its n partial sums
+        flushed loses less than float32's smallest normal (0 without flushing)."""
+        return self.nterms * F32_TINY if self.nterms > 1 and self.path.flush else 0.0
+
+
 def _measure(t: _Tally, start: int, x: np.ndarray, g: np.ndarray, scale: np.ndarray, path: np.ndarray,
-             nterms: int, dt: np.dtype, fi, rule: Rule, p: Param, gross: float, slack_ulps: float,
-             first: np.dtype, then: Optional[np.dtype]) -> None:
+             how: _How, dt: np.dtype, fi, rule: Rule, p: Param, gross: float) -> None:
     """One block. Most elements of a correct result lie inside the rounded window with finite
     values: for those the error beyond the window is 0 by definition, so only the distance to the
     unrounded window (for the ulp metrics) is computed on every element, and everything else on
-    the rest alone."""
+    the rest alone. With the vendor's computation (Path.vendor), an element outside the window is
+    also measured against that computation's window, and one inside it has no error either; where
+    the computation itself is NaN or infinite (a term past a 16-bit dtype's range), the same NaN or
+    infinity is its golden."""
     with np.errstate(all="ignore"):
-        slack = window(g, scale, nterms, slack_ulps, path)   # finite: NaN and inf goldens stay put
-        lo, hi = g - slack, g + slack
-        rlo = dtypes.round_to(lo, first).astype(np.float64)
-        rhi = dtypes.round_to(hi, first).astype(np.float64)
-        if then is not None:
-            # rounded twice, as the kernel rounds; a result rounded once, straight to out's dtype,
-            # is at least as accurate and lands in the window too
-            once_lo = dtypes.round_to(lo, then).astype(np.float64)
-            once_hi = dtypes.round_to(hi, then).astype(np.float64)
-            rlo = np.fmin(dtypes.round_to(rlo, then).astype(np.float64), once_lo)
-            rhi = np.fmax(dtypes.round_to(rhi, then).astype(np.float64), once_hi)
-        # A result flushed to zero is allowed where a correct one would be subnormal.
-        flush = (rlo < fi.tiny) & (rhi > -fi.tiny)        # (false for NaN and inf goldens)
-        rlo, rhi = np.where(flush, np.minimum(rlo, 0.0), rlo), np.where(flush, np.maximum(rhi, 0.0), rhi)
-        lo, hi = np.where(flush, np.minimum(lo, 0.0), lo), np.where(flush, np.maximum(hi, 0.0), hi)
+        rlo, rhi, lo, hi = how.rounded(g, scale, path)
         inside = (x >= rlo) & (x <= rhi)
+        if how.path.vendor is not None and not inside.all():
+            miss = np.flatnonzero(~inside)
+            vg, vs, vp = how.path.vendor(start + miss)
+            vrlo, vrhi, vlo, vhi = how.rounded(vg, vs, vp, how.vendor_extra())
+            xm = x[miss]
+            special = (np.isnan(xm) & np.isnan(vg)) | (np.isinf(vg) & (xm == vg))
+            ok = ((xm >= vrlo) & (xm <= vrhi)) | special
+            j = miss[ok]
+            if j.size:
+                rlo[j], rhi[j], lo[j], hi[j] = vrlo[ok], vrhi[ok], vlo[ok], vhi[ok]
+                inside[j] = True
+                if special.any():
+                    g = g.copy()                       # (a block may be the golden's own array)
+                    g[miss[special]] = vg[special]
         rest = np.flatnonzero(~(inside & np.isfinite(x)))      # outside the window, or not finite
         raw = np.abs(x - np.clip(x, lo, hi))
         g_ulp = dtypes.ulp(np.fmin(np.abs(g), fi.max), dt)       # NaN and inf goldens: max's ulp
@@ -434,11 +504,11 @@ def _measure(t: _Tally, start: int, x: np.ndarray, g: np.ndarray, scale: np.ndar
             idx = _top(idx, ulp, t.keep - picked)
             picked += idx.size
             t.candidates.extend(Element(start + int(j), float(x[j]), float(g[j]), float(rlo[j]), float(rhi[j]),
-                                        float(ulp[j]), why) for j in idx)
+                                        float(ulp[j]), why, float(raw[j])) for j in idx)
         if not picked:
             j = int(np.argmax(ulp))
             t.candidates.append(Element(start + j, float(x[j]), float(g[j]), float(rlo[j]), float(rhi[j]),
-                                        float(ulp[j]), ""))
+                                        float(ulp[j]), "", float(raw[j])))
         order = {"mismatch": 0, "gross": 1, "over": 2, "": 3}
         t.candidates.sort(key=lambda e: (order[e.why], -e.ulp, e.index))      # (an ulp is never NaN)
         del t.candidates[t.keep:]

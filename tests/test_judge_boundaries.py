@@ -54,35 +54,58 @@ def step(x: float, dt: str, k: int) -> float:
     return float(bits.astype(UINT[dt]).view(DT[dt]).astype(np.float64)[0])
 
 
-def half_width(g, scale, nterms: int, path):
+def half_width(g, scale, nterms: int, path, terms: Optional[str] = None):
     """w of "The window": u*(s+1)*|golden| elementwise; u*(s*S + min(n*S, P + 16*(sqrt(n)*|golden|
-    + S))) for a sum of n terms; both plus (s + n) float32 subnormals."""
+    + S))) for a sum of n terms; both plus (s + n) float32 subnormals; a sum whose terms are
+    rounded to a 16-bit dtype first adds half its ulp of S and half its subnormal spacing per term."""
     a = np.where(np.isfinite(g), np.abs(g), 0.0)
     s = np.where(np.isfinite(scale), scale, 0.0)
     p = np.where(np.isfinite(path), path, 0.0)
     if nterms <= 1:
         return U * ((SLACK + 1.0) * s) + (SLACK + nterms) * SUB
-    return U * (SLACK * s + np.minimum(nterms * s, p + 16.0 * (math.sqrt(nterms) * a + s))) + (SLACK + nterms) * SUB
+    w = U * (SLACK * s + np.minimum(nterms * s, p + 16.0 * (math.sqrt(nterms) * a + s))) + (SLACK + nterms) * SUB
+    if terms is not None:
+        fi = ml_dtypes.finfo(DT[terms])
+        w = w + 2.0 ** -(int(fi.nmant) + 1) * s + nterms * float(fi.smallest_subnormal) / 2
+    return w
 
 
-def measure(g, x, dt: str, scale=None, nterms: int = 1, path=None) -> Dict[str, np.ndarray]:
+def _rounded_window(g, scale, nterms, path, dt, terms, extra=0.0):
+    _, tiny, _, _ = info(dt)
+    w = half_width(g, scale, nterms, path, terms) + extra
+    lo, hi = g - w, g + w
+    rlo = dtypes.round_to(lo, DT[dt]).astype(np.float64)
+    rhi = dtypes.round_to(hi, DT[dt]).astype(np.float64)
+    flush = (rlo < tiny) & (rhi > -tiny)
+    rlo, rhi = np.where(flush, np.minimum(rlo, 0), rlo), np.where(flush, np.maximum(rhi, 0), rhi)
+    lo, hi = np.where(flush, np.minimum(lo, 0), lo), np.where(flush, np.maximum(hi, 0), hi)
+    return rlo, rhi, lo, hi
+
+
+def measure(g, x, dt: str, scale=None, nterms: int = 1, path=None, terms: Optional[str] = None,
+            vendor: Optional[Tuple[float, float, float]] = None, flush: bool = True) -> Dict[str, np.ndarray]:
     """Per element: the rounded window (widened to 0 where it reaches the subnormal range), whether
     the result is inside, a mismatch, its error from the unrounded window (raw, in ulps, relative:
     docs/results-schema.md) and its excess beyond the rounded window (absolute, and over the
-    window's midpoint: docs/precision.md, "Beyond the window")."""
+    window's midpoint: docs/precision.md, "Beyond the window"). `vendor` (the vendor's
+    computation's value, S and P, for every element): a result inside its window, which with
+    `flush` a sum widens by n float32 smallest normals, is inside, and is measured against it; where
+    that value is NaN or infinite, the same is matched, as if it were the golden."""
     fmax, tiny, nmant, minexp = info(dt)
     g, x = np.asarray(g, dtype=np.float64), np.asarray(x, dtype=np.float64)
     scale = np.abs(g) if scale is None else np.broadcast_to(np.asarray(scale, np.float64), g.shape)
     path = scale if path is None else np.broadcast_to(np.asarray(path, np.float64), g.shape)
     with np.errstate(all="ignore"):
-        w = half_width(g, scale, nterms, path)
-        lo, hi = g - w, g + w
-        rlo = dtypes.round_to(lo, DT[dt]).astype(np.float64)
-        rhi = dtypes.round_to(hi, DT[dt]).astype(np.float64)
-        flush = (rlo < tiny) & (rhi > -tiny)
-        rlo, rhi = np.where(flush, np.minimum(rlo, 0), rlo), np.where(flush, np.maximum(rhi, 0), rhi)
-        lo, hi = np.where(flush, np.minimum(lo, 0), lo), np.where(flush, np.maximum(hi, 0), hi)
+        rlo, rhi, lo, hi = _rounded_window(g, scale, nterms, path, dt, terms)
         inside = (x >= rlo) & (x <= rhi)
+        if vendor is not None:
+            fg, fs, fp = (np.full(g.shape, v) for v in vendor)
+            f = _rounded_window(fg, fs, nterms, fp, dt, terms, nterms * 2.0 ** -126 if nterms > 1 and flush else 0.0)
+            special = (np.isnan(x) & np.isnan(fg)) | (np.isinf(fg) & (x == fg))
+            ok = ~inside & (((x >= f[0]) & (x <= f[1])) | special)
+            rlo, rhi, lo, hi = (np.where(ok, b, a) for a, b in zip((rlo, rhi, lo, hi), f))
+            g = np.where(ok & special, fg, g)
+            inside = inside | ok
         fin = np.isfinite(g)
         mismatch = ((np.isnan(g) != np.isnan(x)) | (np.isinf(g) & (x != g)) | (fin & ~np.isfinite(x) & ~inside)
                     | (fin & np.isinf(rlo) & (rlo == rhi) & (x != rlo)))
@@ -152,6 +175,9 @@ class Row:
     path: Optional[float] = None
     kind: str = "over"                 # what the failure message calls the element
     n_rule: Optional[int] = None       # elements over the rule itself (None: n_over)
+    terms: Optional[str] = None        # the dtype a sum's terms are rounded to first
+    vendor: Optional[Tuple[float, float, float]] = None    # the vendor's computation: value, S, P
+    flush: bool = True                 # ... with float32 subnormals flushed
 
 
 def padded(std: Standard, dt: str, g: float, x: float, pad: int, passed: bool, n_over: int,
@@ -377,6 +403,81 @@ def flush_rows() -> Iterator[Tuple[str, Row]]:
                         kind="gross", n_rule=0 if rule_forgives else int(not ok))
 
 
+def terms_rows() -> Iterator[Tuple[str, Row]]:
+    """A sum whose terms are rounded to float16 or bfloat16 before they are summed (a 16-bit
+    tensor between two kernels): its window's rounded ends are accepted under strict, the grid
+    value past each is not; where the terms' rounding moves an end, that end is refused when the
+    terms are not declared rounded."""
+    std = STD["strict"]
+    spec = (3.0, 4, 6.0)                          # S, n, P: four terms of magnitude 0.75
+    for dt in DT:
+        for terms in ("float16", "bfloat16"):
+            m = measure([G], [G], dt, spec[0], spec[1], spec[2], terms)
+            plain = measure([G], [G], dt, spec[0], spec[1], spec[2])
+            for side, end, beyond in (("upper", m["rhi"][0], 1), ("lower", m["rlo"][0], -1)):
+                end = float(end)
+                name = f"terms-{dt}-{terms}-{side} end"
+                yield f"{name}-at", padded(std, dt, G, end, 1, True, 0, spec, terms=terms)
+                yield f"{name}-one grid step past", padded(std, dt, G, step(end, dt, beyond), 1, False, 1, spec,
+                                                           terms=terms)
+                plain_end = float(plain["rhi" if beyond > 0 else "rlo"][0])
+                if plain_end != end:
+                    yield f"{name}-undeclared", padded(std, dt, G, end, 1, False, 1, spec)
+
+
+def flushed_rows() -> Iterator[Tuple[str, Row]]:
+    """On a core that may flush, the window of the flushed computation is accepted too: a normal
+    golden whose flushed computation is 0 accepts the ends of 0's window (float32: nine subnormal
+    spacings) and refuses, as gross, the grid value past them; a float32 sum of four terms, whose
+    flushed partial sums may lose four smallest normals more, accepts its flushed window's ends
+    and not one grid value past. Each end is refused where nothing is flushed."""
+    for name, std in (("strict", STD["strict"]), ("cann", STD["cann"])):
+        for dt in DT:
+            flushed = (0.0, 0.0, 0.0)
+            m = measure([G], [G], dt, vendor=flushed)
+            end = float(_rounded_window(np.zeros(1), np.zeros(1), 1, np.zeros(1), dt, None)[1][0])
+            yield f"flushed-{name}-{dt}-elementwise-0 itself", padded(std, dt, G, 0.0, 1, True, 0, vendor=flushed)
+            yield f"flushed-{name}-{dt}-elementwise-at the end", padded(std, dt, G, end, 1, True, 0, vendor=flushed)
+            past = step(end, dt, 1) if end > 0 else float(ml_dtypes.finfo(DT[dt]).smallest_subnormal)
+            yield f"flushed-{name}-{dt}-elementwise-one grid step past", padded(
+                std, dt, G, past, 1, False, 1, vendor=flushed, n_gross=1, kind="gross")
+            yield f"flushed-{name}-{dt}-elementwise-nothing flushed", padded(
+                std, dt, G, 0.0, 1, False, 1, n_gross=1, kind="gross")
+            assert bool(m["inside"][0])
+        g, spec = 3.0 * 2.0 ** -126, (5.0 * 2.0 ** -126, 4, 9.0 * 2.0 ** -126)
+        flushed = (1.0 * 2.0 ** -126, 1.0 * 2.0 ** -126, 2.0 * 2.0 ** -126)
+        m = measure([g], [g], "float32", *spec, vendor=flushed)
+        f = _rounded_window(np.full(1, flushed[0]), np.full(1, flushed[1]), 4, np.full(1, flushed[2]), "float32",
+                            None, 4 * 2.0 ** -126)
+        for side, end, beyond in (("upper", float(f[1][0]), 1), ("lower", float(f[0][0]), -1)):
+            assert not bool(measure([g], [end], "float32", *spec)["inside"][0])     # beyond the plain window
+            yield f"flushed-{name}-float32-sum-{side} end-at", padded(std, "float32", g, end, 1, True, 0, spec,
+                                                                      vendor=flushed)
+            yield f"flushed-{name}-float32-sum-{side} end-one grid step past", padded(
+                std, "float32", g, float(np.nextafter(np.float32(end), np.float32(beyond * INF))), 1, False, 1,
+                spec, vendor=flushed, n_gross=1, kind="gross")
+            yield f"flushed-{name}-float32-sum-{side} end-nothing flushed", padded(
+                std, "float32", g, end, 1, False, 1, spec, n_gross=1, kind="gross")
+        assert bool(m["inside"][0])
+
+
+def vendor_rows() -> Iterator[Tuple[str, Row]]:
+    """Where the vendor's computation itself is NaN or infinite (a sum of terms past float16's
+    range, which the kernel rounds to float16 first), that NaN or infinity is matched, and nothing
+    else non-finite: a finite golden otherwise expects a finite result."""
+    spec = (8.0, 4, 16.0)
+    for name, std in (("strict", STD["strict"]), ("cann", STD["cann"])):
+        for dt in DT:
+            for label, v, x, ok in (("NaN for NaN", NAN, NAN, True), ("inf for NaN", NAN, INF, False),
+                                    ("inf for inf", INF, INF, True), ("-inf for inf", INF, -INF, False),
+                                    ("NaN for -inf", -INF, NAN, False)):
+                yield f"vendor-{name}-{dt}-{label}", padded(std, dt, G, x, 1, ok, int(not ok), spec,
+                                                           vendor=(v, 0.0, 0.0), flush=False, terms="float16",
+                                                           mismatches=int(not ok), kind="mismatch")
+            yield f"vendor-{name}-{dt}-NaN without it", padded(std, dt, G, NAN, 1, False, 1, spec, terms="float16",
+                                                                mismatches=1, kind="mismatch")
+
+
 def overflow_rows() -> Iterator[Tuple[str, Row]]:
     """Overflow to inf, a boundary of the golden: from the smallest golden whose window's upper end
     rounds to inf, inf is allowed (and max still); from the smallest whose lower end does, only inf."""
@@ -416,7 +517,7 @@ def special_rows() -> Iterator[Tuple[str, Row]]:
 
 ROWS: Dict[str, Row] = {}
 for gen in (element_rows, share_rows, mean_rows, abs_rows, gross_rows, window_rows, flush_rows, overflow_rows,
-            special_rows):
+            special_rows, terms_rows, flushed_rows, vendor_rows):
     for key, row in gen():
         assert key not in ROWS, key
         ROWS[key] = row
@@ -429,14 +530,20 @@ def _judge(row: Row) -> Verdict:
     assert np.array_equal(got.astype(np.float64), np.asarray(row.got), equal_nan=True), "not on the grid"
     scale = np.abs(g) if row.scale is None else np.full(g.shape, row.scale)
     path = None if row.path is None else np.full(g.shape, row.path)
-    return judge(got, Golden(g, scale, row.nterms, path), DT[row.dt], row.std, SLACK)
+    terms = None if row.terms is None else DT[row.terms]
+    vendor = None
+    if row.vendor is not None:
+        def vendor(idx):
+            return tuple(np.full(len(idx), v) for v in row.vendor)
+    return judge(got, Golden(g, scale, row.nterms, path), DT[row.dt], row.std, SLACK, terms=terms, vendor=vendor,
+                 flush=row.flush and row.vendor is not None)
 
 
 @pytest.mark.parametrize("name", ROWS)
 def test_boundary(name: str) -> None:
     row = ROWS[name]
     v = _judge(row)
-    m = measure(row.golden, row.got, row.dt, row.scale, row.nterms, row.path)
+    m = measure(row.golden, row.got, row.dt, row.scale, row.nterms, row.path, row.terms, row.vendor, row.flush)
     n = len(row.golden)
     want = {"standard": row.std.name, "n": n, "n_over": row.n_over, "share_over": row.n_over / n,
             "mismatches": row.mismatches, "n_gross": row.n_gross, **metrics(m)}

@@ -110,11 +110,11 @@ def test_operator_mutants_that_show_only_at_scale_are_killed_there() -> None:
 
 
 def _every_case_is_heavy(variant) -> list:
-    """The control and each operator's own variants run over every case in CI; the three other
-    generic variants run over every case of every operator only in the heavy tier (-m heavy),
-    and over the pairwise subset in CI."""
-    from tests.mutants.correct import CORRECT
-    return [pytest.mark.heavy] if variant in CORRECT and variant is not Float32Kernel else []
+    """The control, its flushing twin (correct.EVERY_CASE) and each operator's own variants run
+    over every case in CI; the three other generic variants run over every case of every operator
+    only in the heavy tier (-m heavy), and over the pairwise subset in CI."""
+    from tests.mutants.correct import CORRECT, EVERY_CASE
+    return [pytest.mark.heavy] if variant in CORRECT and variant not in EVERY_CASE else []
 
 
 @pytest.mark.parametrize("variant", [pytest.param(v, marks=_every_case_is_heavy(v)) for v in VARIANTS],

@@ -187,12 +187,43 @@ def test_make_record() -> None:
         "key": "k", "case": "C", "kind": "numbers", "op": "FakeOp", "status": 0, "reproduce": None, "fault": None,
         "reduction": 2}
     assert r["attrs"] == {"reduction": 2, "width": "inf", "flag": False} and r["shapes"] == {"x": [2, 3], "w": None}
-    assert list(r) == [k for k in results.RECORD_FIELDS if k not in ("logTarget", "outcome", "reason", "metrics")] + [
-        "outcome", "reason", "metrics"]
+    assert list(r) == [k for k in results.RECORD_FIELDS if k not in ("logTarget", "outcome", "reason", "metrics",
+                                                                      "worst")] + ["outcome", "reason", "metrics"]
     assert (r["outcome"], r["reason"], r["metrics"]) == ("failed", "why", {"standard": "cann", "n": 6, "max_ulp": "inf"})
     assert type(r["metrics"]["n"]) is int
     r = results.make_record({"key": "k"}, "skipped", None)
     assert r["metrics"] is None and r["status"] is None and r["outcome"] == "skipped"
+
+
+WORST = {"index": [1, 2], "inputs": {"self": 0.5, "weight": None}, "golden": 0.0, "lo": -1e-45, "hi": 1e-45,
+         "got": float("nan"), "error": float("inf"), "unit": "abs", "why": "mismatch"}
+
+
+def test_make_record_writes_the_worst_elements_only_where_given() -> None:
+    """A numbers failure's worst elements are data in its record, numbers made JSON-safe; a
+    record without them has no `worst` key at all (passing records stay as they were)."""
+    r = results.make_record({"key": "k", "worst": [WORST]}, "failed", "why")
+    assert list(r)[-1] == "worst"
+    assert r["worst"] == [{**WORST, "got": "nan", "error": "inf"}]
+    assert "worst" not in results.make_record({"key": "k", "worst": []}, "failed", "why")
+    assert "worst" not in results.make_record({"key": "k"}, "passed", None)
+
+
+@pytest.mark.parametrize("change, error", [
+    ({}, None),
+    ({"unit": "ulps"}, "unit 'ulps' not one of ulp, abs"),
+    ({"inputs": [1]}, "field 'inputs' is [1], expected dict or null"),
+    ({"golden": "x"}, "field 'golden' is 'x', expected num"),
+    ({"extra": 1}, "unknown field 'extra'"),
+    ({"index": None}, "field 'index' is None, expected list"),
+])
+def test_worst_elements_are_validated(change, error) -> None:
+    rec = results.make_record({**results.case_fields(_Case(), "numbers", "k"), "worst": [WORST]}, "failed", "w")
+    rec["worst"] = [{**rec["worst"][0], **change}, "not an object"]
+    doc = results.make_document({"schema_version": 2}, [rec])
+    errors = [e for e in results.validate(doc) if ".worst[" in e]
+    want = ["records[0].worst[1]: not an object"] + ([f"records[0].worst[0]: {error}"] if error else [])
+    assert sorted(errors) == sorted(want)
 
 
 def test_machine() -> None:

@@ -17,6 +17,7 @@ torch = pytest.importorskip("torch")
 
 from suite.backends.torch_backend import TorchBackend  # noqa: E402
 from suite.contract import OpCall  # noqa: E402
+from suite import dtypes, ops  # noqa: E402
 
 F32, F16, BF16 = np.dtype(np.float32), np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)
 F32_ULPS = 4          # float32 budget, in float32 ulps (of the result or of the sum of |terms|)
@@ -72,20 +73,25 @@ def overflow_threshold(dtype):
     return float(info.max) + 2.0 ** (info.maxexp - 1 - info.nmant) / 2
 
 
-def check(out, golden, mag, out_dtype, out_shape, f32_ulps=F32_ULPS, half_ulps=HALF_ULPS):
+def check(out, golden, mag, out_dtype, out_shape, f32_ulps=F32_ULPS, half_ulps=HALF_ULPS, result_dtype=None):
+    """`result_dtype`: the dtype the operator's kernel rounds its result to before out's (its
+    rounding path): a coarser one sets the precision, and its range the overflow."""
     assert out.dtype == out_dtype and out.shape == tuple(out_shape)
+    prec = np.dtype(out_dtype if result_dtype is None else result_dtype)
+    if ml_dtypes.finfo(prec).nmant >= ml_dtypes.finfo(out_dtype).nmant:
+        prec = np.dtype(out_dtype)
     got = out.astype(np.float64)
     nan = np.isnan(golden)
     assert np.array_equal(np.isnan(got), nan), "NaN positions differ"
-    over = ~nan & (np.abs(golden) >= overflow_threshold(out_dtype))
+    over = ~nan & (np.abs(golden) >= min(overflow_threshold(out_dtype), overflow_threshold(prec)))
     assert np.array_equal(got[over], np.copysign(np.inf, golden[over])), "overflow to inf differs"
     fin = ~nan & ~over
     assert np.isfinite(got[fin]).all(), "unexpected inf"
     eps32 = 2.0 ** -23
-    if out_dtype == F32:
+    if prec == F32:
         budget = f32_ulps * np.maximum(ulp(golden[fin], F32), eps32 * mag[fin])
     else:
-        budget = half_ulps * ulp(golden[fin], out_dtype) + f32_ulps * eps32 * mag[fin]
+        budget = half_ulps * ulp(golden[fin], prec) + f32_ulps * eps32 * mag[fin]
     err = np.abs(got[fin] - golden[fin])
     bad = err > budget
     assert not bad.any(), (
@@ -107,10 +113,12 @@ def run_and_check(backend, op, grad, self_, target, reduction, out_dtype, log_ta
     else:
         golden, mag = kl_golden(grad, self_, target, reduction, log_target)
         attrs = {"reduction": reduction, "logTarget": log_target}
-    call = OpCall(op, {"gradOutput": grad, "self": self_, "target": target}, attrs,
-                  golden.shape, out_dtype, "atlas-a2")
+    inputs = {"gradOutput": grad, "self": self_, "target": target}
+    call = OpCall(op, inputs, attrs, golden.shape, out_dtype, "atlas-a2")
     out = backend.run(call)
-    check(out, golden, mag, out_dtype, golden.shape, **kw)
+    through = ops.get(op).result_dtype({k: dtypes.name_of(a.dtype) for k, a in inputs.items()},
+                                       dtypes.name_of(out_dtype))
+    check(out, golden, mag, out_dtype, golden.shape, result_dtype=dtypes.dtype_of(through), **kw)
     return out, golden
 
 

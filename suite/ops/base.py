@@ -1,8 +1,10 @@
 """What every operator module provides, and the shape arithmetic they share."""
 from __future__ import annotations
 
+import contextlib
+import contextvars
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, FrozenSet, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Iterator, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -36,6 +38,35 @@ def broadcast(*shapes: Shape) -> Optional[Shape]:
 
 numel = B.numel
 reduced_axes = B.reduced_axes
+
+# -- subnormal flushing (docs/precision.md, "Flushed subnormals") -----------------------------------
+# A core that flushes holds every float32 operand and result below the smallest normal as zero
+# (denormals-are-zero and flush-to-zero together). The vendor-order computations (`reference_terms`)
+# pass each intermediate through `ftz`, which does nothing unless `flushing()` is in force.
+F32_TINY = np.float32(2.0 ** -126)
+_FLUSH: contextvars.ContextVar = contextvars.ContextVar("flush", default=False)
+
+
+@contextlib.contextmanager
+def flushing(on: bool = True) -> Iterator[None]:
+    """Within this block the float32 computations of `reference_terms` flush subnormals."""
+    token = _FLUSH.set(bool(on))
+    try:
+        yield
+    finally:
+        _FLUSH.reset(token)
+
+
+def ftz(a: Any) -> Any:
+    """`a` as a flushing core holds it: a float32 value below the smallest normal in magnitude is
+    a zero of its sign; anything else (and everything when not flushing) is returned as it is."""
+    if not _FLUSH.get():
+        return a
+    arr = np.asarray(a)
+    if arr.dtype != np.float32:
+        return a
+    with np.errstate(invalid="ignore"):
+        return np.where(np.abs(arr) < F32_TINY, arr * np.float32(0.0), arr)
 
 
 @dataclass(frozen=True)
@@ -196,6 +227,12 @@ class Operator:
         the result is judged in it."""
         return out_dtype
 
+    def term_dtype(self, dts: Mapping[str, str]) -> str:
+        """The dtype the kernel rounds its elementwise terms to before it sums them over the axes
+        `out_shape` lacks (a separate reduction kernel reading the first kernel's output): float32
+        by default; an operator whose first kernel writes a 16-bit tensor names that dtype."""
+        return "float32"
+
     def examples(self) -> Tuple[Example, ...]:
         """The page's phase-1 table as rows (rejected and accepted calls), at least one accepted."""
         return ()
@@ -244,6 +281,8 @@ class Operator:
             for blk in _blocks(b, block):
                 xb = {n: _part(a, b, blk, dtype) for n, a in x.items()
                       if self.reads is None or n in self.reads}
+                if reference:
+                    xb = {n: ftz(a) for n, a in xb.items()}       # a flushing core's operands
                 yield blk, np.broadcast_to(fn(xb, attrs, shapes), B.block_shape(blk, b))
 
     def golden(self, x: Mapping[str, np.ndarray], attrs: Mapping[str, object],
@@ -275,15 +314,21 @@ class Operator:
             return Golden(out=out, scale=np.abs(out), nterms=max(nterms, 1))
         return Golden(out=out, scale=scale, nterms=max(nterms, 1), path=path)
 
-    def reference(self, call: OpCall, block: int = B.BLOCK) -> np.ndarray:
-        """The result as the vendor kernel computes it (float32 inside, one round to out's dtype),
-        block by block; the call is valid."""
+    def reference(self, call: OpCall, block: int = B.BLOCK, flush: bool = False) -> np.ndarray:
+        """The result as the vendor kernel computes it (float32 inside, its terms rounded to
+        `term_dtype` before a sum, the result rounded to `result_dtype` and then to out's dtype),
+        block by block; the call is valid. `flush`: as a core that flushes float32 subnormals."""
+        with flushing(flush):
+            return self._reference(call, block)
+
+    def _reference(self, call: OpCall, block: int) -> np.ndarray:
         x = present(call.inputs)
         shapes = {n: tuple(a.shape) for n, a in x.items()}
         b = self.b_shape(shapes)
         out_shape = tuple(call.out_shape)
-        through = dtypes.dtype_of(self.result_dtype(
-            {n: dtypes.name_of(a.dtype) for n, a in x.items()}, dtypes.name_of(call.out_dtype)))
+        dts = {n: dtypes.name_of(a.dtype) for n, a in x.items()}
+        through = dtypes.dtype_of(self.result_dtype(dts, dtypes.name_of(call.out_dtype)))
+        term_dt = dtypes.dtype_of(self.term_dtype(dts))
 
         def rounded(r32: np.ndarray) -> np.ndarray:
             return to_out(r32, call.out_dtype) if through == call.out_dtype else \
@@ -297,10 +342,62 @@ class Operator:
                     out[blk] = rounded(t)
                     continue
                 at = B.target_index(blk, b, out_shape)
-                acc[at] += np.sum(t, axis=axes, keepdims=True, dtype=np.float32).reshape(acc[at].shape)
+                if term_dt != np.float32:                  # the first kernel's output tensor
+                    t = to_out(t, term_dt).astype(np.float32)
+                part = ftz(np.sum(t, axis=axes, keepdims=True, dtype=np.float32))
+                acc[at] = ftz(acc[at] + part.reshape(acc[at].shape))
         if acc is not None:
             out[...] = rounded(acc)
         return out
+
+    def vendor_at(self, x: Mapping[str, np.ndarray], attrs: Mapping[str, object], idx: np.ndarray,
+                  flush: bool = False, limit: int = B.BLOCK) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The result at out's flat indices `idx` as the vendor's arithmetic computes it:
+        `reference_terms` in float32 (with `flush`, every operand and intermediate below float32's
+        smallest normal flushed), the terms of a sum rounded to `term_dtype` (overflow included),
+        then summed exactly. float64 (out, scale, path) as `golden` gives them, for judging
+        (suite/tolerance.py, Path.vendor); the cost is that of the elements asked for, `limit`
+        terms at a time."""
+        x = present(x)
+        shapes = {n: tuple(np.shape(a)) for n, a in x.items()}
+        b, out_shape = self.b_shape(shapes), self.out_shape(shapes)
+        axes = reduced_axes(out_shape, b)
+        lead = len(b) - len(out_shape)
+        red = tuple(b[a] for a in axes)
+        n = numel(red)
+        term_dt = dtypes.dtype_of(self.term_dtype({k: dtypes.name_of(a.dtype) for k, a in x.items()}))
+        idx = np.asarray(idx, dtype=np.int64).reshape(-1)
+        out, scale, path = (np.zeros(idx.size) for _ in range(3))
+        if n == 0 or idx.size == 0:
+            return out, scale, path
+        at = np.unravel_index(idx, out_shape) if out_shape else ()       # (numpy refuses 0-d shapes)
+        rcoord = np.unravel_index(np.arange(n), red) if red else ()
+        views = {k: np.broadcast_to(a, b) for k, a in x.items() if self.reads is None or k in self.reads}
+        step = max(1, limit // n)
+        with flushing(flush), np.errstate(all="ignore"):
+            for lo in range(0, idx.size, step):
+                k = min(step, idx.size - lo)
+                coords = tuple(np.broadcast_to(rcoord[axes.index(ax)], (k, n)) if ax in axes
+                               else np.broadcast_to(at[ax - lead][lo:lo + k, None], (k, n))
+                               for ax in range(len(b)))
+                xb = {name: ftz(v[coords].astype(np.float32)) for name, v in views.items()}
+                t = np.broadcast_to(self.reference_terms(xb, attrs, shapes), (k, n))
+                if n > 1 and term_dt != np.float32:
+                    t = to_out(t, term_dt)
+                t = np.asarray(t, dtype=np.float64)
+                out[lo:lo + k] = t.sum(axis=1)
+                scale[lo:lo + k] = np.abs(t).sum(axis=1)
+                path[lo:lo + k] = np.abs(np.cumsum(t, axis=1)).sum(axis=1)
+        return out, scale, path
+
+    def element_values(self, x: Mapping[str, np.ndarray], out_shape: Shape,
+                       index: Tuple[int, ...]) -> Optional[Dict[str, Optional[float]]]:
+        """The input values behind one element of an elementwise result (None where an element is
+        a sum of several terms): name -> value, None for a NULL input. For failure records."""
+        shapes = {n: tuple(np.shape(a)) for n, a in present(x).items()}
+        if reduced_axes(tuple(out_shape), self.b_shape(shapes)):
+            return None
+        return {n: None if a is None else float(np.broadcast_to(a, out_shape)[index]) for n, a in x.items()}
 
     def describe(self, x: Mapping[str, np.ndarray], attrs: Mapping[str, object],
                  out_shape: Shape, index: Tuple[int, ...]) -> str:

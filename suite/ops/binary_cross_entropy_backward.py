@@ -15,7 +15,7 @@ from suite import values as V
 from suite.contract import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR
 from suite.draw import Binades, Dist, Sprinkle, Uniform
 from suite.ops.base import (table, MAX_RANK, Example, Mutant, Operator, Rejection, Shape, Signature, Variant, broadcast,
-                            element_inputs, numel)
+                            element_inputs, ftz, numel)
 
 EPS = 1e-12                                   # the clamp of x * (1 - x) (float64 golden)
 EPS32 = np.float32(EPS)                       # the kernel's float32 constant, 9.99999996e-13
@@ -247,14 +247,14 @@ class BinaryCrossEntropyBackward(Operator):
         """The TBE kernel's order, in float32: a = x - t; b = max(x * ((-x) + 1), 1e-12); r = a / b;
         r = w * r; r = g * r; mean: r = r * cof."""
         s = x["self"]
-        a = s - x["target"]
-        b = np.maximum(s * (np.float32(1.0) - s), EPS32)
-        r = a / b
+        a = ftz(s - x["target"])
+        b = np.maximum(ftz(s * ftz(np.float32(1.0) - s)), EPS32)
+        r = ftz(a / b)
         if "weight" in x:
-            r = x["weight"] * r
-        r = x["gradOutput"] * r
+            r = ftz(x["weight"] * r)
+        r = ftz(x["gradOutput"] * r)
         if attrs["reduction"] == 1 and self._n(shapes):
-            r = r * self.cof(shapes)
+            r = ftz(r * self.cof(shapes))
         return r
 
     def describe(self, x, attrs, out_shape, index) -> str:

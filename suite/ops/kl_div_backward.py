@@ -10,7 +10,7 @@ from suite import values as V
 from suite.contract import ACLNN_ERR_PARAM_INVALID
 from suite.draw import Binades, Dist, Uniform
 from suite.ops.base import (table, Attr, Example, Mutant, Operator, Rejection, Shape, Signature, Variant, broadcast,
-                            element_inputs, numel, reduced_axes)
+                            element_inputs, ftz, numel, reduced_axes)
 
 
 def _large(sig: Signature) -> Dict[str, Dist]:
@@ -104,6 +104,20 @@ class KlDivBackward(Operator):
     def b_shape(self, shapes: Mapping[str, Shape]) -> Optional[Shape]:
         return self._b(shapes)
 
+    @staticmethod
+    def _all_float16(dts: Mapping[str, str]) -> bool:
+        return all(dts.get(n) == "float16" for n in ("gradOutput", "self", "target"))
+
+    def result_dtype(self, dts: Mapping[str, str], out_dtype: str) -> str:
+        """All-FLOAT16 inputs stay FLOAT16 through KlDivLossGrad and the sum back to self's shape;
+        any other combination is computed in FLOAT; the op API then casts to out's dtype (the
+        page's "How the vendor kernel computes")."""
+        return "float16" if self._all_float16(dts) else "float32"
+
+    def term_dtype(self, dts: Mapping[str, str]) -> str:
+        """KlDivLossGrad's output, which ReduceSum reads: FLOAT16 for all-FLOAT16 inputs."""
+        return "float16" if self._all_float16(dts) else "float32"
+
     def _divisor(self, attrs, shapes) -> Optional[int]:
         """mean: numel(B); batchmean: B[0]; otherwise none."""
         b = self._b(shapes)
@@ -116,9 +130,9 @@ class KlDivBackward(Operator):
         return t if d is None else t / d                       # float64: the exact division
 
     def reference_terms(self, x, attrs, shapes) -> np.ndarray:
-        t = -(np.exp(x["target"]) if attrs["logTarget"] else x["target"]) * x["gradOutput"]
+        t = ftz(-(ftz(np.exp(x["target"])) if attrs["logTarget"] else x["target"]) * x["gradOutput"])
         d = self._divisor(attrs, shapes)
-        return t if d is None else t * np.float32(1.0 / d)    # the kernel's float32 coefficient
+        return t if d is None else ftz(t * np.float32(1.0 / d))    # the kernel's float32 coefficient
 
     def describe(self, x, attrs, out_shape, index) -> str:
         b = self._b({"self": x["self"].shape, "target": x["target"].shape})

@@ -11,7 +11,7 @@ from suite import values as V
 from suite.contract import ACLNN_ERR_PARAM_INVALID
 from suite.draw import Binades, Dist, Uniform
 from suite.ops.base import (table, Example, Mutant, Operator, Rejection, Shape, Signature, Variant, broadcast,
-                            element_inputs, numel)
+                            element_inputs, ftz, numel)
 
 
 def _large(sig: Signature) -> Dict[str, Dist]:
@@ -89,8 +89,13 @@ class MseLossBackward(Operator):
     def reference_terms(self, x, attrs, shapes) -> np.ndarray:
         n = numel(shapes["self"])
         cof = np.float32(2.0) / np.float32(n) if attrs["reduction"] == 1 and n else np.float32(2.0)
-        d = (x["self"] - x["target"]) * cof     # the kernel's order: d = self - target; d *= cof
-        return d * x["gradOutput"]              # r = d * gradOutput
+        d = ftz(ftz(x["self"] - x["target"]) * cof)   # the kernel's order: d = self - target; d *= cof
+        return ftz(d * x["gradOutput"])                # r = d * gradOutput
+
+    def result_dtype(self, dts: Mapping[str, str], out_dtype: str) -> str:
+        """l0op::MseLossGrad writes its result in self's dtype; the op API casts that to out's
+        (the page's "How the vendor kernel computes": two roundings for a different out dtype)."""
+        return dts.get("self", out_dtype)
 
     def describe(self, x, attrs, out_shape, index) -> str:
         return element_inputs(x, out_shape, index)

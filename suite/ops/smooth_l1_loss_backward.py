@@ -19,7 +19,7 @@ from suite import values as V
 from suite.contract import ACLNN_ERR_PARAM_INVALID
 from suite.draw import Binades, Choice, Dist, Sprinkle, Uniform
 from suite.ops.base import (table, Attr, Example, Mutant, Operator, Rejection, Shape, Signature, Variant, broadcast,
-                            element_inputs, numel)
+                            element_inputs, ftz, numel)
 
 # The band's epsilon: the TBE kernel divides by beta + tvm.const(1e-6, "float32"), added in float32.
 EPS = float(np.float32(1e-6))
@@ -276,11 +276,11 @@ class SmoothL1LossBackward(Operator):
         """The TBE kernel (docs/operators/SmoothL1LossBackward.md, "How the vendor kernel computes"):
         x = p - l; t = x / (beta + 1e-6); r = (s1 + s2) + s3; res = r * dout; mean: res * cof."""
         beta = self.kernel_beta(attrs)
-        d = x["self"] - x["target"]
-        r = self.combine(d, self.band_term(d, beta), beta)
-        res = r * x["gradOut"]
+        d = ftz(x["self"] - x["target"])
+        r = ftz(self.combine(d, ftz(self.band_term(d, beta)), beta))
+        res = ftz(r * x["gradOut"])
         if attrs["reduction"] == 1 and numel(shapes["self"]):
-            res = res * self.mean_cof(shapes)
+            res = ftz(res * self.mean_cof(shapes))
         return res
 
     def examples(self) -> Tuple[Example, ...]:

@@ -1,5 +1,6 @@
 """Correct kernels that differ from the reference in ways the contract allows, for any operator:
-float32 in the vendor's order (the control, Float32Kernel), float64 rounded once from the
+float32 in the vendor's order (the control, Float32Kernel), the same with float32 subnormals
+flushed (VendorArithmeticFlushed), float64 rounded once from the
 operator's golden, and, for operators that sum over axes `out_shape` lacks, float32 sequential
 sums and a 48-core split combined in order. Each operator adds its own (`Operator.variants()`:
 another order of its operations), collected by `tests/mutants/registry.py`. The suite must pass
@@ -7,13 +8,27 @@ all of them on every case of the default run: a failure is a false alarm of the 
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import List, Type
 
 import numpy as np
 
 from suite import dtypes
 from suite.ops.base import present
-from tests.mutants.kernel import Float32Kernel, SumKernel, terms_first, through
+from tests.mutants.kernel import FLOAT32, Float32Kernel, SumKernel, terms_first, through
+
+
+class VendorArithmeticFlushed(Float32Kernel):
+    """The control (the vendor kernel's arithmetic as the contract pages describe it: the casts,
+    the operation order, the rounding of terms and result) on a core that flushes float32
+    subnormals: every operand, intermediate and partial sum below float32's smallest normal is a
+    zero (`Operator.reference(..., flush=True)`). The control itself is the same arithmetic with
+    gradual underflow."""
+
+    description = "the vendor's arithmetic with float32 subnormals flushed to zero (FTZ and DAZ)"
+
+    def compute(self, call):
+        return self.op(call).reference(dataclasses.replace(call, out_dtype=FLOAT32), flush=True)
 
 
 class Float64RoundedOnce(Float32Kernel):
@@ -64,5 +79,7 @@ class Float32CoresInOrder(SumKernel):
         return acc.reshape(out_shape)
 
 
-CORRECT: List[Type[Float32Kernel]] = [Float32Kernel, Float64RoundedOnce, Float32SequentialSum,
-                                      Float32CoresInOrder]
+CORRECT: List[Type[Float32Kernel]] = [Float32Kernel, VendorArithmeticFlushed, Float64RoundedOnce,
+                                      Float32SequentialSum, Float32CoresInOrder]
+# The correct kernels CI runs over every case of the default run (the others: `-m heavy`).
+EVERY_CASE: List[Type[Float32Kernel]] = [Float32Kernel, VendorArithmeticFlushed]
