@@ -26,6 +26,7 @@ from suite.ops.base import Mutant, Variant
 from suite.runner import build_call
 from tests.mutants import gallery, harness, registry
 from tests.mutants.gallery import GENERIC
+from tests.mutants.correct import EVERY_SMALL_CASE
 from tests.mutants.kernel import Float32Kernel
 from tests.mutants.report import judged_on, kill_table, markdown, outcome
 
@@ -110,9 +111,9 @@ def test_operator_mutants_that_show_only_at_scale_are_killed_there() -> None:
 
 
 def _every_case_is_heavy(variant) -> list:
-    """The control, its flushing twin (correct.EVERY_CASE) and each operator's own variants run
-    over every case in CI; the three other generic variants run over every case of every operator
-    only in the heavy tier (-m heavy), and over the pairwise subset in CI."""
+    """The control (correct.EVERY_CASE) and each operator's own variants run over every case in
+    CI; the other generic variants run over every case of every operator only in the heavy tier
+    (-m heavy), and in CI over the pairwise subset (the flushing control: every small case)."""
     from tests.mutants.correct import CORRECT, EVERY_CASE
     return [pytest.mark.heavy] if variant in CORRECT and variant not in EVERY_CASE else []
 
@@ -133,6 +134,16 @@ def test_correct_variant_passes_every_case(variant) -> None:
 def test_correct_variant_passes_the_subset(variant) -> None:
     """CI's share of the heavy test above: the pairwise subset of the small cases."""
     cases = judged_on(variant, harness.subset())
+    o = harness.run_backend(variant(), cases)
+    assert cases and o.ran == sum(len(harness.checks_of(c)) for c in cases) and o.skipped == 0
+    assert not o.failures, dict(list(o.failures.items())[:5])
+
+
+@pytest.mark.parametrize("variant", EVERY_SMALL_CASE,
+                         ids=lambda v: v.__name__)
+def test_correct_variant_passes_every_small_case(variant) -> None:
+    """CI's share for the flushing control: every case with committed goldens, every value set."""
+    cases = judged_on(variant, harness.small_cases())
     o = harness.run_backend(variant(), cases)
     assert cases and o.ran == sum(len(harness.checks_of(c)) for c in cases) and o.skipped == 0
     assert not o.failures, dict(list(o.failures.items())[:5])

@@ -82,4 +82,7 @@ class Float32CoresInOrder(SumKernel):
 CORRECT: List[Type[Float32Kernel]] = [Float32Kernel, VendorArithmeticFlushed, Float64RoundedOnce,
                                       Float32SequentialSum, Float32CoresInOrder]
 # The correct kernels CI runs over every case of the default run (the others: `-m heavy`).
-EVERY_CASE: List[Type[Float32Kernel]] = [Float32Kernel, VendorArithmeticFlushed]
+EVERY_CASE: List[Type[Float32Kernel]] = [Float32Kernel]
+# ... and over every small case: flushing changes a result only where an intermediate is below
+# 2^-126, which the scale sets (uniform values) never draw; `-m heavy` runs it over every case.
+EVERY_SMALL_CASE: List[Type[Float32Kernel]] = [VendorArithmeticFlushed]
