@@ -76,6 +76,7 @@ def cmd_report_diff(args: argparse.Namespace) -> int:
     base, new = results.read(Path(args.base)), results.read(Path(args.new))
     if not args.allow_incomplete:
         compare.refuse_incomplete([(args.base, base), (args.new, new)], "--allow-incomplete")
+    compare.refuse_empty([(args.base, base), (args.new, new)])
     d = compare.diff(base, new, args.ulp_growth, args.ulp_ratio, args.allow_vanished)
     print(compare.render_diff(d, args.limit))
     return 1 if d.worse else 0

@@ -69,6 +69,16 @@ def refuse_incomplete(docs: Sequence[Tuple[str, Mapping]], flag: str) -> None:
                                f"{flag} uses it anyway")
 
 
+def refuse_empty(docs: Sequence[Tuple[str, Mapping]], unfinished_ok: bool = False) -> None:
+    """A run with no record judged nothing: comparing or merging it would let it pass as a result.
+    `unfinished_ok`: a shard interrupted before its first case may join a partial merge (the merge
+    is marked unfinished); a finished run with no records never may."""
+    for name, doc in docs:
+        if not doc.get("records") and not (unfinished_ok and not is_complete(doc)):
+            raise ResultsError(f"{name}: the run has no records (no case ran); there is nothing to compare "
+                               f"or merge")
+
+
 def merge(docs: Sequence[Tuple[str, Mapping]], allow_partial: bool = False,
           allow_incomplete: bool = False) -> Dict[str, Any]:
     """Join shards (name, document) into one run; they must be of the same configuration, finished
@@ -78,6 +88,7 @@ def merge(docs: Sequence[Tuple[str, Mapping]], allow_partial: bool = False,
         raise ResultsError("nothing to merge")
     if not allow_incomplete:
         refuse_incomplete(docs, "--allow-incomplete")
+    refuse_empty(docs, unfinished_ok=allow_incomplete)
     first_name, first = docs[0]
     records: Dict[str, Tuple[str, Mapping]] = {}
     for name, doc in docs:

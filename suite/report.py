@@ -6,21 +6,23 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import tempfile
 from pathlib import Path
+from collections import Counter
 from typing import Any, Dict, List, Optional
 
 import pytest
 
 from suite import compare, journal, knownfail, results, shard, summary
 from suite.golden import GoldenStore
+from suite.interrupts import Interrupts
 from suite.yamlfile import FileError
 
 REPORTER = pytest.StashKey["Reporter"]()
 BACKEND_KEY = "aclnn_backend"             # workeroutput keys: the backend's info, from a worker,
 INCIDENTS_KEY = "aclnn_incidents"         # what went wrong outside any case there,
-SETUP_KEY = "aclnn_setup_error"           # and why its session could not start
+SETUP_KEY = "aclnn_setup_error"           # why its session could not start,
+INTERRUPTED_KEY = "aclnn_interrupted"     # and the signals it was sent
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -72,6 +74,9 @@ class Reporter:
         self.setup_errors: List[str] = []             # from workers
         self.journal: Optional[journal.Journal] = None
         self._kinds: Dict[str, str] = {}
+        self.interrupts = Interrupts()
+        self.interrupted: List[str] = []              # from workers
+        self.selected: Optional[List[str]] = None     # node ids of the tests that were to run
 
     def state(self):
         from suite.plugin import STATE
@@ -171,8 +176,34 @@ class Reporter:
     def finish(self, incomplete: Optional[str]) -> Path:
         journal.write_reports(self.dir, self.document(incomplete))
         if self.journal is not None:
-            self.journal.close(remove=True)
+            # Only a finished run's journal goes: an unfinished one is the record of what ran.
+            self.journal.close(remove=incomplete is None)
         return self.dir
+
+    def is_case_id(self, nodeid: str) -> bool:
+        """Whether a node id names a conformance test (a test module with CASE_KIND, a case param)."""
+        m = re.fullmatch(r"(.+?\.py)::[^\[]+\[(.+)\]", nodeid)
+        return bool(m) and self._kind_of(m[1]) is not None
+
+    def empty_run(self) -> Optional[str]:
+        """Why a run with no record is not a result: where pytest ran and what it selected."""
+        if self.records:
+            return None
+        ids = self.selected or []
+        cases = sum(self.is_case_id(i) for i in ids)
+        where = Counter(i.split("::")[0].split("/")[0] for i in ids)
+        what = ", ".join(f"{n} under {d}" for d, n in where.most_common(3))
+        return (f"no conformance case ran: pytest ran in {os.getcwd()} (rootdir {self.config.rootpath}) and "
+                f"selected {len(ids)} tests{' (' + what + ')' if what else ''}, {cases} of them conformance "
+                f"cases; run it in the project folder, or name suite/conformance")
+
+    def all_skipped(self) -> Optional[str]:
+        """Why a run in which no case was judged is not a pass (every record skipped)."""
+        recs = list(self.records.values())
+        if not recs or any(r["outcome"] != "skipped" for r in recs):
+            return None
+        first = recs[0].get("reason") or ""
+        return f"every one of the {len(recs)} cases was skipped, so none was judged (the first: {first})"
 
 
 def _check_writable(folder: Path) -> None:
@@ -235,22 +266,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: List[pytest.Item
             item.add_marker(pytest.mark.xfail(reason=f"known failure: {entry.text}", strict=entry.strict))
 
 
-def _interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
 def pytest_sessionstart(session: pytest.Session) -> None:
     config = session.config
     rep = config.stash[REPORTER]
     config.pluginmanager.register(_Collector(rep), "aclnn-report-collector")
+    # A CI job's cancel sends SIGTERM (often twice), a person Ctrl-C: the first ends the run like
+    # Ctrl-C, so the reports say where it stopped; later ones cannot cut the reports short.
+    rep.interrupts.install()
     if _is_worker(config):
         return
-    # A CI job's timeout sends SIGTERM: end like Ctrl-C, so the reports say where the run stopped.
-    try:
-        if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
-            signal.signal(signal.SIGTERM, _interrupt)
-    except ValueError:                      # not the main thread
-        pass
     if rep.dir is not None:
         rep.start()
 
@@ -264,6 +288,16 @@ class _Collector:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.rep.add(report)
 
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if session.config.pluginmanager.getplugin("dsession") is None:
+            self.rep.selected = [item.nodeid for item in session.items]
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: List[str]) -> None:
+        # Every worker collects the same tests; the controller learns them here.
+        if self.rep.selected is None or len(ids) > len(self.rep.selected):
+            self.rep.selected = list(ids)
+
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         out = getattr(node, "workeroutput", {})
@@ -273,6 +307,8 @@ class _Collector:
         self.rep.incidents += [f"{name}: {x}" for x in out.get(INCIDENTS_KEY) or []]
         if out.get(SETUP_KEY) and out[SETUP_KEY] not in self.rep.setup_errors:
             self.rep.setup_errors.append(out[SETUP_KEY])
+        if out.get(INTERRUPTED_KEY):
+            self.rep.interrupted.append(f"{name}: {out[INTERRUPTED_KEY]}")
 
 
 def _incomplete(session: pytest.Session, rep: Reporter) -> Optional[str]:
@@ -281,6 +317,9 @@ def _incomplete(session: pytest.Session, rep: Reporter) -> Optional[str]:
     setup = rep.setup_errors + ([st.error] if st.error else [])
     if setup:
         return f"the session could not start: {setup[0]}"
+    signals = rep.interrupts.why(len(rep.records))
+    if signals or rep.interrupted:
+        return signals or f"a worker was interrupted after {len(rep.records)} cases ({rep.interrupted[0]})"
     status = session.exitstatus
     # -x / --maxfail, or the suite's own stop (a lost device); under xdist a worker's stop reaches
     # the controller's DSession plugin, not its session
@@ -294,7 +333,7 @@ def _incomplete(session: pytest.Session, rep: Reporter) -> Optional[str]:
         return "pytest hit an internal error"
     if status == pytest.ExitCode.USAGE_ERROR:
         return "the session could not start (usage error)"
-    return None
+    return rep.empty_run()
 
 
 @pytest.hookimpl(trylast=True)
@@ -304,23 +343,39 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if rep is None:
         return
     st = rep.state()
+    rep.interrupts.finishing = True
     if _is_worker(config):
         if st.info is not None:
             config.workeroutput[BACKEND_KEY] = _info_dict(st.info)
         config.workeroutput[INCIDENTS_KEY] = list(st.incidents)
         if st.error:
             config.workeroutput[SETUP_KEY] = st.error
+        config.workeroutput[INTERRUPTED_KEY] = rep.interrupts.why(len(rep.records))
         return
     incomplete = _incomplete(session, rep)
     if rep.dir is not None:
         rep.finish(incomplete)
-    # The exit code follows the suite's own records: nothing a backend does at exit turns a run
-    # with a failed case, an incident or a setup error green.
-    failed = any(r["outcome"] == "failed" for r in rep.records.values()) or rep.all_incidents()
+    session.exitstatus = exit_status(session.exitstatus, rep, incomplete)
+
+
+def exit_status(status: int, rep: Reporter, incomplete: Optional[str]) -> int:
+    """The run's exit code, from the suite's own records: nothing a backend does at exit turns a
+    run with a failed case, an incident, a setup error, a signal or nothing judged green."""
+    E = pytest.ExitCode
+    st = rep.state()
     if rep.setup_errors and not st.error:
-        session.exitstatus = pytest.ExitCode.USAGE_ERROR
-    elif failed and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        return E.USAGE_ERROR
+    if (rep.interrupts.count or rep.interrupted) and status in (E.OK, E.TESTS_FAILED, E.NO_TESTS_COLLECTED):
+        return E.INTERRUPTED
+    if status not in (E.OK, E.NO_TESTS_COLLECTED):
+        return status
+    if any(r["outcome"] == "failed" for r in rep.records.values()) or rep.all_incidents():
+        return E.TESTS_FAILED
+    if rep.config.option.backend is not None and rep.empty_run():
+        return E.USAGE_ERROR          # a backend named, and nothing of the suite ran
+    if rep.all_skipped():
+        return E.TESTS_FAILED
+    return status
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
@@ -329,6 +384,9 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         return
     for error in rep.setup_errors:
         terminalreporter.write_line(f"ERROR: {error}", red=True, bold=True)
+    nothing = (rep.config.option.backend is not None and rep.empty_run()) or rep.all_skipped()
+    if nothing and not rep.interrupts.count:
+        terminalreporter.write_line(f"ERROR: {nothing}", red=True, bold=True)
     incidents = rep.all_incidents()
     if incidents:
         terminalreporter.section("aclnn conformance: incidents outside any case (they fail the run)", red=True)

@@ -188,7 +188,7 @@ def test_sigterm_ends_the_run_with_reports_marked_interrupted(tmp_path):
     doc = results.read(d / "results.json")
     assert doc["complete"] is False and doc["incomplete"].startswith("interrupted")
     assert doc["records"] and "**INCOMPLETE RUN**: interrupted" in (d / "summary.md").read_text()
-    assert not (d / "results.journal").exists()
+    assert (d / "results.journal").exists()           # an unfinished run keeps its journal
 
 
 def test_an_unwritable_report_dir_is_found_before_the_run(tmp_path):

@@ -1,0 +1,97 @@
+"""A run that judged nothing is never a pass: a backend named in the wrong folder (the project's own
+tests ran, or nothing), a report folder whose run collected nothing, a run whose every case was
+skipped. Each fails with one line saying where pytest ran and what it selected, and `report diff`
+and `report merge` refuse a side with no records."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from suite import results
+from tests.reportkit import ROOT, cli, run_suite
+
+MSE = "--cases=" + str(ROOT / "cases" / "mse_loss_backward.yaml")
+
+
+def _pytest_in(folder, args):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("PYTEST_XDIST_WORKER", None)
+    env.pop("PYTEST_ADDOPTS", None)
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], cwd=folder,
+                          env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("workers", [0, 2], ids=["serial", "n2"])
+def test_a_backend_named_where_only_the_projects_own_tests_are_fails(workers):
+    p = _pytest_in(ROOT / "tests", ["--backend", "tests.plugin_backends:WrongKL", "test_shard.py"]
+                   + (["-n", str(workers)] if workers else []))
+    out = p.stdout + p.stderr
+    assert p.returncode == 4, out[-2000:]
+    assert "passed" in out        # the project's own tests did run ...
+    line = next(x for x in out.splitlines() if x.startswith("ERROR: no conformance case ran"))
+    assert f"pytest ran in {ROOT / 'tests'}" in line and "0 of them conformance cases" in line, line
+    assert "Traceback" not in out
+
+
+def test_a_backend_named_where_nothing_is_collected_fails_with_the_line():
+    p = _pytest_in(ROOT / "docs", ["--backend", "tests.plugin_backends:WrongKL"])
+    out = p.stdout + p.stderr
+    assert p.returncode == 4, out[-2000:]
+    assert f"ERROR: no conformance case ran: pytest ran in {ROOT / 'docs'}" in out and "selected 0 tests" in out
+
+
+@pytest.mark.parametrize("workers", [0, 2], ids=["serial", "n2"])
+def test_a_report_of_a_run_that_ran_no_case_is_not_complete_and_the_gate_refuses_it(tmp_path, workers):
+    runs = {}
+    for name in ("base", "new"):
+        d = tmp_path / name
+        p = run_suite([MSE, "-k", "no-such-case", f"--report-dir={d}"] + (["-n", str(workers)] if workers else []))
+        assert p.returncode == 5, p.stdout[-2000:]
+        doc = results.read(d / "results.json")
+        assert doc["records"] == [] and doc["complete"] is False, doc
+        assert doc["incomplete"].startswith("no conformance case ran"), doc["incomplete"]
+        runs[name] = d / "results.json"
+    p = cli(["report", "diff", str(runs["base"]), str(runs["new"])])
+    assert p.returncode == 2 and "the run did not finish (no conformance case ran" in p.stderr, p.stderr
+    p = cli(["report", "diff", str(runs["base"]), str(runs["new"]), "--allow-incomplete"])
+    assert p.returncode == 2 and "the run has no records (no case ran)" in p.stderr, (p.stdout, p.stderr)
+    # A finished run with no records (an older suite wrote them) is refused by merge too.
+    forged = json.loads(runs["new"].read_text())
+    forged.update(complete=True, incomplete=None)
+    runs["new"].write_text(json.dumps(forged))
+    for args in (["report", "diff", str(runs["new"]), str(runs["new"])],
+                 ["report", "merge", str(runs["new"]), "-o", str(tmp_path / "m.json")],
+                 ["report", "merge", str(runs["new"]), "--allow-incomplete", "-o", str(tmp_path / "m.json")]):
+        p = cli(args)
+        assert p.returncode == 2 and "the run has no records (no case ran)" in p.stderr, (args, p.stdout, p.stderr)
+        assert not (tmp_path / "m.json").exists()
+
+
+def test_a_report_dir_read_as_a_test_path_leaves_no_complete_report(tmp_path):
+    """`--report-dir R` before a test path: pytest takes R/base as what to collect."""
+    d = tmp_path / "R"
+    p = run_suite([MSE, f"--report-dir={d}", str(tmp_path / "R" / "base")])
+    assert p.returncode != 0
+    doc = json.loads((d / "results.json").read_text())
+    assert doc["complete"] is False and not doc["records"]
+
+
+@pytest.mark.parametrize("workers", [0, 2], ids=["serial", "n2"])
+def test_a_run_whose_every_case_was_skipped_fails(tmp_path, workers):
+    """A backend that declares itself nondeterministic, asked for determinism cases only."""
+    p = run_suite([MSE, "-k", "test_bit_identical and float32-atlas-a2", "--backend",
+                   "tests.plugin_backends:Nondeterministic", f"--report-dir={tmp_path}"]
+                  + (["-n", str(workers)] if workers else []))
+    out = p.stdout + p.stderr
+    assert p.returncode == 1, out[-2000:]
+    assert "ERROR: every one of the" in out and "was skipped, so none was judged" in out
+    doc = results.read(tmp_path / "results.json")
+    assert doc["records"] and all(r["outcome"] == "skipped" for r in doc["records"])
+    # ... and one case judged is enough for the run to be a result
+    p = run_suite([MSE, "-k", "float32-atlas-a2 and 2x3.2x3.2x3-contiguous", "--backend",
+                   "tests.plugin_backends:Nondeterministic"] + (["-n", str(workers)] if workers else []))
+    assert p.returncode == 0 and "skipped" in p.stdout, p.stdout[-2000:]

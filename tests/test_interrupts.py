@@ -1,0 +1,78 @@
+"""A cancelled CI job or an impatient Ctrl-C: one, two or ten SIGTERM/SIGINT at any moment, to
+pytest (serially, or to xdist's controller) or to the whole process group (a terminal's Ctrl-C
+reaches the workers too). The run is never `complete: true`, its journal survives with the
+finished cases, the exit status is 2 (interrupted) and there is no INTERNALERROR."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from suite import journal, results
+from tests.reportkit import ROOT
+
+SLICE = ["--cases=" + str(ROOT / "cases" / "mse_loss_backward.yaml"), "-p", "no:benchmark",
+         "-k", "MseLossBackward-float32-atlas-a2", "--backend", "tests.slow_backend:Slow"]
+T, I = signal.SIGTERM, signal.SIGINT
+SCHEDULES = {                   # (signal, seconds to wait after it)
+    "one SIGTERM": [(T, 0)],
+    "two SIGTERM 0.5 s apart": [(T, 0.5), (T, 0)],
+    "ten SIGINT": [(I, 0.05)] * 10,
+    "SIGINT then SIGTERM": [(I, 0.3), (T, 0)],
+}
+
+
+def _popen(args):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("PYTEST_XDIST_WORKER", None)
+    env.pop("PYTEST_ADDOPTS", None)
+    return subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+
+
+def _journal_records(path) -> int:
+    return max(0, len(path.read_text().splitlines()) - 1) if path.exists() else 0
+
+
+def _interrupt(tmp_path, schedule, workers, group):
+    d = tmp_path / "run"
+    proc = _popen([*SLICE, f"--report-dir={d}"] + (["-n", str(workers)] if workers else []))
+    end = time.monotonic() + 120
+    while _journal_records(d / journal.JOURNAL) < 3:
+        assert proc.poll() is None and time.monotonic() < end, proc.stdout.read()[-2000:]
+        time.sleep(0.05)
+    for sig, wait in schedule:
+        if proc.poll() is not None:
+            break
+        (os.killpg(proc.pid, sig) if group else proc.send_signal(sig))
+        time.sleep(wait)
+    out, _ = proc.communicate(timeout=120)
+    return proc.returncode, out, d
+
+
+@pytest.mark.parametrize("workers", [0, 2], ids=["serial", "n2"])
+@pytest.mark.parametrize("name", SCHEDULES)
+def test_an_interrupted_run_is_never_complete_and_keeps_its_journal(tmp_path, name, workers):
+    rc, out, d = _interrupt(tmp_path, SCHEDULES[name], workers, group=False)
+    assert rc == 2, out[-3000:]
+    assert "INTERNALERROR" not in out and "Traceback" not in out, out[-3000:]
+    doc = results.read(d / "results.json")
+    assert doc["complete"] is False and doc["incomplete"].startswith("interrupted"), doc["incomplete"]
+    kept = journal.recover(d / journal.JOURNAL)
+    assert len(kept["records"]) >= len(doc["records"]) >= 3
+    assert {r["key"] for r in doc["records"]} <= {r["key"] for r in kept["records"]}
+
+
+@pytest.mark.parametrize("name", ["two SIGTERM 0.5 s apart", "ten SIGINT"])
+def test_signals_to_the_whole_group_reach_the_workers_and_the_run_still_says_so(tmp_path, name):
+    rc, out, d = _interrupt(tmp_path, SCHEDULES[name], 2, group=True)
+    assert rc == 2, out[-3000:]
+    assert "INTERNALERROR" not in out, out[-3000:]
+    doc = results.read(d / "results.json")
+    assert doc["complete"] is False and doc["incomplete"].startswith(("interrupted", "a worker was interrupted"))
+    assert (d / journal.JOURNAL).exists()
