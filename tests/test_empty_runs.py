@@ -95,3 +95,15 @@ def test_a_run_whose_every_case_was_skipped_fails(tmp_path, workers):
     p = run_suite([MSE, "-k", "float32-atlas-a2 and 2x3.2x3.2x3-contiguous", "--backend",
                    "tests.plugin_backends:Nondeterministic"] + (["-n", str(workers)] if workers else []))
     assert p.returncode == 0 and "skipped" in p.stdout, p.stdout[-2000:]
+
+
+def test_a_backend_raising_not_implemented_everywhere_fails_every_case(tmp_path):
+    """NotImplementedError is a crash of the backend's, not a skip: else a backend that computes
+    nothing would make a run of skips."""
+    p = run_suite([MSE, "-k", "float32-atlas-a2 and 2x3.2x3.2x3-contiguous", "--backend",
+                   "tests.careless_backends:Unfinished", f"--report-dir={tmp_path}"])
+    assert p.returncode == 1, p.stdout[-2000:]
+    doc = results.read(tmp_path / "results.json")
+    judged = doc["records"]
+    assert len(judged) >= 8 and all(r["outcome"] == "failed" and "NotImplementedError: not written yet" in r["reason"]
+                          for r in judged), judged[:2]

@@ -16,7 +16,7 @@ from suite import journal, results
 from tests.reportkit import ROOT
 
 SLICE = ["--cases=" + str(ROOT / "cases" / "mse_loss_backward.yaml"), "-p", "no:benchmark",
-         "-k", "MseLossBackward-float32-atlas-a2", "--backend", "tests.slow_backend:Slow"]
+         "-k", "MseLossBackward-float32-atlas-a2", "--backend", "tests.careless_backends:Slow"]
 T, I = signal.SIGTERM, signal.SIGINT
 SCHEDULES = {                   # (signal, seconds to wait after it)
     "one SIGTERM": [(T, 0)],

@@ -1,0 +1,88 @@
+"""The run's exit status (suite/report.py exit_status) at and around every rule: it comes from the
+suite's own records, signals and setup, and only ever makes a run less green than pytest said."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from suite.interrupts import Interrupts
+from suite.report import Reporter, exit_status
+
+E = pytest.ExitCode
+
+
+class FakeReporter:
+    """What exit_status reads of a Reporter; all_skipped is the real one."""
+
+    all_skipped = Reporter.all_skipped
+
+    def __init__(self, outcomes=("passed",), setup_errors=(), own_error=None, signals=0, worker_signals=(),
+                 incidents=(), backend=None, empty=None):
+        self.records = {f"k{i}": {"outcome": o, "reason": "why"} for i, o in enumerate(outcomes)}
+        self.setup_errors = list(setup_errors)
+        self._state = SimpleNamespace(error=own_error)
+        self.interrupts = Interrupts()
+        self.interrupts.count = signals
+        self.interrupted = list(worker_signals)
+        self._incidents = list(incidents)
+        self.config = SimpleNamespace(option=SimpleNamespace(backend=backend))
+        self._empty = empty
+
+    def state(self):
+        return self._state
+
+    def all_incidents(self):
+        return self._incidents
+
+    def empty_run(self):
+        return self._empty if not self.records else None
+
+
+ROWS = [
+    # (what, pytest's status, reporter, expected)
+    ("all passed", E.OK, FakeReporter(), E.OK),
+    ("one failed among passes", E.OK, FakeReporter(("passed", "failed")), E.TESTS_FAILED),
+    ("pytest already says failed", E.TESTS_FAILED, FakeReporter(("failed",)), E.TESTS_FAILED),
+    ("xfailed and passed", E.OK, FakeReporter(("passed", "xfailed")), E.OK),
+    ("an incident, no failure", E.OK, FakeReporter(incidents=["closed badly"]), E.TESTS_FAILED),
+    ("an incident, no tests", E.NO_TESTS_COLLECTED, FakeReporter((), incidents=["x"]), E.TESTS_FAILED),
+    ("a worker's setup error", E.OK, FakeReporter(setup_errors=["no device"]), E.USAGE_ERROR),
+    ("own setup error already raised", E.USAGE_ERROR, FakeReporter(setup_errors=["e"], own_error="e"), E.USAGE_ERROR),
+    ("one signal, all passed", E.OK, FakeReporter(signals=1), E.INTERRUPTED),
+    ("two signals, pytest saw none", E.OK, FakeReporter(signals=2), E.INTERRUPTED),
+    ("a signal and a failure", E.TESTS_FAILED, FakeReporter(("failed",), signals=1), E.INTERRUPTED),
+    ("a worker's signal", E.OK, FakeReporter(worker_signals=["gw0: interrupted"]), E.INTERRUPTED),
+    ("a signal, nothing ran", E.NO_TESTS_COLLECTED, FakeReporter((), signals=1), E.INTERRUPTED),
+    ("pytest's internal error stays", E.INTERNAL_ERROR, FakeReporter(signals=1), E.INTERNAL_ERROR),
+    ("pytest's usage error stays", E.USAGE_ERROR, FakeReporter(), E.USAGE_ERROR),
+    ("interrupted stays", E.INTERRUPTED, FakeReporter(), E.INTERRUPTED),
+    ("backend named, nothing ran", E.OK, FakeReporter((), backend="x:Y", empty="no case"), E.USAGE_ERROR),
+    ("backend named, no tests at all", E.NO_TESTS_COLLECTED, FakeReporter((), backend="x:Y", empty="no case"),
+     E.USAGE_ERROR),
+    ("no backend named, nothing ran (the project's own tests)", E.OK, FakeReporter((), empty="no case"), E.OK),
+    ("no backend named, no tests", E.NO_TESTS_COLLECTED, FakeReporter((), empty="no case"), E.NO_TESTS_COLLECTED),
+    ("every case skipped", E.OK, FakeReporter(("skipped", "skipped")), E.TESTS_FAILED),
+    ("every case skipped, backend named", E.OK, FakeReporter(("skipped",), backend="x:Y"), E.TESTS_FAILED),
+    ("one judged among skips", E.OK, FakeReporter(("skipped", "passed")), E.OK),
+    ("one xfailed among skips", E.OK, FakeReporter(("skipped", "xfailed")), E.OK),
+]
+
+
+@pytest.mark.parametrize("what,status,rep,expected", ROWS, ids=[r[0] for r in ROWS])
+def test_exit_status(what, status, rep, expected):
+    assert exit_status(status, rep, None) == expected
+
+
+def test_the_first_signal_raises_and_later_ones_are_counted():
+    i = Interrupts()
+    with pytest.raises(KeyboardInterrupt):
+        i._handle(15, None)
+    for _ in range(9):
+        i._handle(2, None)          # no exception: the shutdown writes the reports undisturbed
+    assert i.count == 10 and i.why(3) == "interrupted by SIGTERM, and 9 more signals after 3 cases"
+    j = Interrupts()
+    j.finishing = True
+    j._handle(2, None)              # the run is over: nothing is raised, and it still counts
+    assert j.why(0) == "interrupted by SIGINT after 0 cases"
+    assert Interrupts().why(5) is None
