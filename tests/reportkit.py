@@ -28,3 +28,11 @@ def cli(args: List[str]) -> subprocess.CompletedProcess:
 def comparable(records: list) -> dict:
     """Records by key: what must agree between runs of the same cases (all of it)."""
     return {r["key"]: r for r in records}
+
+
+def sample_record(key: str, outcome: str = "passed") -> dict:
+    """A minimal record results.validate accepts."""
+    return {"key": key, "case": "c", "kind": "numbers", "op": "MseLossBackward", "product": "atlas-a2",
+            "dtypes": {"self": "float32"}, "out_dtype": "float32", "shapes": {"self": [2]}, "out_shape": [2],
+            "layout": "contiguous", "attrs": {}, "values": "uniform", "expect": 0, "status": 0,
+            "reduction": 0, "reproduce": None, "outcome": outcome, "reason": None, "metrics": None}

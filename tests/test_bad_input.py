@@ -21,6 +21,7 @@ pytest_plugins = ["pytester"]
 from suite import cli, golden, hardware, jsonfile, knownfail, results, tolerance, yamlfile
 from suite.cases import load_cases
 from suite.yamlfile import FileError
+from tests.reportkit import sample_record
 
 ROOT = Path(__file__).resolve().parents[1]
 MSE = b"op: MseLossBackward\n"
@@ -305,7 +306,7 @@ def test_bad_results_is_one_line_for_diff_and_merge(tmp_path: Path, name: str, c
     data, words = BAD_RESULTS[name]
     bad = _write(tmp_path, data, "bad.json")
     good = tmp_path / "good.json"
-    results.write(good, _results())
+    results.write(good, _results(records=[sample_record("a")], counts={**_results()["counts"], "passed": 1}))
     with pytest.raises(results.ResultsError) as info:
         results.read(bad)
     text = str(info.value)
@@ -333,7 +334,7 @@ def test_results_size_limit(tmp_path: Path) -> None:
 ])
 def test_merge_output_that_cannot_be_a_file_is_one_line(tmp_path: Path, where: str, says: str, capsys) -> None:
     good = tmp_path / "good.json"
-    results.write(good, _results())
+    results.write(good, _results(records=[sample_record("a")], counts={**_results()["counts"], "passed": 1}))
     out = {"folder": tmp_path, "no-folder": tmp_path / "nope" / "m.json",
            "under-a-file": good / "m.json"}[where]
     # checked before the inputs are read: a missing input is not what it reports
@@ -356,7 +357,7 @@ def _refuse_writes(monkeypatch, folder: Path) -> None:
 
 def test_merge_into_a_folder_that_cannot_be_written(tmp_path: Path, monkeypatch, capsys) -> None:
     good = tmp_path / "good.json"
-    results.write(good, _results())
+    results.write(good, _results(records=[sample_record("a")], counts={**_results()["counts"], "passed": 1}))
     (tmp_path / "ro").mkdir()
     _refuse_writes(monkeypatch, tmp_path / "ro")
     assert cli.main(["report", "merge", str(good), "-o", str(tmp_path / "ro" / "m.json")]) == 2

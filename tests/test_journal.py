@@ -8,16 +8,10 @@ import pytest
 
 from suite import journal
 from suite.results import ResultsError
+from tests.reportkit import sample_record as _record
 
 RUN = {"backend": {"spec": "reference", "options": {}}, "products": ["atlas-a2"], "standard_override": None,
        "manifest_hash": "0" * 64, "machine": {}, "shard": None}
-
-
-def _record(key: str, outcome: str = "passed") -> dict:
-    return {"key": key, "case": "c", "kind": "numbers", "op": "MseLossBackward", "product": "atlas-a2",
-            "dtypes": {"self": "float32"}, "out_dtype": "float32", "shapes": {"self": [2]}, "out_shape": [2],
-            "layout": "contiguous", "attrs": {}, "values": "uniform", "expect": 0, "status": 0,
-            "reduction": 0, "reproduce": None, "outcome": outcome, "reason": None, "metrics": None}
 
 
 def _write(tmp_path, lines, newline_at_end=True):
