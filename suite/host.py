@@ -14,18 +14,24 @@ can interrupt native code only by ending the whole process, and neither outlives
 backend's close() or atexit handler. Process pools (pebble, loky) pickle their arguments, which
 turns every strided or reversed view into a contiguous copy and doubles a 2^31-element case.
 
-The transport is a Unix socket pair. A message is a header of plain values (pickled without any
-class: the child's replies are unpickled with no globals allowed) and raw array bytes read straight
-into the receiving arrays: one copy each way and no /dev/shm. The child gets the case's contiguous
-inputs and builds the layout's views itself, so a backend sees exactly the views it would see
-in-process.
+The transport is a Unix socket pair (suite/wire.py). A message is a header of plain values (pickled
+without any class: the child's replies are unpickled with no globals allowed) and raw array bytes
+read straight into the receiving arrays: one copy each way and no /dev/shm. The child gets the
+case's contiguous inputs and builds the layout's views itself, so a backend sees exactly the views
+it would see in-process. Every reply is checked whole (suite/protocol.py): the backend shares its
+process with the serving code, and a malformed reply kills the process and fails only its case.
+
+The child's fd 1 and 2 are a second socket, read by a thread here into bounded per-case logs
+(suite/output.py): pytest's capture would keep every byte a backend prints.
+
+Determinism cases make their last call in a second process of the same backend (`Hosted.twin`),
+so a result remembered by the first process is compared with one computed elsewhere.
 """
 from __future__ import annotations
 
 import atexit
 import multiprocessing
 import os
-import pickle
 import signal
 import socket
 import sys
@@ -39,7 +45,9 @@ import numpy as np
 from suite import dtypes, layout
 from suite.backend import BackendError, BackendInfo, make_backend
 from suite.contract import AclnnError, DeviceFault, OpCall, Unsupported
-from suite.wire import _Timeout, recv, send, socket_pair  # noqa: F401  (send, recv: the wire's API, also here)
+from suite.output import Drain, Log
+from suite import protocol
+from suite.wire import ProtocolError, _Timeout, pending, recv, send, socket_pair  # noqa: F401  (send, recv: the wire's API, also here)
 
 # A request: op, inputs (name -> contiguous array or None), layout, attrs, out_shape, out_dtype
 # (a dtype name or None), product. Plain values, so it crosses the process boundary as it is.
@@ -47,6 +55,7 @@ Request = Dict[str, Any]
 
 STARTUP_FLOOR = 120.0        # seconds a backend may take to start (device init, library loading)
 CLOSE_GRACE = 30.0           # seconds close() and the exit handlers may take
+_MAX_REPLY = 1 << 20         # bytes of a reply's header: a few outcomes of bounded text
 
 
 @dataclass
@@ -59,6 +68,7 @@ class Outcome:
     raised: Optional[str] = None           # any other exception: "TypeError: ..."
     returned: Optional[str] = None         # what came back instead of such an array
     aliased: Optional[str] = None          # the result shares memory with: "input NAME" or "an earlier result"
+    violation: Optional[str] = None        # what the backend gave breaks the contract: why
     device_fault: Optional[str] = None     # DeviceFault's message (with its status)
     device_lost: bool = False              # ... and the backend could not recover the device
 
@@ -86,6 +96,48 @@ def _describe(got: Any) -> str:
     return f"shape {tuple(got.shape)} dtype {dtypes.name_of(got.dtype)}"
 
 
+MAX_WORDS = 2000                 # characters kept of a backend's own words (a message, a reason)
+
+
+def words(v: Any) -> str:
+    """A backend's own words as text, whatever they are: an object whose __str__ raises or returns
+    something else costs its case nothing (and never the backend's process), and a message of a
+    gigabyte is cut."""
+    try:
+        text = v if type(v) is str else str(v)
+        if type(text) is not str:
+            raise TypeError(f"__str__ returned {type(text).__name__}")
+    except Exception as e:
+        text = f"<unprintable {type(v).__name__}: its __str__ raised {type(e).__name__}>"
+    return text if len(text) <= MAX_WORDS else text[:MAX_WORDS] + f"... ({len(text) - MAX_WORDS} more characters)"
+
+
+def _device_fault(e: DeviceFault) -> Outcome:
+    message, code = words(getattr(e, "message", e)), getattr(e, "status", None)
+    if code is not None and type(code) is not int:
+        return Outcome(violation=f"DeviceFault's status is {words(repr(code))} ({type(code).__name__}), not an int")
+    status = "" if code is None or str(code) in message else f" (status {code})"
+    recovered = getattr(e, "recovered", True)
+    if type(recovered) is not bool:
+        # Not the promise the contract asks for: the device is taken as lost (the safe reading).
+        return Outcome(device_fault=f"{message}{status} [recovered={words(repr(recovered))} is not a bool: "
+                                    f"the device is taken as not recovered]", device_lost=True)
+    return Outcome(device_fault=f"{message}{status}", device_lost=not recovered)
+
+
+def _plain(got: Any) -> Tuple[Any, Optional[str]]:
+    """A result of a numpy subclass as a plain ndarray (np.matrix and the like are judged by their
+    values), or why it cannot be: a masked array with masked elements has no value there."""
+    if not isinstance(got, np.ndarray) or type(got) is np.ndarray:
+        return got, None
+    if isinstance(got, np.ma.MaskedArray):
+        masked = int(np.count_nonzero(np.ma.getmaskarray(got)))
+        if masked:
+            return None, (f"a numpy.ma.MaskedArray with {masked} masked elements: a masked element has "
+                          f"no value to judge; the contract asks for a plain numpy.ndarray")
+    return got.view(np.ndarray), None
+
+
 def call_once(backend: Any, req: Request, earlier: Sequence[np.ndarray]) -> Tuple[Outcome, Optional[np.ndarray]]:
     """Run one call and classify what came back. Also returns the raw result, kept by the caller
     so that a later call's result can be checked for sharing its memory."""
@@ -93,14 +145,20 @@ def call_once(backend: Any, req: Request, earlier: Sequence[np.ndarray]) -> Tupl
     try:
         got = backend.run(call)
     except AclnnError as e:
-        return Outcome(status=e.status), None
+        status = getattr(e, "status", None)
+        if type(status) is not int:
+            return Outcome(violation=f"AclnnError's status is {words(repr(status))} ({type(status).__name__}), "
+                                     f"not an int"), None
+        return Outcome(status=status), None
     except Unsupported as e:
-        return Outcome(unsupported=str(e)), None
+        return Outcome(unsupported=words(e)), None
     except DeviceFault as e:
-        status = "" if e.status is None or str(e.status) in e.message else f" (status {e.status})"
-        return Outcome(device_fault=f"{e.message}{status}", device_lost=not e.recovered), None
+        return _device_fault(e), None
     except Exception as e:
-        return Outcome(raised=f"{type(e).__name__}: {e}"), None
+        return Outcome(raised=f"{type(e).__name__}: {words(e)}"), None
+    got, refused = _plain(got)
+    if refused is not None:
+        return Outcome(violation=f"the backend returned {refused}"), None
     want_dt = None if req["out_dtype"] is None else dtypes.dtype_of(req["out_dtype"])
     if (not isinstance(got, np.ndarray) or req["out_shape"] is None
             or tuple(got.shape) != tuple(req["out_shape"]) or got.dtype != want_dt):
@@ -149,7 +207,7 @@ def close_backend(backend: Any) -> Optional[str]:
         try:
             close()
         except Exception as e:
-            return f"the backend's close() raised {type(e).__name__}: {e}"
+            return f"the backend's close() raised {type(e).__name__}: {words(e)}"
     return None
 
 
@@ -166,14 +224,51 @@ def _die_with_parent() -> None:
 
 def _outcome_header(o: Outcome, index: Optional[int]) -> Dict[str, Any]:
     return {"array": index, "status": o.status, "unsupported": o.unsupported, "raised": o.raised,
-            "returned": o.returned, "aliased": o.aliased, "device_fault": o.device_fault,
-            "device_lost": o.device_lost}
+            "returned": o.returned, "aliased": o.aliased, "violation": o.violation,
+            "device_fault": o.device_fault, "device_lost": o.device_lost}
 
 
-def child_main(sock: socket.socket, spec: Optional[str], opts: Dict[str, str]) -> None:
+def _redirect_output(out: Optional[socket.socket]) -> None:
+    """The process's fd 1 and 2 become `out` (read by suite.output.Drain in the parent): print and
+    native writes alike, never pytest's capture files."""
+    if out is None:
+        return
+    _flush_output()
+    for fd in (1, 2):
+        os.dup2(out.fileno(), fd)
+    out.close()
+
+
+def _flush_output() -> None:
+    """Python's and C's buffered output, written now: what a call printed belongs to its case."""
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.flush()
+        except Exception:                      # replaced or closed by the backend: nothing to flush
+            pass
+    try:
+        _libc().fflush(None)
+    except (OSError, AttributeError):
+        pass
+
+
+_LIBC: Any = None
+
+
+def _libc() -> Any:
+    global _LIBC
+    if _LIBC is None:
+        import ctypes
+        _LIBC = ctypes.CDLL(None)
+    return _LIBC
+
+
+def child_main(sock: socket.socket, spec: Optional[str], opts: Dict[str, str],
+               out: Optional[socket.socket] = None) -> None:
     """The backend's process: make the backend, then serve requests until told to close."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)         # Ctrl-C is the parent's to handle
     _die_with_parent()
+    _redirect_output(out)
     try:
         backend = make_backend(spec, opts)
         info = BackendInfo.of(backend)
@@ -181,8 +276,9 @@ def child_main(sock: socket.socket, spec: Optional[str], opts: Dict[str, str]) -
         send(sock, ("error", str(e)))
         return
     except BaseException as e:                # SystemExit included: a start-up that exits is an error
-        send(sock, ("error", f"backend {spec or 'reference'!r} failed to start: {type(e).__name__}: {e}"))
+        send(sock, ("error", f"backend {spec or 'reference'!r} failed to start: {type(e).__name__}: {words(e)}"))
         return
+    _flush_output()
     send(sock, ("ready", {"name": info.name, "capabilities": sorted(info.capabilities),
                           "products": list(info.products), "deterministic": info.deterministic,
                           "working_memory": info.working_memory}))
@@ -192,7 +288,7 @@ def child_main(sock: socket.socket, spec: Optional[str], opts: Dict[str, str]) -
         except (EOFError, OSError):
             os._exit(0)                        # the parent is gone
         if header[0] == "run":
-            req, repeat = header[1], header[2]
+            seq, req, repeat = header[1], header[2], header[3]
             req["inputs"] = {n: None if i is None else arrays[i] for n, i in req["inputs"].items()}
             outs = run_calls(backend, req, repeat)
             payload = [o.array for o in outs if o.array is not None]
@@ -201,7 +297,8 @@ def child_main(sock: socket.socket, spec: Optional[str], opts: Dict[str, str]) -
                 heads.append(_outcome_header(o, k if o.array is not None else None))
                 k += o.array is not None
             del outs
-            send(sock, ("done", heads), payload)
+            _flush_output()
+            send(sock, ("done", seq, heads), payload)
             # Nothing of a call outlives its reply: a huge case's input and result would otherwise
             # stay held while the parent draws and sends the next case (and its memory check sees less).
             header = arrays = req = payload = o = None
@@ -209,6 +306,7 @@ def child_main(sock: socket.socket, spec: Optional[str], opts: Dict[str, str]) -
             incident = close_backend(backend)
             # The backend's own exit handlers run here, where nothing they do reaches the run.
             atexit._run_exitfuncs()
+            _flush_output()
             send(sock, ("closed", incident))
             os._exit(0)
 
@@ -266,27 +364,39 @@ class Hosted:
         self.incidents: List[str] = []        # what went wrong outside any case
         self.last_fault: Optional[str] = None
         self.starts = 0
+        self._seq = 0                         # numbers each request; its reply must carry the number
+        self._drain: Optional[Drain] = None   # the process's stdout and stderr (suite/output.py)
+        self._twin: Optional[Hosted] = None   # the second process of the determinism tests
 
     # -- life ---------------------------------------------------------------------------------
     def start(self) -> BackendInfo:
         """Start the process and make the backend; BackendError if it cannot be made."""
         ctx = _context()
         mine, theirs = socket_pair()
-        proc = ctx.Process(target=child_main, args=(theirs, self.spec, self.opts), daemon=True,
+        out_mine, out_theirs = socket.socketpair()
+        proc = ctx.Process(target=child_main, args=(theirs, self.spec, self.opts, out_theirs), daemon=True,
                            name="aclnn-conformance-backend")
         _start_without_main(proc)
         theirs.close()
+        out_theirs.close()
+        if self._drain is not None:
+            self._drain.close()
+        self._drain = Drain(out_mine)
         self._proc, self._sock = proc, mine
         self.starts += 1
         limit = None if not self.timeout else max(STARTUP_FLOOR, 3 * self.timeout)
         try:
-            header, _ = recv(mine, None if limit is None else time.monotonic() + limit, expect=[])
-            kind, fields = header
+            header, _ = recv(mine, None if limit is None else time.monotonic() + limit, expect=[],
+                             max_header=_MAX_REPLY, max_arrays=0)
+            kind, fields = protocol.ready(header)
         except _Timeout:
             self._kill()
             raise BackendError(f"backend {self.spec or 'reference'!r} did not start within {limit:g} s "
                                f"(--case-timeout sets the start-up allowance too)") from None
-        except (EOFError, OSError, ValueError, pickle.UnpicklingError, TypeError):
+        except ProtocolError as e:
+            self._kill()
+            raise BackendError(f"backend {self.spec or 'reference'!r}: protocol violation while starting: {e}") from None
+        except (EOFError, OSError):
             text, _ = _exit_text(self._reap())
             raise BackendError(f"backend {self.spec or 'reference'!r}: its process {text} while starting") from None
         if kind == "error":
@@ -337,6 +447,12 @@ class Hosted:
             text, _ = _exit_text(self._reap())
             self.incidents.append(f"the backend's process {text} between calls, after a call had "
                                   f"returned; it was restarted")
+        if self._proc is not None and pending(self._sock):
+            # Bytes nobody asked for, written after the last reply: the next reply could not be told
+            # from them, so this process is done; no case was running (an incident, as above).
+            self._kill()
+            self.incidents.append("protocol violation: the backend's process wrote to the suite's socket "
+                                  "between calls; it was killed and restarted")
         if self._proc is None:
             try:
                 self.start()
@@ -347,7 +463,8 @@ class Hosted:
             names[n] = None if a is None else len(arrays)
             if a is not None:
                 arrays.append(a)
-        header = ("run", {**req, "inputs": names}, repeat)
+        self._seq += 1
+        header = ("run", self._seq, {**req, "inputs": names}, repeat)
         want = []
         if req["out_shape"] is not None and req["out_dtype"] is not None:
             want = [(dtypes.canonical(req["out_dtype"]), tuple(req["out_shape"]))]
@@ -355,11 +472,9 @@ class Hosted:
         self._busy = True
         try:
             send(self._sock, header, arrays, end)
-            reply, results = recv(self._sock, end, expect=want)
-            if reply[0] != "done" or len(reply[1]) != repeat:
-                raise ValueError(f"reply {reply[0]!r}")
+            reply, results = recv(self._sock, end, expect=want, max_header=_MAX_REPLY, max_arrays=repeat)
             outs = []
-            for h in reply[1]:
+            for h in protocol.done(reply, self._seq, repeat, len(results)):
                 i = h.pop("array")
                 outs.append(Outcome(array=None if i is None else results[i], **h))
         except _Timeout:
@@ -369,9 +484,10 @@ class Hosted:
         except (EOFError, OSError):
             text, kind = _exit_text(self._reap())
             return self._fault(f"the backend's process {text} during the call", kind)
-        except (ValueError, TypeError, KeyError, IndexError, pickle.UnpicklingError) as e:
+        except ProtocolError as e:
             self._kill()
-            return self._fault(f"the backend's process sent a malformed reply ({e}); it was killed", "protocol")
+            return self._fault(f"protocol violation: the backend's process sent a malformed reply ({e}); "
+                               f"it was killed", "protocol")
         self.in_row = 0
         self._busy = False
         return outs
@@ -385,10 +501,36 @@ class Hosted:
                  f"{self.restarts}) and every remaining case fails")
         raise Fault(message + after, kind)
 
+    def twin(self) -> "Hosted":
+        """A second process of the same backend, started on the first determinism case and kept:
+        it makes that test's last call, so a result that is the same twice only because the first
+        process remembers it (a cache, state left over from the numbers test of the same case)
+        is compared with one computed elsewhere, from inputs received into fresh memory."""
+        if self._twin is None:
+            self._twin = Hosted(self.spec, self.opts, self.timeout, self.restarts)
+            self._twin.info = self.info           # it must start as the first did
+        return self._twin
+
+    def take_output(self) -> Optional[Log]:
+        """What the backend's process wrote to its stdout and stderr since the last take: the last
+        call's output, with whatever it wrote before the call (start-up, between calls)."""
+        if self._drain is None:
+            return None
+        ended = self._proc is None or not self._proc.is_alive()
+        return self._drain.take(wait=1.0 if ended else 0.0)
+
     def close(self) -> Optional[str]:
         """End the process: the backend's close() and exit handlers run there. What went wrong, if
         anything, comes back as one line (an incident of the run), never as an exception."""
         found = self._end()
+        if self._drain is not None:
+            self._drain.close()               # what close() printed is dropped with it
+            self._drain = None
+        twin, self._twin = self._twin, None
+        if twin is not None:
+            other = twin.close()
+            if other:
+                found = "; ".join(filter(None, [found, f"the backend's second process: {other}"]))
         return "; ".join(self.incidents + ([found] if found else [])) or None
 
     def _end(self) -> Optional[str]:
@@ -403,12 +545,16 @@ class Hosted:
             return None
         try:
             send(self._sock, ("close",), (), time.monotonic() + CLOSE_GRACE)
-            reply, _ = recv(self._sock, time.monotonic() + CLOSE_GRACE, expect=[])
-            incident = reply[1] if reply[0] == "closed" else f"unexpected reply {reply[0]!r} to close"
+            reply, _ = recv(self._sock, time.monotonic() + CLOSE_GRACE, expect=[], max_header=_MAX_REPLY,
+                            max_arrays=0)
+            incident = protocol.closed(reply)
         except _Timeout:
             self._kill()
             return f"the backend's close() did not return within {CLOSE_GRACE:g} s; its process was killed"
-        except (EOFError, OSError, ValueError, pickle.UnpicklingError, TypeError):
+        except ProtocolError as e:
+            self._kill()
+            return f"protocol violation: the backend's process sent a malformed reply to close ({e}); it was killed"
+        except (EOFError, OSError):
             text, _ = _exit_text(self._reap())
             return f"the backend's process {text} during close() or its exit handlers"
         code = self._reap()

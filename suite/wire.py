@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import pickle
+import select
 import socket
 import struct
 import time
@@ -16,10 +17,12 @@ from suite import dtypes
 
 
 # -- the wire ---------------------------------------------------------------------------------
-# A message: a fixed part (header length, number of arrays, their total bytes), the header, then
-# the arrays' bytes. A small message goes in one write and is read in two; a large one is read
-# straight into its arrays.
-_HEAD = struct.Struct("<QQQ")
+# A message: a fixed part (a magic word, header length, number of arrays, their total bytes), the
+# header, then the arrays' bytes. A small message goes in one write and is read in two; a large one
+# is read straight into its arrays. The magic word makes bytes that are not a message (a backend
+# writing to a descriptor it should not) fail at once as malformed, not wait for a deadline.
+_MAGIC = b"ACN1"
+_HEAD = struct.Struct("<4sQQQ")
 _MAX_HEADER = 1 << 26
 _MAX_ARRAYS = 64
 _CHUNK = 1 << 24
@@ -36,6 +39,12 @@ class _Plain(pickle.Unpickler):
 
 class _Timeout(Exception):
     pass
+
+
+class ProtocolError(ValueError):
+    """The bytes that came are not a well-formed message (or not the reply that was asked for): the
+    sender broke the wire protocol. Anything a malformed header makes the unpickler or the checks
+    raise becomes this, with one line saying what was wrong."""
 
 
 def _deadline_left(deadline: Optional[float]) -> Optional[float]:
@@ -68,7 +77,7 @@ def send(sock: socket.socket, header: Any, arrays: Sequence[np.ndarray] = (),
             raws.append(memoryview(a.reshape(-1).view(np.uint8)))
     head = pickle.dumps((header, metas), protocol=4)
     total = sum(len(r) for r in raws)
-    fixed = _HEAD.pack(len(head), len(metas), total)
+    fixed = _HEAD.pack(_MAGIC, len(head), len(metas), total)
     if total <= _SMALL:
         chunks = [b"".join([fixed, head, *raws])]
     else:
@@ -108,10 +117,12 @@ def _metas(metas: Any, count: int, total: int, expect: Optional[List[Tuple[str, 
         raise ValueError("array list does not match the header")
     out, size = [], 0
     for meta in metas:
+        if not isinstance(meta, tuple) or len(meta) != 2:
+            raise ValueError(f"array description {meta!r}")
         name, shape = meta
         if expect is not None and (name, tuple(shape)) not in expect:
             raise ValueError(f"an array of dtype {name} shape {shape} that was not asked for")
-        if not isinstance(shape, tuple) or not all(isinstance(n, int) and n >= 0 for n in shape):
+        if not isinstance(shape, tuple) or not all(type(n) is int and n >= 0 for n in shape):
             raise ValueError(f"shape {shape!r}")
         dt = _dtype(name)
         nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
@@ -123,20 +134,28 @@ def _metas(metas: Any, count: int, total: int, expect: Optional[List[Tuple[str, 
 
 
 def recv(sock: socket.socket, deadline: Optional[float] = None,
-         expect: Optional[List[Tuple[str, tuple]]] = None) -> Tuple[Any, List[np.ndarray]]:
+         expect: Optional[List[Tuple[str, tuple]]] = None, max_header: int = _MAX_HEADER,
+         max_arrays: int = _MAX_ARRAYS) -> Tuple[Any, List[np.ndarray]]:
     """One message. Arrays are allocated from the header's dtype and shape, and must be among
-    `expect` where given (the parent never allocates what it did not ask for)."""
+    `expect` where given (the parent never allocates what it did not ask for), at most `max_arrays`
+    of them. EOFError: the connection closed; ProtocolError: what came is not a message."""
     fixed = bytearray(_HEAD.size)
     _read_into(sock, memoryview(fixed), deadline)
-    hlen, count, total = _HEAD.unpack(fixed)
-    if hlen > _MAX_HEADER or count > _MAX_ARRAYS:
-        raise ValueError(f"a header of {hlen} bytes with {count} arrays")
+    magic, hlen, count, total = _HEAD.unpack(fixed)
+    if magic != _MAGIC:
+        raise ProtocolError(f"bytes that are not a message: {bytes(fixed[:16])!r}...")
+    if hlen > max_header or count > max_arrays:
+        raise ProtocolError(f"a header of {hlen} bytes with {count} arrays")
     small = total <= _SMALL
     buf = bytearray(hlen + total if small else hlen)
     _read_into(sock, memoryview(buf), deadline)
-    header, metas = _Plain(io.BytesIO(bytes(buf[:hlen]))).load()
+    try:
+        header, metas = _Plain(io.BytesIO(bytes(buf[:hlen]))).load()
+        specs = _metas(metas, count, total, expect)
+    except Exception as e:              # whatever the bytes made the unpickler or the checks do
+        raise ProtocolError(f"a malformed header ({type(e).__name__}: {e})"[:300]) from None
     arrays, pos = [], hlen
-    for dt, shape, nbytes in _metas(metas, count, total, expect):
+    for dt, shape, nbytes in specs:
         if small:
             a = np.frombuffer(buf, dtype=dt, count=nbytes // dt.itemsize, offset=pos).reshape(shape)
             pos += nbytes
@@ -146,3 +165,13 @@ def recv(sock: socket.socket, deadline: Optional[float] = None,
                 _read_into(sock, memoryview(a.reshape(-1).view(np.uint8)), deadline)
         arrays.append(a)
     return header, arrays
+
+
+def pending(sock: socket.socket) -> bool:
+    """Whether bytes are waiting on `sock` now (between calls there must be none)."""
+    # select, not MSG_DONTWAIT: a socket with a timeout waits for readability before any recv.
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+        return bool(readable) and bool(sock.recv(1, socket.MSG_PEEK))
+    except (OSError, ValueError):
+        return False
