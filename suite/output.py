@@ -8,10 +8,12 @@ suite's process reads as it comes, keeping only the first and last HEAD bytes of
 counting the rest. A failing case's message shows them; a passing case's are dropped."""
 from __future__ import annotations
 
+import os
 import select
 import socket
+import sys
 import threading
-from typing import List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 HEAD = TAIL = 4096            # bytes kept from the start and from the end of one case's output
 _CHUNK = 1 << 16
@@ -124,3 +126,38 @@ def output_lines(logs: Sequence[Tuple[str, Optional[Log]]]) -> List[str]:
             out += log.lines(who)
     return out
 
+
+# -- the child's half: its fd 1 and 2 are the socket the parent's Drain reads ----------------------
+def redirect_output(out: Optional[socket.socket]) -> None:
+    """The process's fd 1 and 2 become `out` (read by suite.output.Drain in the parent): print and
+    native writes alike, never pytest's capture files."""
+    if out is None:
+        return
+    flush_output()
+    for fd in (1, 2):
+        os.dup2(out.fileno(), fd)
+    out.close()
+
+
+def flush_output() -> None:
+    """Python's and C's buffered output, written now: what a call printed belongs to its case."""
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.flush()
+        except Exception:                      # replaced or closed by the backend: nothing to flush
+            pass
+    try:
+        _libc().fflush(None)
+    except (OSError, AttributeError):
+        pass
+
+
+_LIBC: Any = None
+
+
+def _libc() -> Any:
+    global _LIBC
+    if _LIBC is None:
+        import ctypes
+        _LIBC = ctypes.CDLL(None)
+    return _LIBC
