@@ -415,3 +415,28 @@ def test_the_backends_output_is_kept_per_call_head_and_tail_and_counted():
     assert bytes(second.head).startswith(b"CALL-2-PY ") and b"CALL-1" not in bytes(second.head) + bytes(second.tail)
     text = "\n".join(first.lines())
     assert f"{first.total - 8192} bytes left out between them" in text and "    | LOUD-AT-START" in text
+
+
+class Pid:
+    """Answers with its process id."""
+    name = "pid"
+
+    def run(self, call):
+        import os
+        return np.full(call.out_shape, os.getpid(), dtype=np.float32)
+
+
+def test_the_twin_is_another_process_of_the_same_backend_and_closes_with_the_first():
+    h = Hosted("tests.test_host:Pid", {}, timeout=30)
+    h.start()
+    twin = h.twin()
+    assert h.twin() is twin
+    [a] = h.run(_req((2, 3)), 1, 30)
+    [b] = twin.run(_req((2, 3)), 1, 30)
+    assert a.array.reshape(-1)[0] != b.array.reshape(-1)[0] and twin.info == h.info
+    assert h.close() is None and twin._proc is None
+    h = Hosted("tests.misbehaving:ExitInClose", {}, timeout=30)
+    h.start()
+    h.twin().run(_req((2, 3)), 1, 30)
+    found = h.close()
+    assert found.count("during close() or its exit handlers") == 2 and "the backend's second process: " in found, found
