@@ -196,11 +196,19 @@ class CachedNondeterministic(ReferenceBackend):
         with open(f"/proc/{ppid}/stat") as f:                   # its start time: a reused pid is another
             started = f.read().rsplit(")", 1)[1].split()[19]
         mark = os.path.join(tempfile.gettempdir(), f"aclnn-misbehaving-{os.getuid()}-{ppid}-{started}")
+        self._mark = mark
         try:
             os.close(os.open(mark, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
             self._later = False
         except FileExistsError:
             self._later = True
+
+    def close(self) -> None:
+        """At the session's end (both processes close then): the mark is not left behind."""
+        try:
+            os.unlink(self._mark)
+        except OSError:
+            pass
 
     def run(self, call: OpCall) -> np.ndarray:
         if not _mean(call):
