@@ -83,9 +83,9 @@ class DeviceFault(Exception):
     `message` its own words (aclGetRecentErrMsg where it has them). The suite fails that one case as a
     device fault.
 
-    `recovered`: the backend has reset what it must (stream, context, device) and the next call runs
-    on a healthy device. False: recovery itself failed; the suite stops the run with the message,
-    rather than failing every remaining case one by one.
+    `recovered`: True, the backend has reset what it must (stream, context, device) and the next
+    call runs on a healthy device. False: recovery itself failed; the suite stops the run with the
+    message, rather than failing every remaining case one by one. Anything but a bool counts as False.
 
     An extension of the contract: backends that never raise it behave exactly as before.
     """
@@ -93,5 +93,7 @@ class DeviceFault(Exception):
     def __init__(self, message: str, status: Optional[int] = None, recovered: bool = True) -> None:
         self.message = str(message)        # a backend's own words, whatever type it gave them in
         self.status = None if status is None else int(status)
-        self.recovered = bool(recovered)
+        # Kept as given: only a real bool is the promise (suite/host.py takes anything else, "no"
+        # included, which bool() would make True, as not recovered).
+        self.recovered = recovered
         super().__init__(message)

@@ -47,7 +47,8 @@ def need(case: Case, kind: str, working: float = WORKING_MEMORY, copies: int = 0
     layout's buffer), the output (twice for determinism: both runs are kept), the golden when it
     is held, the backend's working memory (`working` times the inputs' and output's bytes) and the
     block temporaries; and `copies` more of the inputs and outputs where the backend runs in a
-    process of its own (its copy of the inputs, the suite's of its results). (Measured on the huge tier's float16 MSE case: 4.1 GiB peak RSS against
+    process of its own (its copy of the inputs, the suite's of its results; for determinism also
+    the result its second process sends). (Measured on the huge tier's float16 MSE case: 4.1 GiB peak RSS against
     4.4 GiB estimated.)"""
     shapes = dict(case.shapes)
     total = arrays = 0
@@ -61,6 +62,8 @@ def need(case: Case, kind: str, working: float = WORKING_MEMORY, copies: int = 0
     out = numel(case.out_shape or ()) * dtypes.dtype_of(case.out_dtype).itemsize
     outs = out * (2 if kind == Kind.DETERMINISM else 1)
     total += outs + working * (arrays + out) + copies * (arrays + outs)
+    if kind == Kind.DETERMINISM and copies:
+        total += out                # the result of the call in the backend's second process
     if kind == Kind.NUMBERS and not golden.lazy(case):
         b = ops.get(case.op).b_shape({n: s for n, s in shapes.items() if s is not None})
         total += out * 8 * (1 if tuple(b) == tuple(case.out_shape) else 2)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -17,6 +17,7 @@ from suite.contract import OpCall, status_name
 from suite.golden import CaseData, GoldenError, GoldenStore
 from suite.values import draw_inputs
 from suite.host import Fault, Outcome, Request, call_of
+from suite.output import Log, output_lines
 from suite.tolerance import Element, Path, Standard, ToleranceTable, Verdict, judge
 
 
@@ -124,6 +125,8 @@ class Runner:
     standard_override: Optional[str] = None
     replay: str = ""                          # options that reproduce this run's configuration
     max_memory: Optional[int] = None          # bytes a case may need (None: what is available)
+    # What the backend's process printed during this case's calls: (who, suite.output.Log).
+    output: List[Tuple[str, Optional[Log]]] = field(default_factory=list)
 
     def standard_for(self, case: Case) -> Standard:
         return self.table.for_op(case.op, self.standard_override)
@@ -133,7 +136,13 @@ class Runner:
 
     def _fail(self, case: Case, nodeid: str, what: str, details: Sequence[str] = (),
               record: Optional[Dict[str, Any]] = None, stop: Optional[str] = None) -> CaseFailure:
+        details = [*details, *output_lines(self.output)]
         return CaseFailure(case.id, what, details, self.reproducer(nodeid), record, stop)
+
+    def _take_output(self, host: Any, who: str = "the backend's process") -> None:
+        take = getattr(host, "take_output", None)
+        if take is not None:
+            self.output.append((who, take()))
 
     @property
     def backend(self) -> Any:
@@ -142,17 +151,21 @@ class Runner:
 
     # -- calling -------------------------------------------------------------------------------
     def _calls(self, case: Case, inputs: Dict[str, Optional[np.ndarray]], nodeid: str,
-               repeat: int = 1) -> List[Outcome]:
+               repeat: int = 1, host: Any = None, who: str = "the backend's process") -> List[Outcome]:
         """What the backend made of `repeat` calls; a fault of its process fails the case."""
+        host = self.host if host is None else host
         deadline = None
-        deadline_for = getattr(self.host, "deadline_for", None)
+        deadline_for = getattr(host, "deadline_for", None)
         if deadline_for is not None:
             elements = sum(numel(s) for s in case.shapes.values() if s is not None) + numel(case.out_shape or ())
             deadline = deadline_for(elements)
         try:
-            outs = self.host.run(request_of(case, inputs), repeat, deadline)
+            outs = host.run(request_of(case, inputs), repeat, deadline)
         except Fault as e:
-            raise self._fail(case, nodeid, str(e), record={"fault": e.kind}) from None
+            self._take_output(host, who)
+            what = str(e) if host is self.host else f"{who}: {e}"
+            raise self._fail(case, nodeid, what, record={"fault": e.kind}) from None
+        self._take_output(host, who)
         for o in outs:
             if o.device_fault is not None:
                 raise self._device_fault(case, nodeid, o)
@@ -174,6 +187,8 @@ class Runner:
             raise CaseSkip(f"backend cannot express this call: {o.unsupported}")
         if o.raised is not None:
             raise self._fail(case, nodeid, f"the backend crashed: {o.raised}")
+        if o.violation is not None:
+            raise self._fail(case, nodeid, f"the backend broke its contract: {o.violation}")
         return o.status
 
     def fits(self, case: Case, kind: Kind) -> None:
@@ -208,6 +223,7 @@ class Runner:
     # -- the three kinds of test ---------------------------------------------------------------
     def check(self, kind: Kind, case: Case, nodeid: str) -> Dict[str, Any]:
         """Run `case` as a test of `kind`: its record, or CaseFailure / CaseSkip."""
+        self.output = []
         return {Kind.NUMBERS: self.check_numbers, Kind.REJECTION: self.check_rejection,
                 Kind.DETERMINISM: self.check_determinism}[Kind(kind)](case, nodeid)
 
@@ -245,10 +261,16 @@ class Runner:
         return {"status": status}
 
     def check_determinism(self, case: Case, nodeid: str) -> Dict[str, Any]:
+        """Two calls back to back in the backend's process, then (where it runs in a process of its
+        own) a third in its second process (suite.host.Hosted.twin): all three bit-identical."""
         self.fits(case, Kind.DETERMINISM)
         inputs = self._inputs(case)
+        outs = self._calls(case, inputs, nodeid, repeat=2)
+        twin = getattr(self.host, "twin", None)
+        if twin is not None:
+            outs += self._calls(case, inputs, nodeid, host=twin(), who="the backend's second process")
         results = []
-        for o in self._calls(case, inputs, nodeid, repeat=2):
+        for o in outs:
             status = self._status(case, o, nodeid)
             if status is not None:
                 raise self._fail(case, nodeid, f"the backend rejected a valid call with status {status}",
@@ -257,19 +279,16 @@ class Runner:
             if o.aliased is not None:
                 raise self._fail(case, nodeid, _aliased(o.aliased))
             # A copy: a backend that hands back the same buffer twice must not compare it with itself.
-            results.append(np.array(got, copy=True))
-        a, b = (dtypes.to_bits(r).reshape(-1) for r in results)
-        both_nan = np.isnan(results[0].astype(np.float32)).reshape(-1) & np.isnan(
-            results[1].astype(np.float32)).reshape(-1)
-        differ = (a != b) & ~both_nan
-        if differ.any():
-            idx = np.flatnonzero(differ)
-            shape = case.out_shape
-            lines = [f"    index {tuple(int(i) for i in np.unravel_index(j, shape))}: "
-                     f"first {_fmt(results[0].reshape(-1)[j])}, second {_fmt(results[1].reshape(-1)[j])}"
-                     for j in idx[:5]]
-            raise self._fail(case, nodeid, f"two runs on identical inputs differ in {idx.size} of {a.size} "
-                                           f"elements (the operator is documented as deterministic)", lines)
+            results.append(np.array(got, copy=True) if len(results) < 2 else got)
+        _same(self, case, nodeid, results[0], results[1],
+              "two runs on identical inputs differ in {n} of {size} elements (the operator is documented "
+              "as deterministic)")
+        if len(results) > 2:
+            _same(self, case, nodeid, results[0], results[2],
+                  "a run in the backend's second process, on the same inputs received into fresh memory, "
+                  "differs from the first process's in {n} of {size} elements (two runs in one process "
+                  "agree: a result remembered there, not recomputed; the operator is documented as "
+                  "deterministic)")
         return {"status": 0, "deterministic": True}
 
     # -- messages ------------------------------------------------------------------------------
@@ -298,6 +317,21 @@ class Runner:
             lines.append(f"      golden {_fmt(e.golden)} (allowed {allowed}), got {_fmt(e.got)}, "
                          f"error {error}{tag}")
         return lines
+
+
+def _same(runner: Runner, case: Case, nodeid: str, first: np.ndarray, other: np.ndarray, what: str) -> None:
+    """Fail the case, with the first differing elements, unless `other` is bit-identical to
+    `first` (NaN matches any NaN)."""
+    a, b = dtypes.to_bits(first).reshape(-1), dtypes.to_bits(other).reshape(-1)
+    both_nan = np.isnan(first.astype(np.float32)).reshape(-1) & np.isnan(other.astype(np.float32)).reshape(-1)
+    differ = (a != b) & ~both_nan
+    if differ.any():
+        idx = np.flatnonzero(differ)
+        shape = case.out_shape
+        lines = [f"    index {tuple(int(i) for i in np.unravel_index(j, shape))}: "
+                 f"first {_fmt(first.reshape(-1)[j])}, second {_fmt(other.reshape(-1)[j])}"
+                 for j in idx[:5]]
+        raise runner._fail(case, nodeid, what.format(n=idx.size, size=a.size), lines)
 
 
 def _index(e: Element, shape: tuple) -> tuple:

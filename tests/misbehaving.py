@@ -6,14 +6,16 @@ from __future__ import annotations
 import atexit
 import ctypes
 import os
+import socket
 import sys
+import tempfile
 import threading
 import time
 
 import numpy as np
 
 from suite.backends.reference import ReferenceBackend
-from suite.contract import OpCall
+from suite.contract import AclnnError, DeviceFault, OpCall
 
 
 def _mean(call: OpCall) -> bool:
@@ -130,3 +132,146 @@ class CrashAlways(ReferenceBackend):
 
     def run(self, call: OpCall) -> np.ndarray:
         os._exit(7)
+
+
+# -- the wire, the output, the contract's small print (issue 20) ------------------------------
+def wire_socket() -> socket.socket:
+    """The suite's socket in the backend's process: its one socket past fds 0-2 (found, as a
+    native library could, by scanning its descriptors)."""
+    for name in sorted(os.listdir("/proc/self/fd"), key=int):
+        try:
+            link = os.readlink(f"/proc/self/fd/{name}")
+        except OSError:
+            continue
+        if int(name) > 2 and link.startswith("socket:"):
+            return socket.socket(fileno=os.dup(int(name)))
+    raise RuntimeError("no socket")
+
+
+class SocketJunk(_OnMean):
+    """Writes 24 zero bytes to the suite's socket (a frame that announces nothing), then answers
+    correctly."""
+    name = "socket-junk"
+
+    def fault(self) -> None:
+        with wire_socket() as s:
+            s.sendall(bytes(24))
+
+
+class ForgedReply(_OnMean):
+    """Writes a well-framed message of its own ahead of the real reply: ('done', ['x']), the shape
+    of a reply whose outcome is a string."""
+    name = "forged-reply"
+
+    def fault(self) -> None:
+        from suite.wire import send
+        with wire_socket() as s:
+            send(s, ("done", ["x"]))
+
+
+class Noisy(Wrong):
+    """Prints about a megabyte on every call, half through Python, half straight to fd 2 (as a
+    native library logs); its mean results are wrong, so those cases fail and show the output."""
+    name = "noisy"
+    size = 1 << 20
+
+    def run(self, call: OpCall) -> np.ndarray:
+        half = self.size // 2
+        print("NOISY-START " + "p" * (half - 24) + " NOISY-PY-END")
+        os.write(2, b"n" * (half - 16) + b" NOISY-FD-END\n")
+        return super().run(call)
+
+
+class CachedNondeterministic(ReferenceBackend):
+    """A kernel whose mean results differ from one process to the next in their last bit (as
+    atomic adds in arrival order do), behind a per-process result cache, so that two calls in one
+    process agree. Which process it is (the first or a later one of the run) is drawn from a file
+    shared by the processes of one forkserver, so the difference is certain, not a coin toss."""
+    name = "cached-nondeterministic"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._cache: dict = {}
+        ppid = os.getppid()
+        with open(f"/proc/{ppid}/stat") as f:                   # its start time: a reused pid is another
+            started = f.read().rsplit(")", 1)[1].split()[19]
+        mark = os.path.join(tempfile.gettempdir(), f"aclnn-misbehaving-{os.getuid()}-{ppid}-{started}")
+        self._mark = mark
+        try:
+            os.close(os.open(mark, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            self._later = False
+        except FileExistsError:
+            self._later = True
+
+    def close(self) -> None:
+        """At the session's end (both processes close then): the mark is not left behind."""
+        try:
+            os.unlink(self._mark)
+        except OSError:
+            pass
+
+    def run(self, call: OpCall) -> np.ndarray:
+        if not _mean(call):
+            return super().run(call)
+        key = tuple((n, None if a is None else a.tobytes()) for n, a in call.inputs.items())
+        if key not in self._cache:
+            out = np.array(super().run(call), copy=True)
+            if self._later and out.size:
+                flat = out.reshape(-1)
+                flat[0] = np.nextafter(flat[0], np.inf, dtype=flat.dtype)
+            self._cache[key] = out
+        return self._cache[key].copy()
+
+
+class FloatStatus(_OnMean):
+    """Rejects the mean calls with a status that is not an int."""
+    name = "float-status"
+
+    def fault(self) -> None:
+        e = AclnnError(161002)
+        e.status = 161002.5
+        raise e
+
+
+class _Unprintable(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("no words")
+
+
+class BrokenStr(_OnMean):
+    """Raises an exception whose __str__ raises."""
+    name = "broken-str"
+
+    def fault(self) -> None:
+        raise _Unprintable()
+
+
+class MaskedResult(ReferenceBackend):
+    """Returns the mean results as masked arrays: one element masked."""
+    name = "masked-result"
+
+    def run(self, call: OpCall) -> np.ndarray:
+        out = super().run(call)
+        if not _mean(call) or not out.size:
+            return out
+        mask = np.zeros(out.shape, bool)
+        mask.reshape(-1)[0] = True
+        return np.ma.masked_array(out, mask=mask)
+
+
+class MatrixResult(ReferenceBackend):
+    """Returns every 2-d result as an np.matrix and every other as an unmasked masked array:
+    correct values in numpy subclasses."""
+    name = "matrix-result"
+
+    def run(self, call: OpCall) -> np.ndarray:
+        out = super().run(call)
+        return np.asmatrix(out) if out.ndim == 2 else np.ma.masked_array(out)
+
+
+class RecoveredNo(_OnMean):
+    """A device fault whose `recovered` is the string "no"."""
+    name = "recovered-no"
+
+    def fault(self) -> None:
+        raise DeviceFault("aicore exception", 507015, recovered="no")

@@ -38,6 +38,8 @@ class Misbehaviour:
     says: str                         # in the terminal and in every failed record's reason
     options: Tuple[str, ...] = ()
     incident: Optional[str] = None    # an incident outside any case, in all reports
+    shows: Tuple[str, ...] = ()       # also in the terminal
+    max_output: Optional[int] = None  # the terminal's output is at most this many characters
 
 
 CASES_TABLE = {
@@ -51,6 +53,20 @@ CASES_TABLE = {
                                     incident="exited with code 0 during close() or its exit handlers"),
     "exit in atexit": Misbehaviour("ExitAtExit", 1, 1, None, "fails standard",
                                    incident="exited with code 0 during close() or its exit handlers"),
+    # issue 20: the wire, the output, the contract's small print
+    "junk on the socket": Misbehaviour("SocketJunk", 1, 2, "protocol",
+                                       "protocol violation: the backend's process sent a malformed reply"),
+    "forged reply": Misbehaviour("ForgedReply", 1, 2, "protocol", "protocol violation: the backend's process"),
+    "output flood": Misbehaviour("Noisy", 1, 1, None, "fails standard",
+                                 shows=("NOISY-START pppp", "NOISY-FD-END", "bytes left out between them"),
+                                 max_output=200_000),
+    "nondeterminism behind a cache": Misbehaviour("CachedNondeterministic", 1, 1, None,
+                                                  "differs from the first process's in 1 of 6 elements"),
+    "float status": Misbehaviour("FloatStatus", 1, 2, None,
+                                 "the backend broke its contract: AclnnError's status is 161002.5 (float)"),
+    "broken __str__": Misbehaviour("BrokenStr", 1, 2, None,
+                                   "the backend crashed: _Unprintable: <unprintable _Unprintable"),
+    "masked result": Misbehaviour("MaskedResult", 1, 2, None, "MaskedArray with 1 masked elements"),
 }
 
 
@@ -84,6 +100,9 @@ def test_misbehaving_backend_costs_its_cases_and_all_reports_agree(tmp_path, nam
         assert r["reproduce"].startswith("pytest ") and f"tests.misbehaving:{m.backend}" in r["reproduce"]
         assert r["reproduce"] in md and r["case"] in md
     assert m.says in out
+    assert all(x in out for x in m.shows), out[-3000:]
+    if m.max_output is not None:
+        assert len(out) <= m.max_output, f"{len(out)} characters of terminal output"
     if m.fault is not None:
         assert "a fresh backend process serves the next case" in out
     if m.incident:
@@ -223,3 +242,27 @@ def test_in_pytest_s_process_a_crash_under_xdist_still_reaches_every_report(tmp_
                                     for r in failed), failed
     assert _terminal_counts(out)["failed"] == 2 == doc["counts"]["failed"]
     assert "## Failures (2)" in (tmp_path / "summary.md").read_text()
+
+
+@pytest.mark.parametrize("workers", [0, 2], ids=["serial", "n2"])
+def test_results_in_numpy_subclasses_are_judged_by_value(tmp_path, workers):
+    """np.matrix and an unmasked masked array with the right values pass (they crashed the
+    backend's process in the wire's send: 'exited with code 1')."""
+    p = run_suite([*SLICE, "--backend", "tests.misbehaving:MatrixResult", f"--report-dir={tmp_path}"]
+                  + (["-n", str(workers)] if workers else []))
+    out = p.stdout + p.stderr
+    assert p.returncode == 0 and "Traceback" not in out, out[-3000:]
+    assert results.read(tmp_path / "results.json")["counts"]["passed"] == TOTAL
+
+
+@pytest.mark.parametrize("workers", [0, 2], ids=["serial", "n2"])
+def test_a_device_fault_with_recovered_no_is_a_lost_device(tmp_path, workers):
+    """recovered="no" is not the promise True is: bool("no") made it one, and the run went on."""
+    p = run_suite([*SLICE, "--backend", "tests.misbehaving:RecoveredNo", f"--report-dir={tmp_path}"]
+                  + (["-n", str(workers)] if workers else []))
+    out = p.stdout + p.stderr
+    assert p.returncode != 0 and "Traceback" not in out, out[-3000:]
+    doc = results.read(tmp_path / "results.json")
+    failed = [r for r in doc["records"] if r["outcome"] == "failed"]
+    assert failed and all(r["fault"] == "device lost" and "is not a bool" in r["reason"] for r in failed), failed
+    assert doc["complete"] is False and "could not recover" in doc["incomplete"]

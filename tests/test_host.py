@@ -13,6 +13,7 @@ import pytest
 from suite import dtypes, layout
 from suite.backend import BackendError
 from suite.host import Fault, Hosted, InProcess, recv, send
+from suite.wire import ProtocolError
 
 SHAPES = [(), (0, 3), (2, 3), (3, 1, 4)]
 
@@ -122,8 +123,8 @@ def test_wire_round_trip_and_refusals():
     import struct
     a, b = socket.socketpair()
     head = pickle.dumps((Fault("x", "y"), []), protocol=4)
-    a.sendall(struct.pack("<QQQ", len(head), 0, 0) + head)
-    with pytest.raises(pickle.UnpicklingError, match="may not name"):
+    a.sendall(struct.pack("<4sQQQ", b"ACN1", len(head), 0, 0) + head)
+    with pytest.raises(ProtocolError, match="may not name"):
         recv(b, None)
 
 
@@ -180,3 +181,262 @@ class BytesFault:
 def test_a_device_fault_whose_message_is_not_text_still_fails_just_its_case():
     [o] = InProcess(BytesFault()).run(_req((2, 3)))
     assert (o.device_fault, o.device_lost, o.raised) == ("b'aicore exception' (status 507015)", False, None), o
+
+
+# -- issue 20: a strict wire, bounded output, the contract's small print -------------------------
+from suite import protocol                                      # noqa: E402
+from suite.host import Outcome, _outcome_header, words          # noqa: E402
+
+
+def _good():
+    return [_outcome_header(Outcome(array=np.zeros(1)), 0), _outcome_header(Outcome(status=161002), None)]
+
+
+def _with(i, **fields):
+    heads = _good()
+    heads[i] = {**heads[i], **fields}
+    return ("done", 7, heads)
+
+
+MALFORMED = {
+    "not a tuple": ["done", 7, _good()],
+    "short tuple": ("done", 7),
+    "wrong word": ("ready", 7, _good()),
+    "another request's reply": ("done", 6, _good()),
+    "bool sequence number": ("done", True, _good()),
+    "too few outcomes": ("done", 7, _good()[:1]),
+    "outcomes not a list": ("done", 7, tuple(_good())),
+    "an outcome not a dict": ("done", 7, [_good()[0], ["status", 1]]),
+    "an extra key": _with(1, extra=None),
+    "a missing key": ("done", 7, [_good()[0], {k: v for k, v in _good()[1].items() if k != "violation"}]),
+    "float status": _with(1, status=161002.0),
+    "bool status": _with(1, status=True),
+    "str status": _with(1, status="161002"),
+    "index out of range": _with(0, array=1),
+    "negative index": _with(0, array=-1),
+    "bool index": _with(0, array=False),
+    "index reused": ("done", 7, [_good()[0], _good()[0]]),
+    "an array no outcome uses": _with(0, array=None, status=0),
+    "bytes where text goes": _with(1, status=None, raised=b"x"),
+    "a text too long": _with(1, status=None, raised="x" * (protocol.MAX_TEXT + 1)),
+    "two results in one outcome": _with(1, raised="x"),
+    "no result": _with(1, status=None),
+    "device_lost not a bool": _with(1, status=None, device_fault="x", device_lost=1),
+    "device_lost without a fault": _with(1, device_lost=True),
+    "aliased without an array": _with(1, aliased="input self"),
+}
+
+
+def test_a_well_formed_reply_passes_the_checks():
+    outs = protocol.done(("done", 7, _good()), 7, 2, 1)
+    assert [o["array"] for o in outs] == [0, None] and outs[1]["status"] == 161002
+
+
+@pytest.mark.parametrize("name", MALFORMED)
+def test_every_field_of_a_reply_is_checked(name):
+    with pytest.raises(protocol.ProtocolError):
+        protocol.done(MALFORMED[name], 7, 2, 1)
+
+
+class Counting:
+    """Each call's result is full of the number of calls made so far: two calls, two answers."""
+    name = "counting"
+
+    def __init__(self):
+        self.n = 0
+
+    def run(self, call):
+        self.n += 1
+        return np.full(call.out_shape, self.n, dtype=call.out_dtype)
+
+
+def test_each_outcome_of_a_repeated_call_gets_its_own_array():
+    """The header's array index is what tells the two results of a determinism case apart: both
+    pointing at the first would compare a result with itself."""
+    h = Hosted("tests.test_host:Counting", {}, timeout=30)
+    try:
+        outs = h.run(_req((2, 3)), 2, 30)
+    finally:
+        assert h.close() is None
+    assert [o.array.reshape(-1)[0] for o in outs] == [1, 2]
+
+
+class JunkLater:
+    """Answers, then writes junk to the suite's socket from a thread of its own, after the reply."""
+    name = "junk-later"
+
+    def run(self, call):
+        import threading
+        from tests.misbehaving import wire_socket
+
+        def junk():
+            with wire_socket() as s:
+                s.sendall(b"junk" * 10)
+        threading.Timer(0.05, junk).start()
+        return np.zeros(call.out_shape, dtype=call.out_dtype)
+
+
+def test_junk_between_calls_is_an_incident_and_the_next_call_runs_on_a_fresh_process():
+    h = Hosted("tests.test_host:JunkLater", {}, timeout=30)
+    [o] = h.run(_req((2, 3)), 1, 30)
+    time.sleep(0.5)
+    [o] = h.run(_req((2, 3)), 1, 30)
+    assert o.array is not None and h.starts == 2
+    assert "protocol violation: the backend's process wrote to the suite's socket between calls" in h.close()
+
+
+def test_junk_in_a_reply_fails_that_call_as_a_protocol_fault_and_the_next_one_runs():
+    h = Hosted("tests.misbehaving:SocketJunk", {}, timeout=30)
+    req = _req((2, 3))
+    mean = {**req, "op": "MseLossBackward", "attrs": {"reduction": 1},
+            "inputs": {**req["inputs"], "target": req["inputs"]["self"]}}
+    with pytest.raises(Fault) as e:
+        h.run(mean, 1, 30)
+    assert e.value.kind == "protocol" and str(e.value).startswith("protocol violation: ")
+    [o] = h.run({**mean, "attrs": {"reduction": 0}}, 1, 30)
+    assert o.array is not None and h.starts == 2 and h.close() is None
+
+
+class Unprintable(Exception):
+    def __str__(self):
+        raise RuntimeError("no")
+
+
+class Says:
+    """Raises or returns what its `what` option names."""
+    name = "says"
+
+    def __init__(self, what):
+        self.what = what
+
+    def run(self, call):
+        from suite import AclnnError, DeviceFault, Unsupported
+        out = np.ones(call.out_shape, call.out_dtype)
+        w = self.what
+        if w == "unprintable":
+            raise Unprintable()
+        if w == "unprintable-unsupported":
+            raise Unsupported(Unprintable())
+        if w == "long":
+            raise RuntimeError("x" * 10 ** 7)
+        if w.startswith("status-"):
+            e = AclnnError(161002)
+            e.status = {"status-float": 161002.0, "status-bool": True, "status-str": "161002"}[w]
+            raise e
+        if w.startswith("recovered-"):
+            raise DeviceFault("boom", 507015, recovered={"recovered-no": "no", "recovered-0": 0,
+                                                         "recovered-true": True, "recovered-false": False}[w])
+        if w == "matrix":
+            return np.asmatrix(out)
+        if w == "masked-none":
+            return np.ma.masked_array(out)
+        if w == "masked-one":
+            return np.ma.masked_array(out, mask=np.eye(*out.shape, dtype=bool)[: out.shape[0]])
+        raise AssertionError(w)
+
+
+def _says(what):
+    return InProcess(Says(what)).run(_req((2, 3)))[0]
+
+
+def test_a_broken_str_costs_nothing():
+    assert _says("unprintable").raised == "Unprintable: <unprintable Unprintable: its __str__ raised RuntimeError>"
+    assert _says("unprintable-unsupported").unsupported.startswith("<unprintable Unsupported")
+    assert len(_says("long").raised) < 3000 and "more characters" in _says("long").raised
+    assert words(b"x") == "b'x'" and words("x") == "x"
+
+
+def test_a_broken_str_in_the_backends_process_costs_only_its_case():
+    h = Hosted("tests.test_host:Says", {"what": "unprintable"}, timeout=30)
+    [o] = h.run(_req((2, 3)), 1, 30)
+    [o2] = h.run(_req((2, 3)), 1, 30)
+    assert o.raised.startswith("Unprintable: <unprintable") and o2.raised == o.raised and h.starts == 1
+    assert h.close() is None
+
+
+@pytest.mark.parametrize("what", ["status-float", "status-bool", "status-str"])
+def test_a_status_that_is_not_an_int_is_a_contract_violation(what):
+    o = _says(what)
+    assert o.status is None and "AclnnError's status is" in o.violation and "not an int" in o.violation
+
+
+@pytest.mark.parametrize("what, lost", [("recovered-no", True), ("recovered-0", True),
+                                        ("recovered-true", False), ("recovered-false", True)])
+def test_recovered_must_be_a_real_bool(what, lost):
+    o = _says(what)
+    assert o.device_fault.startswith("boom (status 507015)") and o.device_lost is lost
+    assert ("is not a bool" in o.device_fault) == (what in ("recovered-no", "recovered-0"))
+
+
+def test_numpy_subclasses_are_judged_by_value_or_refused():
+    for what in ("matrix", "masked-none"):
+        o = _says(what)
+        assert type(o.array) is np.ndarray and o.array.tolist() == [[1.0] * 3] * 2, what
+    o = _says("masked-one")
+    assert o.array is None and "MaskedArray with 2 masked elements" in o.violation
+    h = Hosted("tests.test_host:Says", {"what": "matrix"}, timeout=30)
+    [o] = h.run(_req((2, 3)), 1, 30)
+    assert o.array.tolist() == [[1.0] * 3] * 2 and h.close() is None
+
+
+class Loud:
+    """Prints `n` bytes a call through Python and as many straight to fd 1 and 2 (native writes)."""
+    name = "loud"
+
+    def __init__(self, n="300000"):
+        self.n = int(n)
+        self.calls = 0
+        print("LOUD-AT-START")
+
+    def run(self, call):
+        import os
+        self.calls += 1
+        print(f"CALL-{self.calls}-PY " + "p" * self.n, end="")
+        os.write(1, b"N" * self.n + f" CALL-{self.calls}-FD1".encode())
+        os.write(2, f" CALL-{self.calls}-FD2-END\n".encode())
+        return np.zeros(call.out_shape, dtype=call.out_dtype)
+
+
+def test_the_backends_output_is_kept_per_call_head_and_tail_and_counted():
+    h = Hosted("tests.test_host:Loud", {}, timeout=30)
+    h.start()
+    try:
+        logs = []
+        for _ in range(2):
+            h.run(_req((2, 3)), 1, 30)
+            logs.append(h.take_output())
+    finally:
+        assert h.close() is None
+    first, second = logs
+    head, tail = bytes(first.head), bytes(first.tail)
+    assert head.startswith(b"LOUD-AT-START\nCALL-1-PY ppp") and len(head) == len(tail) == 4096
+    assert tail.endswith(b"N CALL-1-FD1 CALL-1-FD2-END\n")
+    assert first.total == len("LOUD-AT-START\n") + 2 * 300000 + len("CALL-1-PY  CALL-1-FD1 CALL-1-FD2-END\n")
+    assert bytes(second.head).startswith(b"CALL-2-PY ") and b"CALL-1" not in bytes(second.head) + bytes(second.tail)
+    text = "\n".join(first.lines())
+    assert f"{first.total - 8192} bytes left out between them" in text and "    | LOUD-AT-START" in text
+
+
+class Pid:
+    """Answers with its process id."""
+    name = "pid"
+
+    def run(self, call):
+        import os
+        return np.full(call.out_shape, os.getpid(), dtype=np.float32)
+
+
+def test_the_twin_is_another_process_of_the_same_backend_and_closes_with_the_first():
+    h = Hosted("tests.test_host:Pid", {}, timeout=30)
+    h.start()
+    twin = h.twin()
+    assert h.twin() is twin
+    [a] = h.run(_req((2, 3)), 1, 30)
+    [b] = twin.run(_req((2, 3)), 1, 30)
+    assert a.array.reshape(-1)[0] != b.array.reshape(-1)[0] and twin.info == h.info
+    assert h.close() is None and twin._proc is None
+    h = Hosted("tests.misbehaving:ExitInClose", {}, timeout=30)
+    h.start()
+    h.twin().run(_req((2, 3)), 1, 30)
+    found = h.close()
+    assert found.count("during close() or its exit handlers") == 2 and "the backend's second process: " in found, found
