@@ -39,6 +39,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from suite import dtypes, layout
+from suite import confine, reaper
 from suite.backend import BackendError, BackendInfo, make_backend
 from suite.contract import AclnnError, DeviceFault, OpCall, Unsupported
 
@@ -304,11 +305,15 @@ def _outcome_header(o: Outcome, index: Optional[int]) -> Dict[str, Any]:
             "device_lost": o.device_lost}
 
 
-def child_main(sock: socket.socket, spec: Optional[str], opts: Dict[str, str]) -> None:
-    """The backend's process: make the backend, then serve requests until told to close."""
+def child_main(sock: socket.socket, spec: Optional[str], opts: Dict[str, str],
+               policy: Optional[confine.Policy] = None) -> None:
+    """The backend's process: confine itself (suite/confine.py), make the backend, then serve
+    requests until told to close."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)         # Ctrl-C is the parent's to handle
     _die_with_parent()
     try:
+        if policy is not None:
+            policy.apply()
         backend = make_backend(spec, opts)
         info = BackendInfo.of(backend)
     except BackendError as e:
@@ -354,7 +359,7 @@ def _context() -> Any:
     methods = multiprocessing.get_all_start_methods()
     if "forkserver" in methods:
         ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["numpy", "ml_dtypes", "suite.host"])
+        ctx.set_forkserver_preload(["numpy", "ml_dtypes", "suite.host", "suite._subreaper"])
         return ctx
     return multiprocessing.get_context("spawn")
 
@@ -387,6 +392,7 @@ class Hosted:
     """The backend in a child process: started on first need and again after each fault."""
 
     copies = 1                                # of the inputs and results, one per process
+    policy: Optional[confine.Policy] = None   # what the backend's process is confined to (the plugin's)
 
     def __init__(self, spec: Optional[str], opts: Dict[str, str], timeout: float = 60.0,
                  restarts: int = 8) -> None:
@@ -406,9 +412,10 @@ class Hosted:
         """Start the process and make the backend; BackendError if it cannot be made."""
         ctx = _context()
         mine, theirs = socket_pair()
-        proc = ctx.Process(target=child_main, args=(theirs, self.spec, self.opts), daemon=True,
+        proc = ctx.Process(target=child_main, args=(theirs, self.spec, self.opts, self.policy), daemon=True,
                            name="aclnn-conformance-backend")
         _start_without_main(proc)
+        reaper.adopt(proc.pid)
         theirs.close()
         self._proc, self._sock = proc, mine
         self.starts += 1
@@ -444,11 +451,12 @@ class Hosted:
         if proc is None:
             return None
         proc.join(wait)
-        if proc.exitcode is None:
+        code = proc.exitcode
+        if code is None:
             proc.kill()
             proc.join()
-            return None
-        return proc.exitcode
+        reaper.release(proc.pid)              # what it left behind ends with it (suite/reaper.py)
+        return code
 
     def _kill(self) -> None:
         if self._proc is not None and self._proc.exitcode is None:
