@@ -145,6 +145,8 @@ class Conformance:
                 parts += [f"--{name.replace('_', '-')}", v]
         if opt.isolation != "process":
             parts += ["--isolation", opt.isolation]
+        if opt.confine != "auto":
+            parts += ["--confine", opt.confine]
         if opt.case_timeout != 60:
             parts += ["--case-timeout", f"{opt.case_timeout:g}"]
         if opt.scale == "huge":

@@ -197,7 +197,9 @@ def test_no_daemon_of_the_backend_outlives_the_run_to_forge_its_reports(box, bas
     assert (box.reports / "results.json").read_bytes() == left
     assert all(_daemon_dead(p) for p in pids), f"daemon {pids} still alive"
     assert box.noted("forged") == []
-    assert_caught(box, baseline, out, proc.returncode)
+    doc = assert_caught(box, baseline, out, proc.returncode)
+    reproduce = [r["reproduce"] for r in doc["records"] if r["outcome"] == "failed"]
+    assert all(("--confine off" in r) == (confine == "off") for r in reproduce), reproduce
 
 
 @pytest.mark.parametrize("extra", [(), ("--confine=off",), ("--isolation=none",)], ids=["auto", "off", "none"])
