@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from suite import cases as casefiles
-from suite import golden, ops, soc
+from suite import confine, golden, ops, soc
 from suite.backend import BackendError, parse_opts
 from suite.backends import _aclnn_lib as lib
 from suite.cases import Case, Kind
@@ -132,7 +132,7 @@ def environment() -> Dict[str, Any]:
             "platform": f"{platform.system()} {platform.machine()}",
             "suite": getattr(suite, "__version__", "?"), "suite_at": str(Path(suite.__file__).parent),
             "data": str(data_root()), "data_from": f"${HOME_ENV}" if os.environ.get(HOME_ENV) else "this checkout",
-            "packages": package_versions()}
+            "packages": package_versions(), "protections": confine.in_force()}
 
 
 # -- the CANN toolkit on disk --------------------------------------------------------------------
@@ -872,6 +872,9 @@ def render(report: Report) -> str:
     lines.append(f"  {'suite':<16}{env['suite']} at {env['suite_at']}; data {env['data']} ({env['data_from']})")
     for name, version in env["packages"].items():
         lines.append(f"  {name:<16}{version or 'not installed'}")
+    lines += ["", "Protections of a run (the backend's process: suite/confine.py, suite/reaper.py)"]
+    for name, words in env.get("protections", {}).items():
+        lines.append(f"  {name:<16}{words}")
     lines += ["", "CANN"]
     lines += _render_cann(report.cann)
     lines += ["", "Product families: the dtypes the suite runs on each (from the operators' declarations)"]

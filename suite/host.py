@@ -39,7 +39,7 @@ import time
 import types
 from typing import Any, Dict, List, Optional, Tuple
 
-from suite import dtypes
+from suite import confine, dtypes, reaper
 from suite.backend import BackendError, BackendInfo, make_backend
 from suite.calls import (InProcess, Outcome, Request, call_of, call_once, close_backend,  # noqa: F401
                          run_calls, words)
@@ -79,12 +79,15 @@ def _outcome_header(o: Outcome, index: Optional[int]) -> Dict[str, Any]:
 
 
 def child_main(sock: socket.socket, spec: Optional[str], opts: Dict[str, str],
-               out: Optional[socket.socket] = None) -> None:
-    """The backend's process: make the backend, then serve requests until told to close."""
+               out: Optional[socket.socket] = None, policy: Optional[confine.Policy] = None) -> None:
+    """The backend's process: its output to `out` (suite/output.py), confine itself
+    (suite/confine.py), make the backend, then serve requests until told to close."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)         # Ctrl-C is the parent's to handle
     _die_with_parent()
     redirect_output(out)
     try:
+        if policy is not None:
+            policy.apply()
         backend = make_backend(spec, opts)
         info = BackendInfo.of(backend)
     except BackendError as e:
@@ -133,7 +136,7 @@ def _context() -> Any:
     methods = multiprocessing.get_all_start_methods()
     if "forkserver" in methods:
         ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["numpy", "ml_dtypes", "suite.host"])
+        ctx.set_forkserver_preload(["numpy", "ml_dtypes", "suite.host", "suite._subreaper"])
         return ctx
     return multiprocessing.get_context("spawn")
 
@@ -166,6 +169,7 @@ class Hosted:
     """The backend in a child process: started on first need and again after each fault."""
 
     copies = 1                                # of the inputs and results, one per process
+    policy: Optional[confine.Policy] = None   # what the backend's process is confined to (the plugin's)
 
     def __init__(self, spec: Optional[str], opts: Dict[str, str], timeout: float = 60.0,
                  restarts: int = 8) -> None:
@@ -189,9 +193,11 @@ class Hosted:
         ctx = _context()
         mine, theirs = socket_pair()
         out_mine, out_theirs = socket.socketpair()
-        proc = ctx.Process(target=child_main, args=(theirs, self.spec, self.opts, out_theirs), daemon=True,
+        proc = ctx.Process(target=child_main, args=(theirs, self.spec, self.opts, out_theirs, self.policy),
+                           daemon=True,
                            name="aclnn-conformance-backend")
         _start_without_main(proc)
+        reaper.adopt(proc.pid)
         theirs.close()
         out_theirs.close()
         if self._drain is not None:
@@ -235,11 +241,12 @@ class Hosted:
         if proc is None:
             return None
         proc.join(wait)
-        if proc.exitcode is None:
+        code = proc.exitcode
+        if code is None:
             proc.kill()
             proc.join()
-            return None
-        return proc.exitcode
+        reaper.release(proc.pid)              # what it left behind ends with it (suite/reaper.py)
+        return code
 
     def _kill(self) -> None:
         if self._proc is not None and self._proc.exitcode is None:
@@ -324,6 +331,7 @@ class Hosted:
         if self._twin is None:
             self._twin = Hosted(self.spec, self.opts, self.timeout, self.restarts)
             self._twin.info = self.info           # it must start as the first did
+            self._twin.policy = self.policy       # ... and be confined as the first is
         return self._twin
 
     def take_output(self) -> Optional[Log]:

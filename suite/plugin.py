@@ -12,9 +12,9 @@ import pytest
 from suite import cases as casefiles
 from suite.backend import BackendError, make_backend, parse_opts
 from suite.contract import PRODUCTS
-from suite import golden
+from suite import confine, golden
 from suite.golden import GoldenCache, GoldenStore
-from suite.home import HOME_ENV, data_root
+from suite.home import CHECKOUT, HOME_ENV, data_root
 from suite.host import Hosted, InProcess
 from suite.memory import parse_size
 from suite.results import case_fields
@@ -65,6 +65,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--backend-restarts", default=8, type=int, metavar="N",
                 help="restart a backend whose process crashed, exited or hung at most N times in "
                      "a row; after that every remaining case fails at once (default 8)")
+    g.addoption("--confine", default="auto", choices=("auto", "off"),
+                help="confine the backend's process (Linux Landlock): no writes to the suite, its data, "
+                     "the golden cache or the reports, no signals outside its own processes; 'auto' "
+                     "(default) where the kernel allows it, 'off' never (the run says which)")
     g.addoption("--max-memory", default=None, metavar="SIZE",
                 help="skip cases whose arrays need more than SIZE (e.g. 16G; default: the memory "
                      "available when each case starts)")
@@ -111,6 +115,19 @@ class Conformance:
         self.info: Optional[Any] = None        # the backend's BackendInfo, kept after it is closed
         self._closed: Optional[Any] = None     # the closed backend object (--isolation none)
         self._cases: Optional[List[casefiles.Case]] = None
+        self.protections = confine.in_force(opt.confine != "off", opt.isolation)
+        self.policy: Optional[confine.Policy] = None
+
+    def confinement(self) -> Optional[confine.Policy]:
+        """The backend's process may not write what this run reads or writes (suite/confine.py)."""
+        abi, _ = confine.landlock_abi()
+        if self.config.option.confine == "off" or abi < 1:
+            return None
+        report_dir = getattr(self.config.option, "report_dir", None)
+        paths = [CHECKOUT, data_root() / "cases", data_root() / "golden", self.golden_dir,
+                 self.tolerance_path, *self.case_paths] + ([self.cache_dir] if self.cache_dir else []) \
+            + ([Path(report_dir)] if report_dir else [])
+        return confine.make_policy(paths, abi)
 
     def replay_args(self) -> str:
         """Options to append to a one-line reproducer."""
@@ -128,6 +145,8 @@ class Conformance:
                 parts += [f"--{name.replace('_', '-')}", v]
         if opt.isolation != "process":
             parts += ["--isolation", opt.isolation]
+        if opt.confine != "auto":
+            parts += ["--confine", opt.confine]
         if opt.case_timeout != 60:
             parts += ["--case-timeout", f"{opt.case_timeout:g}"]
         if opt.scale == "huge":
@@ -155,6 +174,7 @@ class Conformance:
                     host: Any = InProcess(make_backend(opt.backend, self.backend_opts))
                 else:
                     host = Hosted(opt.backend, self.backend_opts, opt.case_timeout, opt.backend_restarts)
+                    host.policy = self.policy = self.confinement()
                     host.start()
                 info = host.info
             except (BackendError, FileError) as e:
@@ -211,6 +231,7 @@ class Conformance:
             incident = runner.host.close()
             if incident:
                 self.incidents.append(incident)
+        confine.cleanup(self.policy)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -240,7 +261,8 @@ def pytest_report_header(config: pytest.Config) -> Optional[str]:
             f"golden cache {state.cache_dir or 'none'}; "
             + ("backend in pytest's process (--isolation none)" if opt.isolation == "none" else
                f"backend in its own process, {opt.case_timeout:g} s a call"
-               f"{' + 0.1 s per million elements' if opt.case_timeout else ' (no deadline)'}"))
+               f"{' + 0.1 s per million elements' if opt.case_timeout else ' (no deadline)'}")
+            + "; protections: " + ", ".join(f"{k} {v}" for k, v in state.protections.items()))
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -158,7 +158,8 @@ class Reporter:
         except Exception:               # a missing or broken manifest fails every case; say so there
             manifest = "unavailable"
         return {"backend": be, "products": products, "standard_override": self.config.option.standard,
-                "manifest_hash": manifest, "machine": results.machine(), "shard": self.config.option.shard}
+                "manifest_hash": manifest, "machine": results.machine(), "shard": self.config.option.shard,
+                "protections": dict(st.protections)}
 
     def all_incidents(self) -> List[str]:
         return list(self.state().incidents) + self.incidents

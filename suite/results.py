@@ -48,6 +48,7 @@ RUN_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {
     "complete": (("bool",), False),            # v2: false when the run did not finish (absent in v1: true)
     "incomplete": (("str", "null"), False),    # v2: why it did not finish
     "incidents": (("list",), False),           # v2: what went wrong outside any case, one line each
+    "protections": (("dict",), False),         # v2, optional: what confined the backend's process (suite/confine.py)
     "records": (("list",), True),
 }
 RECORD_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {
@@ -139,6 +140,9 @@ def validate(doc: Any) -> List[str]:
     incidents = doc.get("incidents")
     if isinstance(incidents, list) and not all(isinstance(x, str) for x in incidents):
         errors.append("run: incidents must be strings")
+    prot = doc.get("protections")
+    if isinstance(prot, dict) and not all(isinstance(v, str) for v in prot.values()):
+        errors.append("run: protections must map names to strings")
     if isinstance(doc.get("shard"), str):
         try:
             shard.parse(doc["shard"])
