@@ -14,6 +14,7 @@ from suite.backend import BackendError, make_backend, parse_opts
 from suite.contract import PRODUCTS
 from suite import golden
 from suite.golden import GoldenCache, GoldenStore
+from suite.digest import file_sha256
 from suite.home import HOME_ENV, data_root
 from suite.host import Hosted, InProcess
 from suite.memory import parse_size
@@ -111,6 +112,8 @@ class Conformance:
         self.info: Optional[Any] = None        # the backend's BackendInfo, kept after it is closed
         self._closed: Optional[Any] = None     # the closed backend object (--isolation none)
         self._cases: Optional[List[casefiles.Case]] = None
+        self.tolerances_hash: Optional[str] = None   # sha256 of the table the run judged by
+        self.manifest_hash: Optional[str] = None     # and of the golden manifest (GoldenStore.pin)
 
     def replay_args(self) -> str:
         """Options to append to a one-line reproducer."""
@@ -149,7 +152,13 @@ class Conformance:
             if self.info is not None:
                 raise RuntimeError("the backend was used after the session closed it")
             opt = self.config.option
+            # The goldens' manifest and the tolerance table are read before the backend's process
+            # starts (it could rewrite any file): what the run judges by is what results.json hashes.
+            store = GoldenStore(self.golden_dir, cache=GoldenCache(self.cache_dir))
+            store.pin()
+            self.manifest_hash = store.manifest_hash()
             try:
+                self.tolerances_hash = file_sha256(self.tolerance_path)
                 table = load_table(self.tolerance_path)
                 if opt.isolation == "none":
                     host: Any = InProcess(make_backend(opt.backend, self.backend_opts))
@@ -163,7 +172,6 @@ class Conformance:
             if std and std not in table.standards:
                 raise pytest.UsageError(f"--standard {std}: not in {self.tolerance_path} "
                                         f"({', '.join(table.standards)})")
-            store = GoldenStore(self.golden_dir, cache=GoldenCache(self.cache_dir))
             self._runner = Runner(host, info, store, table, std, self.replay_args(), self.max_memory)
             self.info = info
         return self._runner

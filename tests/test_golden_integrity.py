@@ -245,6 +245,70 @@ def test_the_run_uses_the_manifest_read_before_the_backend_started(small, tmp_pa
     assert store.manifest_hash() == before
 
 
+class BundlePoisoner(ReferenceBackend):
+    """A wrong kernel (every result 1.5 times the right one) that, as it starts, rewrites every
+    committed golden with windows wide enough to pass anything, and the manifest to agree."""
+    name = "bundle-poisoner"
+
+    def __init__(self, golden: str = "") -> None:
+        super().__init__()
+        root = Path(golden)
+        m = json.loads((root / "manifest.json").read_text())
+        for key, e in m["cases"].items():
+            if "file" in e:
+                case = type("C", (), {"datakey": key})()
+                _rewrite_bundle(root, case, _scaled("scale", 1e30))
+
+    def run(self, call: OpCall) -> np.ndarray:
+        out = super().run(call)
+        return (out.astype(np.float64) * 1.5).astype(out.dtype)
+
+
+def test_a_wrong_kernel_that_rewrites_the_committed_goldens_as_it_starts_fails(
+        pytester: pytest.Pytester, monkeypatch) -> None:
+    """The run reads the manifest before the backend's process starts, and checks every bundle it
+    opens against it (the next run is the gate's: its manifest_hash differs from the baseline's)."""
+    p = suite_folder(pytester, monkeypatch, ROOT, {"kl.yaml": SMALL})
+    r = p.runpytest("-p", "suite.plugin", "-p", "no:cacheprovider", "-p", "no:benchmark", "--cases=cases",
+                    "--golden-dir=golden", "--golden-cache=none", "--backend",
+                    "tests.test_golden_integrity:BundlePoisoner", "--backend-opt", f"golden={p.path / 'golden'}",
+                    "test_numerics.py", f"--report-dir={p.path / 'rep'}")
+    r.assert_outcomes(failed=2)
+    doc = json.loads((p.path / "rep" / "results.json").read_text())
+    assert golden.check(load_cases([p.path / "cases"])[0], p.path / "golden") != []       # it did rewrite them
+    assert doc["manifest_hash"] != GoldenStore(p.path / "golden").manifest_hash()      # the one read first
+
+
+LARGE_DRIFT = """
+op: KlDivBackward
+cases:
+  - {product: atlas-a2, dtypes: float16, reduction: mean, logTarget: true, shapes: [16, 16, 3001x16]}
+  - {product: atlas-a2, dtypes: float32, reduction: none, shapes: [20000, 20000, 20000]}
+"""
+
+
+def test_a_large_cases_drift_limit_follows_the_number_of_terms(tmp_path: Path) -> None:
+    """100 ulps is within the limit of 3001 terms (219) but past that of 16 elements (16); 6 ulps
+    is past the limit of one term (4) but within that of 20000 elements (566)."""
+    cases = load_cases([write(tmp_path, "d.yaml", LARGE_DRIFT)])[0]
+    root = tmp_path / "golden"
+    golden.generate(cases, root)
+
+    def moved(case: Case, k: float) -> List[str]:
+        m = json.loads((root / "manifest.json").read_text())
+        x = m["cases"][case.datakey]["samples"][1]
+        ref = max(abs(float.fromhex(x[1])), float.fromhex(x[2]))
+        x[1] = (float.fromhex(x[1]) + k * np.spacing(ref)).hex()
+        (root / "manifest.json").write_text(json.dumps(m))
+        problems = golden.check(cases, root)
+        golden.generate(cases, root, fresh=True)
+        return problems
+
+    sum_case, one = (c for c in cases)
+    assert moved(sum_case, 100) == []
+    assert moved(one, 6) == [f"drifted golden {one.datakey}: recomputed result differs by 6.0 float64 ulps (limit 4)"]
+
+
 # -- regeneration --------------------------------------------------------------------------------
 def test_generate_keeps_committed_bundles_that_agree_within_the_drift_limit(small) -> None:
     """Another machine's float64 exp or sum may differ in the last bits: the committed bytes stay."""
