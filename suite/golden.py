@@ -10,8 +10,19 @@ interrupted run leaves the previous manifest and bundles intact.
 Large cases (the scale sets) commit no arrays. Their inputs are drawn on demand from the case's
 seed (suite/draw.py: the same bits on any machine and numpy), and their golden is computed on
 demand in float64, block by block, then kept in the user's cache (GoldenCache). The manifest holds
-a fingerprint of each instead: the sha256 of every input and samples of the golden, so `golden
-check` still proves that what a machine draws and computes is what was generated.
+a fingerprint of each instead: the sha256 of every input and samples and sums of the golden (of its
+scale and path too, for a sum), so `golden check` still proves that what a machine draws and
+computes is what was generated.
+
+What a run trusts (docs/scale.md, "What a run trusts"): the backend's process may rewrite any
+file, the cache and golden/ included, with sha256s that agree. So the parent judges only with
+- a small case's arrays from a bundle whose sha256 is the one in the manifest it read before the
+  backend started (GoldenStore.pin; results.json records that manifest's hash, and `report diff`
+  fails when it is not the baseline's);
+- a large case's golden it computed itself in this process and checked against the fingerprint,
+  or read back from the cache with exactly the sha256s it wrote (kept in memory). An entry left by
+  an earlier run is never used: a fingerprint tolerant of float64 drift cannot tell a crafted
+  change from drift, and recomputing costs about what reading and hashing the entry does.
 """
 from __future__ import annotations
 
@@ -544,6 +555,9 @@ class GoldenStore:
         return self._drawn(case, entry)
 
     def load(self, case: Case) -> CaseData:
+        """The case's inputs and golden. A large case's golden is computed on its first use in
+        this process (and checked against the manifest's fingerprint); later uses read the cache
+        only when its files' sha256s are those this process wrote, and compute it again otherwise."""
         entry = self.entry(case)
         if "file" in entry:
             return _read_case(self._bundle(entry["file"]), case.datakey)
@@ -750,7 +764,7 @@ def generate(cases: Iterable[Case], root: Path, progress: Callable[[str], None] 
     added: List[Path] = []                 # bundles this run created, undone if it is interrupted
     try:
         for group, members in sorted(per_bundle.items()):
-            data = _bundle_bytes(members)
+            data = kept.bundle_bytes(members) or _bundle_bytes(members)
             sha = _sha256(data)
             rel = file_of[group] = f"{group}-{sha[:12]}.npz"
             files[rel] = sha
@@ -801,6 +815,18 @@ class _Kept:
     def __init__(self, root: Path, manifest: Mapping) -> None:
         self.root, self.manifest = root, manifest
         self._open: Dict[str, Optional[Tuple[dict, bytes]]] = {}
+        self._raw: Dict[str, bytes] = {}
+        self.source: Dict[str, str] = {}           # datakey -> the bundle its kept arrays came from
+
+    def bundle_bytes(self, members: Mapping[str, Mapping[str, np.ndarray]]) -> Optional[bytes]:
+        """The existing bundle, when every case of `members` was kept from it and it holds no
+        other: the bytes _bundle_bytes would make again (skips its compression)."""
+        rels = {self.source.get(k) for k in members}
+        if len(rels) != 1 or None in rels:
+            return None
+        rel = rels.pop()
+        bundle = self._open.get(rel)
+        return self._raw[rel] if bundle is not None and set(bundle[0]) == set(members) else None
 
     def _bundle(self, rel: str) -> Optional[Tuple[dict, bytes]]:
         if rel not in self._open:
@@ -809,6 +835,7 @@ class _Kept:
                 data = (self.root / rel).read_bytes()
                 if _sha256(data) == self.manifest["files"].get(rel):
                     self._open[rel] = _read_bundle(data)
+                    self._raw[rel] = data
             except (OSError, ValueError, KeyError, zipfile.BadZipFile):
                 pass
         return self._open[rel]
@@ -832,6 +859,7 @@ class _Kept:
             return None
         if compare_goldens(key, g, stored.golden.golden):
             return None
+        self.source[key] = e["file"]
         return arrays
 
 
@@ -924,6 +952,10 @@ def compare_goldens(key: str, fresh: Golden, stored: Golden) -> List[str]:
     array judging reads is compared, the number of terms exactly, `out`, `scale` and `path` with
     the same NaN/inf elements and the finite ones within drift_limit(nterms) float64 ulps (of the
     larger of |out| and scale, or of path itself: the values their window is made of)."""
+    if all(np.asarray(x).dtype == np.float64 and np.shape(x) == np.shape(y) and np.asarray(x).tobytes() == np.asarray(y).tobytes()
+           for x, y in ((fresh.out, stored.out), (fresh.scale, stored.scale), (fresh.path, stored.path))) \
+            and int(stored.nterms) == int(fresh.nterms):
+        return []                                 # the same bits (most cases): nothing to measure
     if int(stored.nterms) != int(fresh.nterms):
         return [f"drifted golden {key}: the number of terms differs ({int(stored.nterms)}, recomputed "
                 f"{int(fresh.nterms)})"]
