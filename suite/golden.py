@@ -513,7 +513,8 @@ class GoldenStore:
             self._hash = _sha256(path.read_bytes()) if path.exists() else ""
             return
         try:
-            data = path.read_bytes()
+            with open(path, "rb") as f:
+                data = f.read(jsonfile.MAX_BYTES + 1)        # (past the limit: jsonfile.loads says so)
         except FileNotFoundError:
             self._hash, self._error = "", GoldenError(f"{path}: no golden manifest; run `aclnn-conform golden generate`")
             return
@@ -639,11 +640,7 @@ def read_manifest(root: Path, data: Optional[bytes] = None) -> dict:
     manifest's path."""
     path = Path(root) / MANIFEST
     if data is not None:
-        try:
-            m = json.loads(data.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError, RecursionError):
-            raise GoldenError(f"{path}: not JSON this suite reads; restore it from git or run "
-                              f"`aclnn-conform golden generate`") from None
+        m = jsonfile.loads(path, data, GoldenError)
     elif not path.exists():
         raise GoldenError(f"{path}: no golden manifest; run `aclnn-conform golden generate`")
     else:
