@@ -77,7 +77,7 @@ def cmd_report_diff(args: argparse.Namespace) -> int:
     if not args.allow_incomplete:
         compare.refuse_incomplete([(args.base, base), (args.new, new)], "--allow-incomplete")
     compare.refuse_empty([(args.base, base), (args.new, new)])
-    d = compare.diff(base, new, args.ulp_growth, args.ulp_ratio, args.allow_vanished)
+    d = compare.diff(base, new, args.ulp_growth, args.ulp_ratio, args.allow_vanished, args.accept_golden_change)
     print(compare.render_diff(d, args.limit))
     return 1 if d.worse else 0
 
@@ -138,8 +138,9 @@ passed); 1: it cannot, or a smoke case did not pass; 2: bad arguments."""
 
 DIFF_HELP = f"""Compare two results.json files (BASE: the last accepted run; NEW: this run). Exit 1 when NEW
 is worse: a case failing in NEW that did not fail in BASE (or is new and failing), a precision
-regression, an incident, or a case of BASE missing from NEW, or run in BASE and skipped in NEW
-(unless --allow-vanished). A precision regression is
+regression, an incident, a case of BASE missing from NEW, or run in BASE and skipped in NEW
+(unless --allow-vanished), or NEW judged by other goldens or another tolerance table than BASE
+(manifest_hash, tolerances_hash; unless --accept-golden-change). A precision regression is
 a case passing in both whose worst ulp error grew by more than --ulp-growth ulps AND to more than
 --ulp-ratio times its BASE value (defaults {compare.ULP_GROWTH:g} and {compare.ULP_RATIO:g}): a correctly
 rounded kernel sits at <= 0.5 ulp of the output dtype plus a few float32 ulps of accumulation slack,
@@ -220,6 +221,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--allow-incomplete", action="store_true",
                    help="compare runs that did not finish (killed, interrupted, stopped early): their "
                         "missing cases count as vanished")
+    s.add_argument("--accept-golden-change", action="store_true",
+                   help="NEW's goldens (manifest_hash) or tolerance table (tolerances_hash) differing from "
+                        "BASE's do not make NEW worse (the output names the change)")
     s.add_argument("--limit", type=_count, default=10, metavar="N", help="lines per list (default %(default)s)")
     s.set_defaults(fn=cmd_report_diff)
     s = r.add_parser("merge", help="join shards' results.json into one")

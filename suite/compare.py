@@ -11,7 +11,7 @@ from suite import shard
 from suite.results import RUN_FIELDS, ResultsError, is_complete, make_document, number
 
 # -- merge -------------------------------------------------------------------------------------
-SAME_RUN = ("schema_version", "suite_version", "manifest_hash", "backend", "standard_override")
+SAME_RUN = ("schema_version", "suite_version", "manifest_hash", "tolerances_hash", "backend", "standard_override")
 
 
 def _shard_of(spec: Any) -> Optional[Tuple[int, int]]:
@@ -134,12 +134,15 @@ class Diff:
     new_xfails: List[Tuple[Mapping, Optional[Mapping]]] = field(default_factory=list)
     incidents: List[str] = field(default_factory=list)
     notes: List[str] = field(default_factory=list)
+    judged_by: List[str] = field(default_factory=list)     # goldens or tolerances that differ
     allow_vanished: bool = False
+    accept_golden_change: bool = False
 
     @property
     def worse(self) -> bool:
         return bool(self.new_failures or self.regressions or self.incidents
-                    or (self.vanished and not self.allow_vanished))
+                    or (self.vanished and not self.allow_vanished)
+                    or (self.judged_by and not self.accept_golden_change))
 
 
 def worst_ulp(r: Mapping) -> Optional[float]:
@@ -147,19 +150,35 @@ def worst_ulp(r: Mapping) -> Optional[float]:
     return number(m.get("max_ulp"))
 
 
+# What a run is judged by: NEW judged by other goldens or another tolerance table than BASE's is
+# no comparison (a backend can rewrite both on disk), unless the change is accepted by name.
+JUDGED_BY = ("manifest_hash", "tolerances_hash")
+ACCEPT_FLAG = "--accept-golden-change"
+
+
 def diff(base: Mapping, new: Mapping, ulp_growth: float = ULP_GROWTH, ulp_ratio: float = ULP_RATIO,
-         allow_vanished: bool = False) -> Diff:
+         allow_vanished: bool = False, accept_golden_change: bool = False) -> Diff:
     """What changed from BASE to NEW. A precision regression is a case passing in both whose worst
-    ulp error grew by more than `ulp_growth` ulps AND to more than `ulp_ratio` times its old value."""
-    d = Diff(allow_vanished=allow_vanished)
+    ulp error grew by more than `ulp_growth` ulps AND to more than `ulp_ratio` times its old value.
+    NEW's goldens (manifest_hash) or tolerance table (tolerances_hash) differing from BASE's make
+    it worse unless `accept_golden_change`; a BASE written before tolerances_hash existed is not
+    compared on it (a note says so)."""
+    d = Diff(allow_vanished=allow_vanished, accept_golden_change=accept_golden_change)
     d.incidents = list(new.get("incidents") or [])
     for name, doc in (("BASE", base), ("NEW", new)):
         if not is_complete(doc):
             d.notes.append(f"{name} did not finish ({doc.get('incomplete') or 'incomplete'}): its missing "
                            f"cases count as vanished")
-    for f in ("suite_version", "manifest_hash", "backend", "standard_override"):
+    for f in ("suite_version", "backend", "standard_override"):
         if base.get(f) != new.get(f):
             d.notes.append(f"{f} differs: {base.get(f)!r} -> {new.get(f)!r}")
+    for f in JUDGED_BY:
+        if base.get(f) == new.get(f):
+            continue
+        if f not in base and f != "manifest_hash":
+            d.notes.append(f"BASE has no {f} (an older suite's): not compared")
+        else:
+            d.judged_by.append(f"{f} differs: {base.get(f)!r} -> {new.get(f)!r}")
     b = {r["key"]: r for r in base["records"]}
     n = {r["key"]: r for r in new["records"]}
     for key, nr in n.items():
@@ -222,9 +241,13 @@ def render_diff(d: Diff, limit: int = 10) -> str:
         why.append(f"{len(d.vanished)} vanished cases")
     if d.incidents:
         why.append(f"{len(d.incidents)} incidents")
+    if d.judged_by and not d.accept_golden_change:
+        why.append(f"judged by other goldens or tolerances than BASE ({ACCEPT_FLAG} accepts the change)")
     head = (f"WORSE: {', '.join(why)}" if d.worse else "OK: no new failures, no precision regressions"
-            + (f" ({len(d.vanished)} vanished cases allowed)" if d.vanished else ""))
+            + (f" ({len(d.vanished)} vanished cases allowed)" if d.vanished else "")
+            + (f" (other goldens or tolerances accepted by {ACCEPT_FLAG})" if d.judged_by else ""))
     lines = [head]
+    lines += [f"{'accepted' if d.accept_golden_change else 'differs'}: {x}" for x in d.judged_by]
     lines += [f"note: {x}" for x in d.notes]
     lines += _section("incidents (outside any case)", d.incidents, limit)
     lines += _section("new failures", [f"{r['key']}  ({_before(b)}"

@@ -12,7 +12,7 @@ import reprlib
 from pathlib import Path
 from typing import Any, Callable
 
-from suite.yamlfile import FileError, one_line, read_text
+from suite.yamlfile import FileError, line_at, one_line, read_text
 
 MAX_BYTES = 256 << 20
 
@@ -39,6 +39,24 @@ def load(path: Path, error: Callable[[str], Exception], max_bytes: int = MAX_BYT
         text = read_text(Path(path), max_bytes)
     except FileError as e:
         raise error(str(e)) from None
+    return _parse(path, text, error, allow_nan)
+
+
+def loads(path: Path, data: bytes, error: Callable[[str], Exception], max_bytes: int = MAX_BYTES) -> Any:
+    """load() of `data`, the bytes already read from `path`, with the same errors (the golden
+    store hashes and parses one read of its manifest, so that both are of the same bytes)."""
+    if len(data) > max_bytes:
+        raise error(str(FileError(path, None, None, f"larger than {max_bytes >> 20} MiB")))
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        head = data[:e.start].decode("utf-8")
+        raise error(str(FileError(path, line_at(head, len(head)), None,
+                                  f"not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})"))) from None
+    return _parse(path, text, error, True)
+
+
+def _parse(path: Path, text: str, error: Callable[[str], Exception], allow_nan: bool) -> Any:
     try:
         return json.loads(text) if allow_nan else json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as e:

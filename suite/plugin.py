@@ -14,6 +14,7 @@ from suite.backend import BackendError, make_backend, parse_opts
 from suite.contract import PRODUCTS
 from suite import confine, golden
 from suite.golden import GoldenCache, GoldenStore
+from suite.digest import file_sha256
 from suite.home import CHECKOUT, HOME_ENV, data_root
 from suite.host import Hosted, InProcess
 from suite.memory import parse_size
@@ -117,6 +118,8 @@ class Conformance:
         self._cases: Optional[List[casefiles.Case]] = None
         self.protections = confine.in_force(opt.confine != "off", opt.isolation)
         self.policy: Optional[confine.Policy] = None
+        self.tolerances_hash: Optional[str] = None   # sha256 of the table the run judged by
+        self.manifest_hash: Optional[str] = None     # and of the golden manifest (GoldenStore.pin)
 
     def confinement(self) -> Optional[confine.Policy]:
         """The backend's process may not write what this run reads or writes (suite/confine.py)."""
@@ -168,7 +171,13 @@ class Conformance:
             if self.info is not None:
                 raise RuntimeError("the backend was used after the session closed it")
             opt = self.config.option
+            # The goldens' manifest and the tolerance table are read before the backend's process
+            # starts (it could rewrite any file): what the run judges by is what results.json hashes.
+            store = GoldenStore(self.golden_dir, cache=GoldenCache(self.cache_dir))
+            store.pin()
+            self.manifest_hash = store.manifest_hash()
             try:
+                self.tolerances_hash = file_sha256(self.tolerance_path)
                 table = load_table(self.tolerance_path)
                 if opt.isolation == "none":
                     host: Any = InProcess(make_backend(opt.backend, self.backend_opts))
@@ -183,7 +192,6 @@ class Conformance:
             if std and std not in table.standards:
                 raise pytest.UsageError(f"--standard {std}: not in {self.tolerance_path} "
                                         f"({', '.join(table.standards)})")
-            store = GoldenStore(self.golden_dir, cache=GoldenCache(self.cache_dir))
             self._runner = Runner(host, info, store, table, std, self.replay_args(), self.max_memory)
             self.info = info
         return self._runner

@@ -14,6 +14,7 @@ from typing import Any, Dict, List, Optional
 import pytest
 
 from suite import compare, journal, knownfail, results, shard, summary
+from suite.digest import file_sha256
 from suite.golden import GoldenStore
 from suite.interrupts import Interrupts
 from suite.yamlfile import FileError
@@ -154,12 +155,14 @@ class Reporter:
         be = self.backend_info()
         products = [p for p in st.products if p in be.get("products", st.products)]
         try:
-            manifest = GoldenStore(st.golden_dir).manifest_hash()
+            # the hash of the manifest the run read before its backend started (GoldenStore.pin)
+            manifest = st.manifest_hash if st.manifest_hash is not None else GoldenStore(st.golden_dir).manifest_hash()
         except Exception:               # a missing or broken manifest fails every case; say so there
             manifest = "unavailable"
+        tolerances = st.tolerances_hash if st.tolerances_hash is not None else file_sha256(st.tolerance_path)
         return {"backend": be, "products": products, "standard_override": self.config.option.standard,
-                "manifest_hash": manifest, "machine": results.machine(), "shard": self.config.option.shard,
-                "protections": dict(st.protections)}
+                "manifest_hash": manifest, "tolerances_hash": tolerances, "machine": results.machine(),
+                "shard": self.config.option.shard, "protections": dict(st.protections)}
 
     def all_incidents(self) -> List[str]:
         return list(self.state().incidents) + self.incidents

@@ -41,6 +41,7 @@ RUN_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {
     "products": (("list",), True),
     "standard_override": (("str", "null"), True),
     "manifest_hash": (("str",), True),
+    "tolerances_hash": (("str",), False),      # sha256 of the tolerance table the run judged by
     "machine": (("dict",), True),              # {platform, python, numpy, hostname}
     "shard": (("str", "null"), True),          # "K/N", or null for an unsharded (or merged) run
     "merged_from": (("list",), False),         # shards a merged file was made of
@@ -137,6 +138,9 @@ def validate(doc: Any) -> List[str]:
     if doc.get("schema_version") not in (None,) + READABLE_VERSIONS:
         errors.append(f"run: schema_version {short(doc['schema_version'])} is not one of "
                       f"{', '.join(map(str, READABLE_VERSIONS))}")
+    th = doc.get("tolerances_hash")
+    if isinstance(th, str) and th and not (len(th) == 64 and all(c in "0123456789abcdef" for c in th)):
+        errors.append(f"run: tolerances_hash {short(th)} is not a sha256 (64 lowercase hex digits) or \"\"")
     incidents = doc.get("incidents")
     if isinstance(incidents, list) and not all(isinstance(x, str) for x in incidents):
         errors.append("run: incidents must be strings")

@@ -261,7 +261,6 @@ def test_an_unfinished_run_is_noted_and_its_missing_cases_vanish() -> None:
 
 @pytest.mark.parametrize("field,value,note", [
     ("suite_version", "9.9", "note: suite_version differs: '{old}' -> '9.9'"),
-    ("manifest_hash", "cd" * 32, "note: manifest_hash differs: '" + "ab" * 32 + "' -> '" + "cd" * 32 + "'"),
     ("backend", {"spec": "other", "options": {}},
      "note: backend differs: {'spec': 'fake', 'options': {}} -> {'spec': 'other', 'options': {}}"),
     ("standard_override", "strict", "note: standard_override differs: None -> 'strict'"),
@@ -272,6 +271,55 @@ def test_runs_of_another_configuration_are_compared_with_a_note(field: str, valu
     new[field] = value
     d = compare.diff(base, new)
     assert not d.worse and shown(d) == OK + "\n" + note.replace("{old}", base["suite_version"])
+
+
+@pytest.mark.parametrize("field", ["manifest_hash", "tolerances_hash"])
+def test_other_goldens_or_tolerances_make_new_worse_unless_accepted(field: str) -> None:
+    """A backend may rewrite golden/ or the tolerance table on disk: a run judged by them is no
+    comparison with BASE's, however well it did, unless the change is accepted by name."""
+    a = rec("a")
+    base, new = run(a, tolerances_hash="12" * 32), run(a, tolerances_hash="12" * 32)
+    old = base[field]
+    new[field] = "cd" * 32
+    change = f"{field} differs: '{old}' -> '{'cd' * 32}'"
+    d = compare.diff(base, new)
+    assert d.worse and shown(d) == (
+        "WORSE: judged by other goldens or tolerances than BASE (--accept-golden-change accepts the change)\n"
+        f"differs: {change}")
+    d = compare.diff(base, new, accept_golden_change=True)
+    assert not d.worse and shown(d) == (
+        OK + " (other goldens or tolerances accepted by --accept-golden-change)\n" + f"accepted: {change}")
+    d = compare.diff(run(rec("a", "failed")), run(rec("a", "failed"), manifest_hash="cd" * 32))
+    assert shown(d).splitlines()[0] == ("WORSE: judged by other goldens or tolerances than BASE "
+                                        "(--accept-golden-change accepts the change)")
+
+
+def test_a_base_without_tolerances_hash_is_not_compared_on_it() -> None:
+    a = rec("a")
+    d = compare.diff(run(a), run(a, tolerances_hash="12" * 32))
+    assert not d.worse and shown(d) == OK + "\nnote: BASE has no tolerances_hash (an older suite's): not compared"
+    d = compare.diff(run(a, tolerances_hash="12" * 32), run(a))            # NEW lost it
+    assert d.worse and "differs: tolerances_hash differs: '" + "12" * 32 + "' -> None" in shown(d)
+
+
+def test_report_diff_exits_1_when_the_goldens_differ_and_0_when_accepted(tmp_path: Path, capsys) -> None:
+    a = rec("a")
+    results.write(tmp_path / "base.json", run(a))
+    results.write(tmp_path / "new.json", run(a, manifest_hash="cd" * 32))
+    args = ["report", "diff", str(tmp_path / "base.json"), str(tmp_path / "new.json")]
+    assert cli.main(args) == 1
+    assert "differs: manifest_hash differs" in capsys.readouterr().out
+    assert cli.main(args + ["--accept-golden-change"]) == 0
+    assert "accepted: manifest_hash differs" in capsys.readouterr().out
+    assert cli.main(["report", "diff", str(tmp_path / "base.json"), str(tmp_path / "base.json")]) == 0
+
+
+def test_tolerances_hash_is_validated() -> None:
+    doc = run(rec("a"), tolerances_hash="")
+    doc["tolerances_hash"] = "xyz"
+    assert results.validate(doc) == ["run: tolerances_hash 'xyz' is not a sha256 (64 lowercase hex digits) or \"\""]
+    doc["tolerances_hash"] = 5
+    assert len(results.validate(doc)) == 1
 
 
 def test_machine_and_products_are_not_compared() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import hashlib
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -37,6 +38,7 @@ def test_results_json_validates_and_holds_every_case(plain):
     assert kinds == {"numbers", "determinism", "rejection"}
     assert doc["backend"]["name"] == "reference" and doc["backend"]["spec"] == "reference"
     assert doc["manifest_hash"] == GoldenStore(ROOT / "golden").manifest_hash() != ""
+    assert doc["tolerances_hash"] == hashlib.sha256((ROOT / "cases" / "tolerances.yaml").read_bytes()).hexdigest()
     assert set(doc["machine"]) == {"platform", "python", "numpy", "hostname"}
     num = next(r for r in doc["records"] if r["kind"] == "numbers" and r["out_dtype"] == "float16"
                and r["shapes"]["self"] == [2, 3])

@@ -1,0 +1,340 @@
+"""Goldens checked in full (issue 20, item 2): a backend (which runs in a process of its own and may
+write any file) that rewrites a cached golden, or a committed bundle together with the manifest,
+must not make a wrong kernel pass, in the same run or in the next; `golden check` names what was
+tampered with; `golden generate` gives the committed bytes on any machine and cache state."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable, Dict, List
+
+import numpy as np
+import pytest
+
+from suite import golden
+from suite.backends.reference import ReferenceBackend
+from suite.cases import Case, load_cases
+from suite.contract import OpCall
+from suite.golden import Golden, GoldenCache, GoldenStore
+from tests.core_helpers import suite_folder, write
+
+ROOT = Path(__file__).resolve().parents[1]
+pytest_plugins = ["pytester"]
+
+# A large case (fingerprinted, computed on demand, cached): a sum of 3001 terms per element.
+LARGE = """
+op: KlDivBackward
+cases:
+  - {product: atlas-a2, dtypes: float16, reduction: mean, logTarget: true, shapes: [16, 16, 3001x16]}
+  - {product: atlas-a3, dtypes: float16, reduction: mean, logTarget: true, shapes: [16, 16, 3001x16]}
+"""
+
+# Small cases (committed in bundles): an elementwise one with 6 elements, and a sum of 50 terms
+# into 3 elements (nterms > out.size: the two drift limits a mutant could confuse differ).
+SMALL = """
+op: KlDivBackward
+cases:
+  - {product: atlas-a2, dtypes: float32, reduction: none, shapes: [2x3, 2x3, 2x3]}
+  - {product: atlas-a2, dtypes: float32, reduction: sum, shapes: [50x3, 3, 50x3]}
+"""
+
+
+@pytest.fixture
+def large(tmp_path: Path):
+    cases = load_cases([write(tmp_path, "large.yaml", LARGE)])[0]
+    root = tmp_path / "golden"
+    golden.generate(cases, root)
+    return cases, root
+
+
+@pytest.fixture
+def small(tmp_path: Path):
+    cases = load_cases([write(tmp_path, "small.yaml", SMALL)])[0]
+    root = tmp_path / "golden"
+    golden.generate(cases, root)
+    assert golden.check(cases, root) == []
+    return cases, root
+
+
+def _copy(g: Golden) -> Golden:
+    return Golden(out=np.array(g.out), scale=np.array(g.scale), nterms=g.nterms, path=np.array(g.path))
+
+
+def _poisoned(g: Golden) -> Golden:
+    """The attack: the same golden, with every tolerance window widened past any error."""
+    return Golden(out=g.out, scale=np.asarray(g.scale) * 1e30, nterms=g.nterms, path=np.asarray(g.path) * 1e30)
+
+
+# -- the golden cache ----------------------------------------------------------------------------
+def test_a_cache_entry_poisoned_after_its_first_load_is_not_used_later_in_the_run(large, tmp_path: Path) -> None:
+    cases, root = large
+    store = GoldenStore(root, cache=GoldenCache(tmp_path / "cache"))
+    good = _copy(store.load(cases[0]).golden.golden)
+    assert good.nterms == 3001 and np.all(good.scale > 0)
+    store.cache.put(cases[0], _poisoned(good))            # consistent sha256s in its meta.json
+    for case in cases:                                     # the same data: atlas-a2, then atlas-a3
+        got = store.load(case).golden.golden
+        assert np.array_equal(got.scale, good.scale) and np.array_equal(got.path, good.path)
+        assert np.array_equal(got.out, good.out)
+
+
+def test_a_cache_entry_poisoned_before_the_run_is_not_used(large, tmp_path: Path) -> None:
+    cases, root = large
+    cache = GoldenCache(tmp_path / "cache")
+    good = _copy(GoldenStore(root, cache=cache).load(cases[0]).golden.golden)
+    cache.put(cases[0], _poisoned(good))
+    got = GoldenStore(root, cache=cache).load(cases[0]).golden.golden      # the next run
+    assert np.array_equal(got.scale, good.scale) and np.array_equal(got.path, good.path)
+    again = cache.get(cases[0])                          # and the entry is repaired
+    assert again is not None and np.array_equal(again.scale, good.scale)
+
+
+def test_a_cache_file_whose_bytes_differ_from_its_meta_is_a_miss(large, tmp_path: Path) -> None:
+    """The sha256 each entry keeps of its files is checked on read (one flipped bit of a float,
+    still a valid .npy, is no entry)."""
+    cases, root = large
+    cache = GoldenCache(tmp_path / "cache")
+    GoldenStore(root, cache=cache).load(cases[0])
+    assert cache.get(cases[0]) is not None
+    scale = next((tmp_path / "cache").rglob("scale.npy"))
+    data = bytearray(scale.read_bytes())
+    data[-3] ^= 0x40                                     # an exponent bit of the last element
+    scale.write_bytes(bytes(data))
+    assert np.load(scale, allow_pickle=False).shape == (16,)
+    assert cache.get(cases[0]) is None
+
+
+class CachePoisoner(ReferenceBackend):
+    """A wrong kernel (every result 1.5 times the right one) that, from run(), rewrites the cached
+    golden of the case it is given with tolerance windows wide enough to pass anything."""
+    name = "cache-poisoner"
+
+    def __init__(self, cache: str = "") -> None:
+        super().__init__()
+        self.cache = GoldenCache(Path(cache))
+
+    def run(self, call: OpCall) -> np.ndarray:
+        for entry in Path(self.cache.root).rglob("meta.json"):
+            d = entry.parent
+            files = json.loads(entry.read_text())["files"]
+            arrays = {n: np.load(d / n, allow_pickle=False) for n in files}
+            meta = json.loads(entry.read_text())
+            bad = {"out.npy": arrays["out.npy"], "scale.npy": arrays["scale.npy"] * 1e30,
+                   "path.npy": arrays["path.npy"] * 1e30}
+            data = {n: golden._npy(a) for n, a in bad.items()}
+            for n, b in data.items():
+                (d / n).write_bytes(b)
+            meta["files"] = {n: golden._sha256(b) for n, b in data.items()}
+            entry.write_text(json.dumps(meta))
+        out = super().run(call)
+        return (out.astype(np.float64) * 1.5).astype(out.dtype)
+
+
+def test_a_wrong_kernel_that_poisons_the_cache_fails_in_this_run_and_the_next(
+        pytester: pytest.Pytester, monkeypatch) -> None:
+    p = suite_folder(pytester, monkeypatch, ROOT, {"kl.yaml": LARGE})
+    cache = p.path / "cache"
+    args = ("-p", "suite.plugin", "-p", "no:cacheprovider", "-p", "no:benchmark", "--cases=cases",
+            "--golden-dir=golden", f"--golden-cache={cache}", "--backend",
+            "tests.test_golden_integrity:CachePoisoner", "--backend-opt", f"cache={cache}",
+            "test_numerics.py")
+    first = p.runpytest(*args)
+    first.assert_outcomes(failed=2)                        # atlas-a3 loads after the poisoning
+    assert list(cache.rglob("meta.json"))
+    second = p.runpytest(*args)                            # the next run finds the poisoned entry
+    second.assert_outcomes(failed=2)
+
+
+# -- committed bundles ---------------------------------------------------------------------------
+def _rewrite_bundle(root: Path, case: Case, edit: Callable[[Dict[str, np.ndarray]], None]) -> None:
+    """What a backend could do to golden/: rewrite a case's arrays in its bundle and the manifest
+    so that every sha256 agrees again."""
+    m = json.loads((root / "manifest.json").read_text())
+    rel = m["cases"][case.datakey]["file"]
+    index, data = golden._read_bundle((root / rel).read_bytes())
+    members = {k: {n: np.array(a) for n, a in golden._unpack(index, data, k).items()} for k in index}
+    edit(members[case.datakey])
+    blob = golden._bundle_bytes(members)
+    sha = golden._sha256(blob)
+    new_rel = rel.rsplit("-", 1)[0] + f"-{sha[:12]}.npz"
+    (root / rel).unlink()
+    (root / new_rel).write_bytes(blob)
+    del m["files"][rel]
+    m["files"][new_rel] = sha
+    for e in m["cases"].values():
+        if e.get("file") == rel:
+            e["file"] = new_rel
+    (root / "manifest.json").write_text(json.dumps(m, indent=1, sort_keys=True) + "\n")
+
+
+def _ulps(a: np.ndarray, k: float) -> np.ndarray:
+    """`a` moved by k float64 ulps of itself, at its first element."""
+    a = np.array(a, dtype=np.float64)
+    a.reshape(-1)[0] += k * np.spacing(np.abs(a.reshape(-1)[0]))
+    return a
+
+
+def _scaled(name: str, factor: float) -> Callable[[Dict[str, np.ndarray]], None]:
+    def edit(m: Dict[str, np.ndarray]) -> None:
+        m[name] = m.get(name, np.abs(m["out"])) * factor
+    return edit
+
+
+@pytest.mark.parametrize("edit,says", [
+    (_scaled("scale", 1e30), "scale"),
+    (_scaled("path", 1e30), "path"),
+    (_scaled("scale", 2.0), "scale"),
+    (lambda m: m.__setitem__("out", m["out"] * 1.5), "recomputed result"),
+    (lambda m: m.__setitem__("nterms", np.array(1, dtype=np.int64)), "number of terms"),
+])
+def test_golden_check_names_a_rewritten_bundle(small, edit, says: str) -> None:
+    cases, root = small
+    case = next(c for c in cases if "50x3" in c.id)
+    _rewrite_bundle(root, case, edit)
+    problems = golden.check(cases, root)
+    assert len(problems) == 1 and case.datakey in problems[0] and says in problems[0], problems
+
+
+def test_the_drift_limit_follows_the_number_of_terms_not_the_elements(small) -> None:
+    """6 ulps is past the limit of one term (4) but within that of 6 elements (4 sqrt 6); 10 ulps
+    is within the limit of 50 terms (4 sqrt 50) but past that of 3 elements (4 sqrt 3)."""
+    cases, root = small
+    one = next(c for c in cases if "2x3" in c.id and "50x3" not in c.id)
+    _rewrite_bundle(root, one, lambda m: m.__setitem__("out", _ulps(m["out"], 6)))
+    problems = golden.check(cases, root)
+    assert len(problems) == 1 and one.datakey in problems[0] and "6.0 float64 ulps (limit 4)" in problems[0]
+    golden.generate(cases, root, fresh=True)
+    assert golden.check(cases, root) == []
+    fifty = next(c for c in cases if "50x3" in c.id)
+    _rewrite_bundle(root, fifty, lambda m: m.__setitem__("out", _ulps(m["out"], 10)))
+    assert golden.check(cases, root) == []
+
+
+def test_golden_check_recomputes_a_large_cases_scale_and_path(large) -> None:
+    """The manifest's fingerprint holds scale and path too, and `check` compares them."""
+    cases, root = large
+    for field in ("scale_sum", "path_sum"):
+        m = json.loads((root / "manifest.json").read_text())
+        e = m["cases"][cases[0].datakey]
+        e[field] = (float.fromhex(e[field]) * 2).hex()
+        (root / "manifest.json").write_text(json.dumps(m))
+        problems = golden.check(cases, root)
+        assert len(problems) == 1 and cases[0].datakey in problems[0] and field.split("_")[0] in problems[0], problems
+        golden.generate(cases, root, fresh=True)
+    m = json.loads((root / "manifest.json").read_text())
+    e = m["cases"][cases[0].datakey]
+    e["samples"][1][2] = (float.fromhex(e["samples"][1][2]) * 1e30).hex()     # a sampled scale
+    (root / "manifest.json").write_text(json.dumps(m))
+    problems = golden.check(cases, root)
+    assert len(problems) == 1 and "scale" in problems[0], problems
+
+
+def test_the_run_uses_the_manifest_read_before_the_backend_started(small, tmp_path: Path) -> None:
+    """The store keeps the manifest it read: a bundle rewritten later, with a manifest that agrees
+    with it, is refused as corrupted, and manifest_hash is that of what was read."""
+    cases, root = small
+    store = GoldenStore(root)
+    before = store.manifest_hash()
+    case = next(c for c in cases if "50x3" in c.id)
+    _rewrite_bundle(root, case, _scaled("scale", 1e30))
+    with pytest.raises(golden.GoldenError, match="is missing|corrupted"):   # (renamed, or in place)
+        store.load(case)
+    assert store.manifest_hash() == before
+
+
+class BundlePoisoner(ReferenceBackend):
+    """A wrong kernel (every result 1.5 times the right one) that, as it starts, rewrites every
+    committed golden with windows wide enough to pass anything, and the manifest to agree."""
+    name = "bundle-poisoner"
+
+    def __init__(self, golden: str = "") -> None:
+        super().__init__()
+        root = Path(golden)
+        m = json.loads((root / "manifest.json").read_text())
+        for key, e in m["cases"].items():
+            if "file" in e:
+                case = type("C", (), {"datakey": key})()
+                _rewrite_bundle(root, case, _scaled("scale", 1e30))
+
+    def run(self, call: OpCall) -> np.ndarray:
+        out = super().run(call)
+        return (out.astype(np.float64) * 1.5).astype(out.dtype)
+
+
+def test_a_wrong_kernel_that_rewrites_the_committed_goldens_as_it_starts_fails(
+        pytester: pytest.Pytester, monkeypatch) -> None:
+    """The run reads the manifest before the backend's process starts, and checks every bundle it
+    opens against it (the next run is the gate's: its manifest_hash differs from the baseline's)."""
+    p = suite_folder(pytester, monkeypatch, ROOT, {"kl.yaml": SMALL})
+    r = p.runpytest("-p", "suite.plugin", "-p", "no:cacheprovider", "-p", "no:benchmark", "--cases=cases",
+                    "--golden-dir=golden", "--golden-cache=none", "--backend",
+                    "tests.test_golden_integrity:BundlePoisoner", "--backend-opt", f"golden={p.path / 'golden'}",
+                    "test_numerics.py", f"--report-dir={p.path / 'rep'}")
+    r.assert_outcomes(failed=2)
+    doc = json.loads((p.path / "rep" / "results.json").read_text())
+    assert golden.check(load_cases([p.path / "cases"])[0], p.path / "golden") != []       # it did rewrite them
+    assert doc["manifest_hash"] != GoldenStore(p.path / "golden").manifest_hash()      # the one read first
+
+
+LARGE_DRIFT = """
+op: KlDivBackward
+cases:
+  - {product: atlas-a2, dtypes: float16, reduction: mean, logTarget: true, shapes: [16, 16, 3001x16]}
+  - {product: atlas-a2, dtypes: float32, reduction: none, shapes: [20000, 20000, 20000]}
+"""
+
+
+def test_a_large_cases_drift_limit_follows_the_number_of_terms(tmp_path: Path) -> None:
+    """100 ulps is within the limit of 3001 terms (219) but past that of 16 elements (16); 6 ulps
+    is past the limit of one term (4) but within that of 20000 elements (566)."""
+    cases = load_cases([write(tmp_path, "d.yaml", LARGE_DRIFT)])[0]
+    root = tmp_path / "golden"
+    golden.generate(cases, root)
+
+    def moved(case: Case, k: float) -> List[str]:
+        m = json.loads((root / "manifest.json").read_text())
+        x = m["cases"][case.datakey]["samples"][1]
+        ref = max(abs(float.fromhex(x[1])), float.fromhex(x[2]))
+        x[1] = (float.fromhex(x[1]) + k * np.spacing(ref)).hex()
+        (root / "manifest.json").write_text(json.dumps(m))
+        problems = golden.check(cases, root)
+        golden.generate(cases, root, fresh=True)
+        return problems
+
+    sum_case, one = (c for c in cases)
+    assert moved(sum_case, 100) == []
+    assert moved(one, 6) == [f"drifted golden {one.datakey}: recomputed result differs by 6.0 float64 ulps (limit 4)"]
+
+
+# -- regeneration --------------------------------------------------------------------------------
+def test_generate_keeps_committed_bundles_that_agree_within_the_drift_limit(small) -> None:
+    """Another machine's float64 exp or sum may differ in the last bits: the committed bytes stay."""
+    cases, root = small
+    fifty = next(c for c in cases if "50x3" in c.id)
+    _rewrite_bundle(root, fifty, lambda m: m.__setitem__("out", _ulps(m["out"], 3)))
+    before = {p.name: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    stats = golden.generate(cases, root)
+    assert stats["written"] == 0 and {p.name: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before
+    _rewrite_bundle(root, fifty, lambda m: m.__setitem__("out", _ulps(m["out"], 1e6)))   # past it: rewritten
+    assert golden.generate(cases, root)["written"] == 1 and golden.check(cases, root) == []
+
+
+def test_generate_in_a_fresh_clone_with_an_empty_cache_leaves_git_clean(tmp_path: Path) -> None:
+    """The CLI pointed at a clone (not at this checkout), with an empty cache and HOME."""
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+    home, cache = tmp_path / "home", tmp_path / "cache"
+    home.mkdir()
+    env = dict(os.environ, HOME=str(home), ACLNN_CONFORMANCE_HOME=str(clone),
+               ACLNN_CONFORMANCE_CACHE=str(cache), XDG_CACHE_HOME=str(home / ".cache"))
+    r = subprocess.run([sys.executable, "-m", "suite.cli", "golden", "generate"], cwd=tmp_path, env=env,
+                       capture_output=True, text=True)                  # this checkout's code, the clone's data
+    assert r.returncode == 0 and "goldens:" in r.stdout, r.stderr
+    status = subprocess.run(["git", "-C", str(clone), "status", "--porcelain"], capture_output=True,
+                            text=True, check=True).stdout
+    assert status == "", status
