@@ -43,6 +43,6 @@ class Interrupts:
         """The incomplete reason of an interrupted run (None: no signal came)."""
         if not self.count:
             return None
-        name = signal.Signals(self.first).name if self.first is not None else "a signal"
+        name = signal.Signals(self.first or signal.SIGINT).name
         more = f", and {self.count - 1} more signal{'s' if self.count > 2 else ''}" if self.count > 1 else ""
         return f"interrupted by {name}{more} after {cases} cases"

@@ -70,3 +70,13 @@ def suite_folder(pytester, monkeypatch, root: Path, case_files: dict):
     (cases / "tolerances.yaml").write_text((root / "cases" / "tolerances.yaml").read_text())
     golden.generate(load_cases([cases])[0], pytester.path / "golden")
     return pytester
+
+
+def generated(tmp_path: Path, text: str, name: str = "large.yaml"):
+    """The cases of a case file written into tmp_path, and the golden folder generated from them."""
+    from suite import golden
+    from suite.cases import load_cases
+    cases = load_cases([write(tmp_path, name, text)])[0]
+    root = tmp_path / "golden"
+    golden.generate(cases, root)
+    return cases, root

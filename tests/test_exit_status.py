@@ -2,6 +2,7 @@
 suite's own records, signals and setup, and only ever makes a run less green than pytest said."""
 from __future__ import annotations
 
+import signal
 from types import SimpleNamespace
 
 import pytest
@@ -86,3 +87,32 @@ def test_the_first_signal_raises_and_later_ones_are_counted():
     j._handle(2, None)              # the run is over: nothing is raised, and it still counts
     assert j.why(0) == "interrupted by SIGINT after 0 cases"
     assert Interrupts().why(5) is None
+
+
+@pytest.mark.parametrize("count,more", [(1, ""), (2, ", and 1 more signal"), (3, ", and 2 more signals")])
+def test_the_reason_counts_the_signals(count, more):
+    i = Interrupts()
+    for _ in range(count):
+        try:
+            i._handle(signal.SIGINT, None)
+        except KeyboardInterrupt as e:
+            assert str(e) == "signal 2 (SIGINT)"
+    assert i.why(7) == f"interrupted by SIGINT{more} after 7 cases"
+
+
+def test_install_takes_over_only_the_default_handlers():
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    def mine(signum, frame):
+        pass
+    try:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, mine)
+        i = Interrupts()
+        i.install()
+        assert signal.getsignal(signal.SIGINT) == i._handle and signal.getsignal(signal.SIGTERM) is mine
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        i.install()
+        assert signal.getsignal(signal.SIGTERM) == i._handle
+    finally:
+        for s, h in saved.items():
+            signal.signal(s, h)

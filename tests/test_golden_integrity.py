@@ -19,7 +19,7 @@ from suite.backends.reference import ReferenceBackend
 from suite.cases import Case, load_cases
 from suite.contract import OpCall
 from suite.golden import Golden, GoldenCache, GoldenStore
-from tests.core_helpers import suite_folder, write
+from tests.core_helpers import generated, suite_folder, write
 
 ROOT = Path(__file__).resolve().parents[1]
 pytest_plugins = ["pytester"]
@@ -44,10 +44,7 @@ cases:
 
 @pytest.fixture
 def large(tmp_path: Path):
-    cases = load_cases([write(tmp_path, "large.yaml", LARGE)])[0]
-    root = tmp_path / "golden"
-    golden.generate(cases, root)
-    return cases, root
+    return generated(tmp_path, LARGE)
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import pytest
 from suite import dtypes, golden, ops, values
 from suite.cases import Case, load_cases
 from suite.golden import GoldenError, GoldenStore
-from tests.core_helpers import write
+from tests.core_helpers import generated, write
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = """
@@ -301,10 +301,7 @@ cases:
 
 @pytest.fixture
 def large(tmp_path: Path):
-    cases = load_cases([write(tmp_path, "large.yaml", LARGE)])[0]
-    r = tmp_path / "golden"
-    golden.generate(cases, r)
-    return cases, r
+    return generated(tmp_path, LARGE)
 
 
 def test_large_cases_commit_a_fingerprint_not_arrays(large) -> None:
