@@ -207,6 +207,7 @@ class Conformance:
         return self._cases
 
     def params(self, kind: Kind) -> list:
+        cases = self.cases          # read before the backend's process starts (it could rewrite them)
         info = self.runner.info
         run_products = [p for p in self.products if p in info.products]
         if not run_products:
@@ -216,7 +217,7 @@ class Conformance:
         out = []
         skip = not_run_because(kind, info)
         scale = self.config.option.scale
-        for c in self.cases:
+        for c in cases:
             if c.product not in run_products or (c.tier == "huge" and scale != "huge") or (
                     scale == "small" and c.expect == casefiles.NUMBERS and not golden.is_stored(c)):
                 continue
