@@ -804,8 +804,8 @@ DRIFT_ULPS = 4
 class _Kept:
     """The committed arrays of small cases, for `generate` to keep where a recomputation agrees
     with them: float64 exp and sums differ in their last bits between machines (numpy picks an
-    AVX-512, AVX2 or scalar exp at run time: KlDivBackward's logTarget goldens differ by 1 to 2
-    ulps between two x86 machines), and rewriting a bundle for that would make `generate` on
+    AVX-512, AVX2 or scalar exp at run time: the goldens of an operator whose formula calls exp
+    differed by 1 to 2 ulps between two x86 machines), and rewriting a bundle for that would make `generate` on
     another machine rewrite the goldens with no case changed. A case is kept when its inputs are
     bit-identical and `compare_goldens` finds nothing (the limit `golden check` applies), from a
     bundle whose sha256 is the one the existing manifest names."""

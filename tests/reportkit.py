@@ -31,8 +31,11 @@ def comparable(records: list) -> dict:
 
 
 def sample_record(key: str, outcome: str = "passed") -> dict:
-    """A minimal record results.validate accepts."""
-    return {"key": key, "case": "c", "kind": "numbers", "op": "MseLossBackward", "product": "atlas-a2",
-            "dtypes": {"self": "float32"}, "out_dtype": "float32", "shapes": {"self": [2]}, "out_shape": [2],
+    """A minimal record results.validate accepts (of the first registered operator)."""
+    from suite import ops
+    op = ops.get(sorted(ops.OPERATORS)[0])
+    first = op.inputs[0]
+    return {"key": key, "case": "c", "kind": "numbers", "op": op.name, "product": "atlas-a2",
+            "dtypes": {first: "float32"}, "out_dtype": "float32", "shapes": {first: [2]}, "out_shape": [2],
             "layout": "contiguous", "attrs": {}, "values": "uniform", "expect": 0, "status": 0,
             "reduction": 0, "reproduce": None, "outcome": outcome, "reason": None, "metrics": None}
