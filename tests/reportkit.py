@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import List
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -39,3 +41,15 @@ def sample_record(key: str, outcome: str = "passed") -> dict:
             "dtypes": {first: "float32"}, "out_dtype": "float32", "shapes": {first: [2]}, "out_shape": [2],
             "layout": "contiguous", "attrs": {}, "values": "uniform", "expect": 0, "status": 0,
             "reduction": 0, "reproduce": None, "outcome": outcome, "reason": None, "metrics": None}
+
+
+# Each end-to-end attack runs serially in .ci/run; its -n 2 run is in the heavy tier (`-m heavy`)
+# unless it is one of the few that CI keeps (each runs a pytest with two workers: ~15 s apiece).
+N2_HEAVY = [pytest.param(0, id="serial"), pytest.param(2, id="n2", marks=pytest.mark.heavy)]
+
+
+def serial_and_n2(names, in_ci=()) -> list:
+    """(name, workers) parameters: every name serially; under -n 2 in CI only for `in_ci`."""
+    return [pytest.param(n, w, id=f"{n}-{'n2' if w else 'serial'}",
+                         marks=[pytest.mark.heavy] if w and n not in in_ci else [])
+            for w in (0, 2) for n in names]

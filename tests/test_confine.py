@@ -21,7 +21,7 @@ from typing import Dict, List, Optional
 
 import pytest
 
-from tests.reportkit import ROOT
+from tests.reportkit import N2_HEAVY, ROOT
 
 SLICE = ["--cases=cases/mse_loss_backward.yaml", "-p", "no:benchmark",
          "-k", "MseLossBackward-float32-atlas-a2 and 2x3.2x3.2x3-contiguous"]
@@ -137,7 +137,7 @@ WRITES = {"the suite's code": ("AppendToSuite", "suite"), "golden/": ("RewriteTr
 
 
 @needs_writes
-@WORKERS
+@pytest.mark.parametrize("workers", N2_HEAVY)
 @pytest.mark.parametrize("what", WRITES)
 def test_a_backend_cannot_write_the_suite_its_goldens_or_the_cache(box, baseline, what, workers):
     backend, where = WRITES[what]
@@ -153,7 +153,7 @@ def test_a_backend_cannot_write_the_suite_its_goldens_or_the_cache(box, baseline
 
 @needs_writes
 @needs_signals
-@WORKERS
+@pytest.mark.parametrize("workers", N2_HEAVY)
 def test_a_backend_cannot_forge_results_json_and_kill_the_run(box, baseline, workers):
     proc = box.popen("ForgeAndKill", workers, box.reports)
     out = finish(proc, 240)

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from suite import results
-from tests.reportkit import ROOT, cli, run_suite
+from tests.reportkit import N2_HEAVY, ROOT, cli, run_suite
 
 MSE = "--cases=" + str(ROOT / "cases" / "mse_loss_backward.yaml")
 
@@ -44,7 +44,7 @@ def test_a_backend_named_where_nothing_is_collected_fails_with_the_line():
     assert f"ERROR: no conformance case ran: pytest ran in {ROOT / 'docs'}" in out and "selected 0 tests" in out
 
 
-@pytest.mark.parametrize("workers", [0, 2], ids=["serial", "n2"])
+@pytest.mark.parametrize("workers", N2_HEAVY)
 def test_a_report_of_a_run_that_ran_no_case_is_not_complete_and_the_gate_refuses_it(tmp_path, workers):
     runs = {}
     for name in ("base", "new"):
@@ -80,7 +80,7 @@ def test_a_report_dir_read_as_a_test_path_leaves_no_complete_report(tmp_path):
     assert doc["complete"] is False and not doc["records"]
 
 
-@pytest.mark.parametrize("workers", [0, 2], ids=["serial", "n2"])
+@pytest.mark.parametrize("workers", N2_HEAVY)
 def test_a_run_whose_every_case_was_skipped_fails(tmp_path, workers):
     """A backend that declares itself nondeterministic, asked for determinism cases only."""
     p = run_suite([MSE, "-k", "test_bit_identical and float32-atlas-a2", "--backend",

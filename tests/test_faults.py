@@ -19,7 +19,7 @@ from typing import Optional, Tuple
 import pytest
 
 from suite import results
-from tests.reportkit import ROOT, cli, run_suite
+from tests.reportkit import N2_HEAVY, ROOT, cli, run_suite, serial_and_n2
 
 CASES = "--cases=" + str(ROOT / "cases" / "mse_loss_backward.yaml")
 # 8 tests: numbers and determinism for reduction none/mean/sum, and two rejections. The planted
@@ -75,8 +75,7 @@ def _terminal_counts(out: str) -> dict:
     return {k: int(n) for n, k in re.findall(r"(\d+) (passed|failed|skipped|xfailed|xpassed)", last)}
 
 
-@pytest.mark.parametrize("workers", [0, 2], ids=["serial", "n2"])
-@pytest.mark.parametrize("name", CASES_TABLE)
+@pytest.mark.parametrize("name,workers", serial_and_n2(CASES_TABLE, in_ci=("segfault", "junk on the socket", "output flood")))
 def test_misbehaving_backend_costs_its_cases_and_all_reports_agree(tmp_path, name, workers):
     m = CASES_TABLE[name]
     args = [*SLICE, "--backend", f"tests.misbehaving:{m.backend}", *m.options, f"--report-dir={tmp_path}"]
@@ -112,7 +111,7 @@ def test_misbehaving_backend_costs_its_cases_and_all_reports_agree(tmp_path, nam
         assert doc["incidents"] == []
 
 
-@pytest.mark.parametrize("workers", [0, 2], ids=["serial", "n2"])
+@pytest.mark.parametrize("workers", N2_HEAVY)
 def test_a_backend_that_cannot_start_is_one_error_line_even_under_xdist(tmp_path, workers):
     """-k leaves no test that could carry the error under xdist: the controller must say it."""
     p = run_suite([*SLICE, "--backend", "tests.misbehaving:RaisingInit", f"--report-dir={tmp_path}"]
@@ -244,7 +243,7 @@ def test_in_pytest_s_process_a_crash_under_xdist_still_reaches_every_report(tmp_
     assert "## Failures (2)" in (tmp_path / "summary.md").read_text()
 
 
-@pytest.mark.parametrize("workers", [0, 2], ids=["serial", "n2"])
+@pytest.mark.parametrize("workers", N2_HEAVY)
 def test_results_in_numpy_subclasses_are_judged_by_value(tmp_path, workers):
     """np.matrix and an unmasked masked array with the right values pass (they crashed the
     backend's process in the wire's send: 'exited with code 1')."""
@@ -255,7 +254,7 @@ def test_results_in_numpy_subclasses_are_judged_by_value(tmp_path, workers):
     assert results.read(tmp_path / "results.json")["counts"]["passed"] == TOTAL
 
 
-@pytest.mark.parametrize("workers", [0, 2], ids=["serial", "n2"])
+@pytest.mark.parametrize("workers", N2_HEAVY)
 def test_a_device_fault_with_recovered_no_is_a_lost_device(tmp_path, workers):
     """recovered="no" is not the promise True is: bool("no") made it one, and the run went on."""
     p = run_suite([*SLICE, "--backend", "tests.misbehaving:RecoveredNo", f"--report-dir={tmp_path}"]

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from suite import journal, results
-from tests.reportkit import ROOT
+from tests.reportkit import ROOT, serial_and_n2
 
 SLICE = ["--cases=" + str(ROOT / "cases" / "mse_loss_backward.yaml"), "-p", "no:benchmark",
          "-k", "MseLossBackward-float32-atlas-a2", "--backend", "tests.careless_backends:Slow"]
@@ -55,8 +55,7 @@ def _interrupt(tmp_path, schedule, workers, group):
     return proc.returncode, out, d
 
 
-@pytest.mark.parametrize("workers", [0, 2], ids=["serial", "n2"])
-@pytest.mark.parametrize("name", SCHEDULES)
+@pytest.mark.parametrize("name,workers", serial_and_n2(SCHEDULES, in_ci=("two SIGTERM 0.5 s apart",)))
 def test_an_interrupted_run_is_never_complete_and_keeps_its_journal(tmp_path, name, workers):
     rc, out, d = _interrupt(tmp_path, SCHEDULES[name], workers, group=False)
     assert rc == 2, out[-3000:]

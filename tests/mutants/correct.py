@@ -81,8 +81,11 @@ class Float32CoresInOrder(SumKernel):
 
 CORRECT: List[Type[Float32Kernel]] = [Float32Kernel, VendorArithmeticFlushed, Float64RoundedOnce,
                                       Float32SequentialSum, Float32CoresInOrder]
-# The correct kernels CI runs over every case of the default run (the others: `-m heavy`).
-EVERY_CASE: List[Type[Float32Kernel]] = [Float32Kernel]
-# ... and over every small case: flushing changes a result only where an intermediate is below
-# 2^-126, which the scale sets (uniform values) never draw; `-m heavy` runs it over every case.
-EVERY_SMALL_CASE: List[Type[Float32Kernel]] = [VendorArithmeticFlushed]
+# The correct kernels CI runs over every case of the default run (the others: `-m heavy`): none
+# now. The control computes as the reference backend does, which the conformance run in CI
+# judges on every default case; its own every-case run (56 of its 69 cpu-s are the scale sets)
+# is in the heavy tier.
+EVERY_CASE: List[Type[Float32Kernel]] = []
+# ... and over every small case: the control, and the flushing control (flushing changes a result
+# only where an intermediate is below 2^-126, which the scale sets' uniform values never draw).
+EVERY_SMALL_CASE: List[Type[Float32Kernel]] = [Float32Kernel, VendorArithmeticFlushed]
