@@ -24,6 +24,7 @@ BACKEND_KEY = "aclnn_backend"             # workeroutput keys: the backend's inf
 INCIDENTS_KEY = "aclnn_incidents"         # what went wrong outside any case there,
 SETUP_KEY = "aclnn_setup_error"           # why its session could not start,
 INTERRUPTED_KEY = "aclnn_interrupted"     # and the signals it was sent
+CASE_NODE = re.compile(r"(.+?\.py)::[^\[]+\[(.+)\]")   # a conformance test's node id: module, case id
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -121,7 +122,7 @@ class Reporter:
         running the test): the record is rebuilt from the node id, so that the failure is in the
         reports too."""
         from suite.cases import Case
-        m = re.fullmatch(r"(.+?\.py)::[^\[]+\[(.+)\]", report.nodeid)
+        m = CASE_NODE.fullmatch(report.nodeid)
         if not m:
             return None
         case = next((c for c in self.state().cases if c.id == m[2]), None)
@@ -186,7 +187,7 @@ class Reporter:
 
     def is_case_id(self, nodeid: str) -> bool:
         """Whether a node id names a conformance test (a test module with CASE_KIND, a case param)."""
-        m = re.fullmatch(r"(.+?\.py)::[^\[]+\[(.+)\]", nodeid)
+        m = CASE_NODE.fullmatch(nodeid)
         return bool(m) and self._kind_of(m[1]) is not None
 
     def empty_run(self) -> Optional[str]:
