@@ -12,13 +12,32 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run_suite(args: List[str], timeout: int = 300) -> subprocess.CompletedProcess:
-    """`python -m pytest ARGS` at the project root (the conformance suite), output captured."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+# A pytest of the suite started by a test: third-party plugins are not loaded (hypothesis and the like
+# cost about 0.5 s of the 3.5 s of CPU a small run takes; a few hundred tests start one), xdist is.
+PYTEST = ["-m", "pytest", "-p", "xdist.plugin", "-p", "no:cacheprovider", "-q"]
+
+
+def suite_env(**extra: str) -> dict:
+    """The environment of a pytest of the suite started by a test: the checkout first on the path,
+    no xdist worker identity or PYTEST_ADDOPTS of the test's own session, no plugin autoloading."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
     env.pop("PYTEST_XDIST_WORKER", None)
     env.pop("PYTEST_ADDOPTS", None)
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    env.update(extra)
+    return env
+
+
+def run_suite(args: List[str], timeout: int = 300, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    """`python -m pytest ARGS` in `cwd` (the project root: the conformance suite), output captured."""
+    return subprocess.run([sys.executable, *PYTEST, *args], cwd=cwd, env=suite_env(),
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def popen_suite(args: List[str], **kw) -> subprocess.Popen:
+    """The same pytest, started in the background (the tests that signal or watch it), output merged."""
+    return subprocess.Popen([sys.executable, *PYTEST, *args], cwd=ROOT, env=suite_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
 
 
 def cli(args: List[str]) -> subprocess.CompletedProcess:

@@ -157,22 +157,29 @@ def test_emulator_has_every_registered_operator(emulator):
 
 
 # ---- every product family passes, skips only negative strides, leaks nothing -----------------------
-# (product, SoC the emulator reports, xdist workers, negative_strides). atlas-training runs with
+# (product, SoC the emulator reports, xdist workers, negative_strides, scale). atlas-training runs with
 # negative_strides=pass (the emulator honours them), so its negative-stride cases must pass, not skip.
-PRODUCT_RUNS = [
-    ("atlas-a2", "Ascend910B3", 0, "skip"),
-    ("atlas-training", "Ascend910A", 0, "pass"),
-    ("atlas-inference", "Ascend310P3", 2, "skip"),
-    ("atlas-a3", "Ascend910_9391", 0, "skip"),
+# CI runs the default tier (the scale sets included) on two products, serially and under -n 2, and
+# the small tier (every committed case: the products' dtypes, statuses, layouts) on the other two;
+# the heavy tier runs all four at the default tier.
+PRODUCT_RUNS = [                                # ..., scale tier, in CI (else: -m heavy)
+    ("atlas-a2", "Ascend910B3", 0, "skip", "default", True),
+    ("atlas-training", "Ascend910A", 0, "pass", "small", True),
+    ("atlas-inference", "Ascend310P3", 2, "skip", "default", True),
+    ("atlas-a3", "Ascend910_9391", 0, "skip", "small", True),
+    ("atlas-training", "Ascend910A", 0, "pass", "default", False),
+    ("atlas-a3", "Ascend910_9391", 0, "skip", "default", False),
 ]
+PRODUCT_PARAMS = [pytest.param(*run[:5], id=f"{run[0]}-{run[4]}", marks=[] if run[5] else [pytest.mark.heavy])
+                  for run in PRODUCT_RUNS]
 
 
-@pytest.mark.parametrize("product,soc,workers,negative_strides", PRODUCT_RUNS, ids=[p[0] for p in PRODUCT_RUNS])
+@pytest.mark.parametrize("product,soc,workers,negative_strides,scale", PRODUCT_PARAMS)
 def test_full_suite_passes_on_each_product_and_leaks_nothing(emulator, tmp_path, product, soc, workers,
-                                                             negative_strides):
+                                                             negative_strides, scale):
     # In pytest's process: the live counts are read from the backend object around its close().
     s = run_suite(tmp_path, emulator(None), "--backend-opt", f"negative_strides={negative_strides}",
-                  "--isolation=none", soc=soc, workers=workers)
+                  "--isolation=none", f"--scale={scale}", soc=soc, workers=workers)
     assert s.returncode == 0, s.tail()
     assert s.cases and not s.having("failed") and not s.having("error"), s.tail()
     # the SoC alone chose the product: every case run is that family's, of all three kinds

@@ -5,9 +5,6 @@ and `report merge` refuse a side with no records."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
@@ -18,11 +15,7 @@ MSE = "--cases=" + str(ROOT / "cases" / "mse_loss_backward.yaml")
 
 
 def _pytest_in(folder, args):
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    env.pop("PYTEST_XDIST_WORKER", None)
-    env.pop("PYTEST_ADDOPTS", None)
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], cwd=folder,
-                          env=env, capture_output=True, text=True, timeout=300)
+    return run_suite(args, cwd=folder)
 
 
 @pytest.mark.parametrize("workers", [0, 2], ids=["serial", "n2"])

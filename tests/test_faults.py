@@ -6,11 +6,8 @@ code or deadline, and every other case must still have run and passed."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
-import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +16,7 @@ from typing import Optional, Tuple
 import pytest
 
 from suite import results
-from tests.reportkit import N2_HEAVY, ROOT, cli, run_suite, serial_and_n2
+from tests.reportkit import N2_HEAVY, ROOT, cli, popen_suite, run_suite, serial_and_n2
 
 CASES = "--cases=" + str(ROOT / "cases" / "mse_loss_backward.yaml")
 # 8 tests: numbers and determinism for reduction none/mean/sum, and two rejections. The planted
@@ -146,11 +143,7 @@ def test_a_backend_that_crashes_on_every_case_ends_quickly(tmp_path):
 
 
 def _popen(args, tmp_path):
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    env.pop("PYTEST_XDIST_WORKER", None)
-    env.pop("PYTEST_ADDOPTS", None)
-    return subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return popen_suite(args)
 
 
 def _wait_for_records(path: Path, n: int, proc, limit: float = 120) -> None:

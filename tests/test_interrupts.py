@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
 
 from suite import journal, results
-from tests.reportkit import ROOT, serial_and_n2
+from tests.reportkit import ROOT, popen_suite, serial_and_n2
 
 SLICE = ["--cases=" + str(ROOT / "cases" / "mse_loss_backward.yaml"), "-p", "no:benchmark",
          "-k", "MseLossBackward-float32-atlas-a2", "--backend", "tests.careless_backends:Slow"]
@@ -27,12 +25,7 @@ SCHEDULES = {                   # (signal, seconds to wait after it)
 
 
 def _popen(args):
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    env.pop("PYTEST_XDIST_WORKER", None)
-    env.pop("PYTEST_ADDOPTS", None)
-    return subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+    return popen_suite(args, start_new_session=True)
 
 
 def _journal_records(path) -> int:
