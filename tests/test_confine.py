@@ -52,8 +52,10 @@ class Sandbox:
         self.root.mkdir()
         for name in ("pyproject.toml", "conftest.py", "README.md"):
             shutil.copy(ROOT / name, self.root / name)
+        # With the checkout's bytecode caches (where it has them), which the runs here must not write:
+        # a written cache would be a change to the tree (PYTHONDONTWRITEBYTECODE below).
         for name in ("suite", "cases", "golden"):
-            shutil.copytree(ROOT / name, self.root / name, ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(ROOT / name, self.root / name)
         self.cache = tmp / "cache"
         (self.cache / "sub").mkdir(parents=True)
         (self.cache / "sub" / "entry.npz").write_bytes(b"a cached golden")
@@ -63,13 +65,15 @@ class Sandbox:
 
     def env(self, target: Optional[Path] = None) -> Dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "ACLNN_CONFORMANCE_HOME"))}
-        env.update(PYTHONPATH=os.pathsep.join([str(self.root), str(ROOT)]), HOSTILE_SPARE=str(os.getpid()),
+        env.update(PYTHONPATH=os.pathsep.join([str(self.root), str(ROOT)]), PYTHONDONTWRITEBYTECODE="1",
+                   PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", HOSTILE_SPARE=str(os.getpid()),
                    HOSTILE_SPY=str(self.spy), HOSTILE_TARGET=str(target or ""))
         return env
 
     def args(self, backend: Optional[str], workers: int, reports: Optional[Path] = None, extra=(),
              quiet: bool = True) -> List[str]:
-        return ([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *(["-q"] if quiet else []), *SLICE,
+        return ([sys.executable, "-m", "pytest", "-p", "xdist.plugin", "-p", "no:cacheprovider",
+                 *(["-q"] if quiet else []), *SLICE,
                  f"--golden-cache={self.cache}", f"--report-dir={reports or self.reports}", *extra]
                 + (["--backend", f"tests.hostile:{backend}"] if backend else [])
                 + (["-n", str(workers)] if workers else []))
