@@ -7,7 +7,6 @@ for every module that reads them. An operator family's shared scaffolding (the l
 suite/ops/loss.py) sits between this class and the operator modules."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable, Dict, FrozenSet, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
@@ -19,33 +18,9 @@ from suite.ops.flush import F32_TINY, flushing, ftz
 from suite.ops.records import Attr, Example, Golden, Rejection, Signature, table
 from suite.ops.shapes import MAX_RANK, Shape, broadcast, numel, reduced_axes
 
-__all__ = ["Attr", "Example", "F32_TINY", "Golden", "LOSS_DTYPES", "MAX_RANK", "Mutant", "Operator", "Rejection",
-           "Shape", "Signature", "Variant", "broadcast", "element_inputs", "flushing", "ftz", "numel", "present",
+__all__ = ["Attr", "Example", "F32_TINY", "Golden", "LOSS_DTYPES", "MAX_RANK", "Operator", "Rejection",
+           "Shape", "Signature", "broadcast", "element_inputs", "flushing", "ftz", "numel", "present",
            "reduced_axes", "table", "to_out"]
-
-
-@dataclass(frozen=True)
-class Mutant:
-    """A planted defect of one operator's kernel, which the suite must catch: `kernel` is the
-    operator with exactly that defect (an instance of a subclass overriding one method). The suite
-    must fail it on checks of the kinds in `fails` ("numbers", "rejection", "determinism"), and
-    only on cases (suite.cases.Case) where `where` holds: a failure elsewhere is the suite's."""
-
-    name: str
-    description: str
-    kernel: "Operator"
-    where: Callable[[Any], bool]
-    fails: FrozenSet[str] = frozenset({"numbers"})
-
-
-@dataclass(frozen=True)
-class Variant:
-    """A correct kernel that computes otherwise than the reference in a way the contract allows
-    (another operation order, another rounding of a constant): the suite must pass it everywhere."""
-
-    name: str
-    description: str
-    kernel: "Operator"
 
 
 # The dtypes the loss-backward family takes on each product (docs/aclnn-status.md, and each
@@ -115,14 +90,6 @@ class Operator:
 
     def examples(self) -> Tuple[Example, ...]:
         """The page's phase-1 table as rows (rejected and accepted calls), at least one accepted."""
-        return ()
-
-    def mutants(self) -> Tuple[Mutant, ...]:
-        """This operator's planted defects (tests/mutants runs them, with the generic ones)."""
-        return ()
-
-    def variants(self) -> Tuple[Variant, ...]:
-        """Correct kernels that differ from `reference` where the contract allows."""
         return ()
 
     def outside_contract(self, sig: Signature) -> Optional[str]:
