@@ -14,8 +14,9 @@ from suite import dtypes
 from suite import ops
 from suite.contract import OpCall
 from suite.ops.base import Signature
-from suite.ops.l1_loss_backward import promote
+from suite.ops.loss import promote
 from suite.values import draw_inputs
+from tests.mutants import l1_loss_backward as kit
 
 ROOT = Path(__file__).resolve().parent.parent
 L1 = ops.get("L1LossBackward")
@@ -24,8 +25,7 @@ R9 = (1, 1, 1, 1, 1, 1, 1, 2, 2)
 
 
 def sig(**kw) -> Signature:
-    from suite.ops.l1_loss_backward import _sig
-    return _sig(**kw)
+    return L1.sig(**kw)
 
 
 def test_promotion_and_result_dtype():
@@ -111,10 +111,10 @@ def test_hazard_value_sets_carry_their_hazards(tmp_path, dtype):
 def test_every_mutant_has_cases_where_it_shows_and_the_control_none():
     cases, _ = casefiles.load_cases([ROOT / "cases" / "l1_loss_backward.yaml"])
     small = [c for c in cases if c.elements <= casefiles.STORED_LIMIT]
-    mutants = L1.mutants()
+    mutants = kit.MUTANTS
     assert len(mutants) >= 4 and len({m.name for m in mutants}) == len(mutants)
     for m in mutants:
         assert m.kernel.name == L1.name and type(m.kernel) is not type(L1)
         assert any(m.where(c) for c in small), f"{m.name}: its where names no case"
         assert not any(m.where(c) for c in small if c.expect != 0), f"{m.name}: where names a rejection"
-    assert L1.variants()
+    assert kit.VARIANTS

@@ -1,7 +1,7 @@
 """The suite has teeth: it fails every mutant (the generic ones of tests/mutants/gallery.py and
-every registered operator's own, `Operator.mutants()`), on the cases where the mutant's defect
-shows (its `where`) and nowhere else, and it passes the correct kernels (tests/mutants/correct.py
-and every operator's `variants()`) on every case.
+every registered operator's own, its kit's MUTANTS in tests/mutants/<its module>.py), on the cases
+where the mutant's defect shows (its `where`) and nowhere else, and it passes the correct kernels
+(tests/mutants/correct.py and every operator's kit's VARIANTS) on every case.
 
 Mutants run in-process (tests/mutants/harness.py) over one fixed pairwise subset of the real
 cases and goldens, through the same Runner checks the pytest plugin makes; one real pytest session
@@ -15,6 +15,7 @@ import os
 import re
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import numpy as np
@@ -22,12 +23,12 @@ import pytest
 
 from suite import ops
 from suite.cases import NUMBERS, shape_token
-from suite.ops.base import Mutant, Variant
 from suite.runner import build_call
 from tests.mutants import gallery, harness, registry
 from tests.mutants.gallery import GENERIC
 from tests.mutants.correct import EVERY_SMALL_CASE
 from tests.mutants.kernel import Float32Kernel
+from tests.mutants.kit import Mutant, Variant
 from tests.mutants.report import judged_on, kill_table, markdown, outcome
 
 MUTANTS = registry.gallery_mutants()
@@ -152,29 +153,32 @@ def test_correct_variant_passes_every_small_case(variant) -> None:
 def test_every_operator_variant_is_collected() -> None:
     for op in ops.OPERATORS.values():
         assert registry.variants_of(op) and all(v in VARIANTS for v in registry.variants_of(op))
-        assert len(registry.variants_of(op)) == len(op.variants())
+        assert len(registry.variants_of(op)) == len(registry.declared(op)[1])
 
 
 def test_a_new_operators_mutants_and_variants_are_collected(monkeypatch) -> None:
-    """An operator module is all it takes: a fake operator registered next to the real ones brings
-    its mutant and variant into the collections and `--backend tests.mutants.gallery:<Name>`, and
-    its mutant is the control with its kernel in place, for that operator's calls only."""
+    """An operator module and its kit are all it takes: a fake operator registered next to the real
+    ones, with a kit under its module's name (tests.mutants.<stem>), brings its mutant and variant
+    into the collections and `--backend tests.mutants.gallery:<Name>`, and its mutant is the
+    control with its kernel in place, for that operator's calls only."""
     real = sorted(ops.OPERATORS.values(), key=lambda op: op.name)[0]
     base = type(real)
 
     class Fake(base):
         name = "FakeOperatorOfTheHarnessTest"
 
-        def mutants(self):
-            return (Mutant("FakeOperatorDoubled", "every term doubled", Doubled(), where=lambda c: True),)
-
-        def variants(self):
-            return (Variant("FakeOperatorAsDeclared", "the operator itself", Fake()),)
-
     class Doubled(Fake):
         def reference_terms(self, x, attrs, shapes):
             return super().reference_terms(x, attrs, shapes) * np.float32(2.0)
 
+    def install_kit(mutants, variants=()) -> None:
+        kit = types.ModuleType(registry.kit_name(Fake()))
+        kit.MUTANTS, kit.VARIANTS = mutants, variants
+        monkeypatch.setitem(sys.modules, kit.__name__, kit)
+
+    assert registry.kit(Fake()) is None and registry.mutants_of(Fake()) == ()   # no kit, no mutants
+    install_kit((Mutant("FakeOperatorDoubled", "every term doubled", Doubled(), where=lambda c: True),),
+                (Variant("FakeOperatorAsDeclared", "the operator itself", Fake()),))
     monkeypatch.setitem(ops.OPERATORS, Fake.name, Fake())
     names = [m.__name__ for m in registry.all_mutants()]
     assert "FakeOperatorDoubled" in names and names[:len(GENERIC)] == [m.__name__ for m in GENERIC]
@@ -192,24 +196,25 @@ def test_a_new_operators_mutants_and_variants_are_collected(monkeypatch) -> None
     assert np.allclose(doubled, 2 * control.astype(np.float64), rtol=1e-2), (doubled, control)
     assert not mutant.where(case) and mutant.where(dataclasses.replace(case, op=Fake.name))
 
-    class Misnamed(base):
-        def mutants(self):
-            return (Mutant("Misnamed", "its kernel is another operator", real, where=lambda c: True),)
-    bad = Misnamed()
-    bad.name = "MisnamedOperatorOfTheHarnessTest"
+    install_kit((Mutant("Misnamed", "its kernel is another operator", real, where=lambda c: True),))
     with pytest.raises(TypeError, match="must be an instance"):
-        registry.mutants_of(bad)
+        registry.mutants_of(Fake())
 
 
 def test_no_file_of_the_harness_names_an_operator() -> None:
     """The harness reads declarations: no operator, operator mutant or variant, input or attribute
-    is named in tests/mutants or here (the operators' own modules hold all of that)."""
-    words = set()
+    is named in tests/mutants or here, but in the operators' kits (tests/mutants/<stem>.py, each
+    beside the operator's own module, which hold all of that)."""
+    words, kits = set(), set()
     for op in ops.OPERATORS.values():
         words |= {op.name, *(a.name for a in op.attributes)}
         words |= {f'"{n}"' for n in op.inputs} | {f"'{n}'" for n in op.inputs}
-        words |= {m.name for m in op.mutants()} | {v.name for v in op.variants()}
-    files = sorted((harness.ROOT / "tests" / "mutants").glob("*.py")) + [Path(__file__)]
+        mutants, variants = registry.declared(op)
+        words |= {m.name for m in mutants} | {v.name for v in variants}
+        kits.add(registry.kit_name(op).rsplit(".", 1)[-1] + ".py")
+    here = sorted((harness.ROOT / "tests" / "mutants").glob("*.py"))
+    assert kits <= {f.name for f in here}, "an operator without its kit"
+    files = [f for f in here if f.name not in kits] + [Path(__file__)]
     found = {(f.name, w) for f in files for w in words if w in f.read_text()}
     assert not found, sorted(found)
 

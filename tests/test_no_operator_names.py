@@ -22,11 +22,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # Each operator's own files, by its module's stem (snake) and its name (Camel).
 OWN = ("suite/ops/{snake}.py", "cases/{snake}.yaml", "golden/{name}/*", "docs/operators/{name}.md",
-       "tests/emulator/src/ops/{snake}.c")
+       "tests/emulator/src/ops/{snake}.c", "tests/mutants/{snake}.py")
 
 # Files that may name operators, and why.
 EXEMPT: Dict[str, str] = {
-    "suite/ops/*": "the operator modules and their shared base (base.py names no operator)",
+    "suite/ops/*": "the operator modules and their shared bases (base.py, loss.py and the rest name no operator)",
     "golden/manifest.json": "the goldens' index: one entry per case, each case id names its operator",
     "README.md": "user documentation: it lists the operators and uses their cases as examples",
     "docs/*": "user documentation: worked examples and figures on named operators' cases",

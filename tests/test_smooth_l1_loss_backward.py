@@ -11,7 +11,9 @@ import pytest
 from suite import dtypes, hardware
 from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID, ACLNN_ERR_PARAM_NULLPTR as NULLPTR, OpCall
 from suite.ops.base import Signature
-from suite.ops.smooth_l1_loss_backward import EPS, OP, _neighbour, band_lattice, beta32, promote
+from suite.ops.loss import promote
+from suite.ops.smooth_l1_loss_backward import EPS, OP, _neighbour, band_lattice, beta32
+from tests.mutants import smooth_l1_loss_backward as kit
 
 F32 = np.dtype(np.float32)
 NAMES = ("gradOut", "self", "target")
@@ -141,7 +143,7 @@ def test_each_mutant_kernel_differs_where_its_defect_is_and_variants_agree() -> 
         "SmoothL1BetaZeroDividesByZero": (_call(1.0, [2.0], [0.0], 0.0), _call(1.0, [2.0], [0.0], 1.0)),
         "SmoothL1ZeroSelectChain": (_call(1.0, [0.0], [0.0], 0.0), _call(1.0, [0.5], [0.0], 0.0)),
     }
-    mutants = {m.name: m for m in OP.mutants()}
+    mutants = {m.name: m for m in kit.MUTANTS}
     assert set(calls) | {"SmoothL1NanBetaAccepted"} == set(mutants) and len(mutants) >= 4
     with np.errstate(all="ignore"):
         for name, (bad, fine) in calls.items():
@@ -152,7 +154,7 @@ def test_each_mutant_kernel_differs_where_its_defect_is_and_variants_agree() -> 
         nan = mutants["SmoothL1NanBetaAccepted"]
         assert nan.fails == {"rejection"} and nan.kernel.check(sig(beta=math.nan))[0] == 0
         assert nan.kernel.check(sig(beta=-1.0))[0] == INVALID
-        for v in OP.variants():
+        for v in kit.VARIANTS:
             for bad, fine in calls.values():
                 for c in (bad, fine):
                     want, got = OP.reference(c), v.kernel.reference(c)

@@ -1,5 +1,5 @@
-"""Operator registry: every module of this package but `base` exports OP (an Operator), found by
-scanning the package, so a new operator is one new module and no list to edit."""
+"""Operator registry: every module of this package but the shared ones (SHARED) exports OP (an
+Operator), found by scanning the package, so a new operator is one new module and no list to edit."""
 from __future__ import annotations
 
 import importlib
@@ -8,11 +8,16 @@ from typing import Dict
 
 from suite.ops.base import Operator
 
+# The modules every operator builds on (the base class, its records, shapes and flushing, a family's
+# base): they declare no operator. A module missing from here that exports no OP is an error, so a
+# new operator module that forgot its OP is never skipped silently.
+SHARED = frozenset({"base", "flush", "loss", "records", "shapes"})
+
 
 def _discover() -> Dict[str, Operator]:
     found: Dict[str, Operator] = {}
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if info.name.startswith("_") or info.name == "base":
+        if info.name.startswith("_") or info.name in SHARED:
             continue
         op = getattr(importlib.import_module(f"{__name__}.{info.name}"), "OP", None)
         if not isinstance(op, Operator):

@@ -1,171 +1,26 @@
-"""What every operator module provides, and the shape arithmetic they share."""
+"""What every operator module provides: the Operator base class (its contract, and the walk in
+blocks that turns its elementwise terms into a golden, a reference result or single elements).
+
+The shapes, the flushing switch and the plain records live in suite/ops/shapes.py, flush.py and
+records.py; their names are imported here too, so `from suite.ops.base import ...` keeps working
+for every module that reads them. An operator family's shared scaffolding (the loss backwards':
+suite/ops/loss.py) sits between this class and the operator modules."""
 from __future__ import annotations
 
-import contextlib
-import contextvars
-from dataclasses import dataclass
-from typing import Any, Callable, Dict, FrozenSet, Iterator, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
 from suite import blocks as B
 from suite import dtypes
 from suite.contract import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, OpCall
+from suite.ops.flush import F32_TINY, flushing, ftz
+from suite.ops.records import Attr, Example, Golden, Rejection, Signature, table
+from suite.ops.shapes import MAX_RANK, Shape, broadcast, numel, reduced_axes
 
-Shape = Tuple[int, ...]
-MAX_RANK = 8
-
-
-def broadcast(*shapes: Shape) -> Optional[Shape]:
-    """NumPy broadcast of `shapes`, or None when they do not broadcast (numpy's rules, without
-    numpy's per-call overhead: this runs several times per case)."""
-    rank = max((len(s) for s in shapes), default=0)
-    out = []
-    for i in range(rank):
-        n = 1
-        for s in shapes:
-            j = len(s) - rank + i
-            if j < 0:
-                continue
-            d = s[j]
-            if d != 1:
-                if n != 1 and d != n:
-                    return None
-                n = d
-        out.append(n)
-    return tuple(out)
-
-
-numel = B.numel
-reduced_axes = B.reduced_axes
-
-# -- subnormal flushing (docs/precision.md, "Flushed subnormals") -----------------------------------
-# A core that flushes holds every float32 operand and result below the smallest normal as zero
-# (denormals-are-zero and flush-to-zero together). The vendor-order computations (`reference_terms`)
-# pass each intermediate through `ftz`, which does nothing unless `flushing()` is in force.
-F32_TINY = np.float32(2.0 ** -126)
-_FLUSH: contextvars.ContextVar = contextvars.ContextVar("flush", default=False)
-
-
-@contextlib.contextmanager
-def flushing(on: bool = True) -> Iterator[None]:
-    """Within this block the float32 computations of `reference_terms` flush subnormals."""
-    token = _FLUSH.set(bool(on))
-    try:
-        yield
-    finally:
-        _FLUSH.reset(token)
-
-
-def ftz(a: Any) -> Any:
-    """`a` as a flushing core holds it: a float32 value below the smallest normal in magnitude is
-    a zero of its sign; anything else (and everything when not flushing) is returned as it is."""
-    if not _FLUSH.get():
-        return a
-    arr = np.asarray(a)
-    if arr.dtype != np.float32:
-        return a
-    with np.errstate(invalid="ignore"):
-        return np.where(np.abs(arr) < F32_TINY, arr * np.float32(0.0), arr)
-
-
-@dataclass(frozen=True)
-class Signature:
-    """The metadata of one call: what phase 1 of an aclnn operator validates."""
-
-    shapes: Mapping[str, Optional[Shape]]          # None = NULL tensor
-    dtypes: Mapping[str, Optional[str]]
-    out_shape: Optional[Shape]
-    out_dtype: Optional[str]
-    attrs: Mapping[str, object]
-    product: str
-
-    @classmethod
-    def of_call(cls, call: OpCall) -> "Signature":
-        shapes = {k: (None if a is None else tuple(a.shape)) for k, a in call.inputs.items()}
-        dts = {k: (None if a is None else dtypes.name_of(a.dtype)) for k, a in call.inputs.items()}
-        out_dtype = None if call.out_dtype is None else dtypes.name_of(call.out_dtype)
-        out_shape = None if call.out_shape is None else tuple(call.out_shape)
-        return cls(shapes, dts, out_shape, out_dtype, dict(call.attrs), call.product)
-
-
-@dataclass
-class Golden:
-    """A float64 result, with what judging a sum needs, per element: the sum of the magnitudes of
-    its terms (`scale`: the budget for sums of mixed-sign terms), the sum of the magnitudes of its
-    running partial sums in memory order (`path`: what a sequential float32 sum's rounding errors
-    scale with), and how many terms were summed. For an elementwise result both are |out|."""
-
-    out: np.ndarray
-    scale: np.ndarray
-    nterms: int = 1
-    path: Optional[np.ndarray] = None
-
-    def __post_init__(self) -> None:
-        if self.path is None:
-            self.path = self.scale
-
-
-Rejection = Tuple[int, str]       # (status, why); status 0 = accepted
-
-
-@dataclass(frozen=True)
-class Attr:
-    """An attribute beyond reduction: its case-file key (the same in a matrix and a single case),
-    its type, the values a matrix runs when it names none, a single case's default, and how a case
-    id spells a value."""
-
-    name: str
-    kind: type                                  # bool, int or float
-    values: Tuple[Any, ...]
-    default: Any
-    token: Callable[[Any], str]
-
-
-@dataclass(frozen=True)
-class Mutant:
-    """A planted defect of one operator's kernel, which the suite must catch: `kernel` is the
-    operator with exactly that defect (an instance of a subclass overriding one method). The suite
-    must fail it on checks of the kinds in `fails` ("numbers", "rejection", "determinism"), and
-    only on cases (suite.cases.Case) where `where` holds: a failure elsewhere is the suite's."""
-
-    name: str
-    description: str
-    kernel: "Operator"
-    where: Callable[[Any], bool]
-    fails: FrozenSet[str] = frozenset({"numbers"})
-
-
-@dataclass(frozen=True)
-class Variant:
-    """A correct kernel that computes otherwise than the reference in a way the contract allows
-    (another operation order, another rounding of a constant): the suite must pass it everywhere."""
-
-    name: str
-    description: str
-    kernel: "Operator"
-
-
-@dataclass(frozen=True)
-class Example:
-    """One row of the operator page's phase-1 table: a call's metadata and the status aclnn gives
-    it (0: accepted), and whether the call lies outside the documented contract (`outside_contract`
-    names why; the suite makes no case of it). tests/test_contract_checks.py holds every operator
-    to every row."""
-
-    what: str
-    signature: Signature
-    status: int
-    outside: bool = False
-
-
-def table(reject: Mapping[str, Tuple[Signature, int]], accept: Mapping[str, Signature],
-          outside: Mapping[str, Signature] = {}) -> Tuple[Example, ...]:
-    """A page's phase-1 table as Example rows: rejected calls with their status, accepted ones, and
-    calls phase 1 accepts that lie outside the contract (an accepted row named there is marked)."""
-    return (*(Example(k, sig, st) for k, (sig, st) in reject.items()),
-            *(Example(k, sig, 0, k in outside) for k, sig in accept.items()),
-            *(Example(k, sig, 0, True) for k, sig in outside.items() if k not in accept))
+__all__ = ["Attr", "Example", "F32_TINY", "Golden", "LOSS_DTYPES", "MAX_RANK", "Operator", "Rejection",
+           "Shape", "Signature", "broadcast", "element_inputs", "flushing", "ftz", "numel", "present",
+           "reduced_axes", "table", "to_out"]
 
 
 # The dtypes the loss-backward family takes on each product (docs/aclnn-status.md, and each
@@ -235,14 +90,6 @@ class Operator:
 
     def examples(self) -> Tuple[Example, ...]:
         """The page's phase-1 table as rows (rejected and accepted calls), at least one accepted."""
-        return ()
-
-    def mutants(self) -> Tuple[Mutant, ...]:
-        """This operator's planted defects (tests/mutants runs them, with the generic ones)."""
-        return ()
-
-    def variants(self) -> Tuple[Variant, ...]:
-        """Correct kernels that differ from `reference` where the contract allows."""
         return ()
 
     def outside_contract(self, sig: Signature) -> Optional[str]:

@@ -7,10 +7,11 @@ from typing import Dict, Mapping, Optional, Tuple
 import numpy as np
 
 from suite import values as V
-from suite.contract import ACLNN_ERR_PARAM_INVALID
+from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID
 from suite.draw import Binades, Dist, Uniform
-from suite.ops.base import (table, Attr, Example, Mutant, Operator, Rejection, Shape, Signature, Variant, broadcast,
-                            element_inputs, ftz, numel, reduced_axes)
+from suite.ops.base import (Attr, Example, Rejection, Shape, Signature, broadcast, element_inputs, ftz, numel,
+                            reduced_axes, table)
+from suite.ops.loss import R8, LossBackward
 
 
 def _large(sig: Signature) -> Dict[str, Dist]:
@@ -39,17 +40,17 @@ def _tiny(sig: Signature) -> Dict[str, Dist]:
     return d
 
 
-class KlDivBackward(Operator):
+class KlDivBackward(LossBackward):
     name = "KlDivBackward"
     reductions = {"none": 0, "mean": 1, "sum": 2, "batchmean": 3}
     attributes = (Attr("logTarget", bool, (False, True), False,
                        lambda v: "logtarget" if v else "plaintarget"),)
-    c_params = Operator.c_params + (("logTarget", "bool", False),)
     value_sets = {"uniform": V.uniform_set, "nonpos_targets": V.nonpositive("target"), "large": _large,
                   "tiny": _tiny, "specials": V.specials_set}
 
     tiling_names = ("tile", "tile_sgrad")
     reads = ("gradOutput", "target")          # self gives the output's shape, never a value
+    row_out = "self"
 
     def tiling(self, hw, dts) -> Dict[str, int]:
         """ops-nn's Ascend C KlDivLossGrad tiling for 910B (experimental/loss/kl_div_loss_grad @e5c3fa93,
@@ -79,11 +80,11 @@ class KlDivBackward(Operator):
             return bad
         b = self._b(sig.shapes)
         if b is None:
-            return ACLNN_ERR_PARAM_INVALID, "self and target do not broadcast"
+            return INVALID, "self and target do not broadcast"
         if broadcast(sig.shapes["gradOutput"], b) != b:
-            return ACLNN_ERR_PARAM_INVALID, f"gradOutput {sig.shapes['gradOutput']} does not broadcast to {b}"
+            return INVALID, f"gradOutput {sig.shapes['gradOutput']} does not broadcast to {b}"
         if tuple(sig.out_shape) != tuple(sig.shapes["self"]):
-            return ACLNN_ERR_PARAM_INVALID, f"out shape {tuple(sig.out_shape)} is not self's shape {sig.shapes['self']}"
+            return INVALID, f"out shape {tuple(sig.out_shape)} is not self's shape {sig.shapes['self']}"
         return 0, ""
 
     def outside_contract(self, sig: Signature) -> Optional[str]:
@@ -141,51 +142,12 @@ class KlDivBackward(Operator):
         axes = reduced_axes(tuple(out_shape), b)
         return f"a sum of {numel(b) // max(numel(out_shape), 1)} terms over axes {axes} of the broadcast shape {b}"
 
-    def mutants(self):
-        """Planted defects of this kernel (tests/mutants runs them with the generic ones)."""
-        return (
-            Mutant("KlSignFlip", "KL: the gradient is +target*grad instead of -target*grad",
-                   _SignFlip(), where=lambda c: True),
-            Mutant("KlMeanDivisorNumelSelf", "KL mean divides by numel(self) instead of numel(broadcast shape)",
-                   _MeanDivisorNumelSelf(),
-                   where=lambda c: c.expect == 0 and c.reduction == 1
-                   and numel(self._case_b(c)) != numel(c.shapes["self"])),
-            Mutant("KlBatchmeanSelfDim0", "KL batchmean divides by self.shape[0] (PyTorch's) instead of B[0]",
-                   _BatchmeanSelfDim0(),
-                   where=lambda c: c.expect == 0 and c.reduction == 3
-                   and (c.shapes["self"] or (1,))[0] != self._case_b(c)[0]),
-            Mutant("KlMaskNonPositiveTargets",
-                   "KL masks target <= 0 to a zero gradient (old PyTorch/vendor kernel) (issue 2)",
-                   _MaskNonPositiveTargets(), where=lambda c: not c.attrs["logTarget"]),
-            Mutant("KlLogTargetIgnored", "KL: logTarget ignored (uses target where exp(target) is due)",
-                   _LogTargetIgnored(), where=lambda c: c.attrs["logTarget"]),
-            # shows only at scale (no small case has a batch past 32767)
-            Mutant("BatchCountInt16", "KL batchmean holds B[0] in int16: past 32767 it wraps negative",
-                   _BatchCountInt16(),
-                   where=lambda c: c.expect == 0 and c.reduction == 3 and self._case_b(c)[0] > 32767),
-        )
-
-    def variants(self):
-        return (Variant("KlFloat32OtherOrder", "float32, KL (-grad*cof)*target", _OtherOrder()),)
-
-    def _case_b(self, case) -> Shape:
-        """B of a case whose shapes are valid (a numbers case)."""
-        return self._b(dict(case.shapes))
-
-
-    def examples(self) -> Tuple[Example, ...]:
-        return _examples()
-
-
     def torch(self, torch, t, attrs, device):
         """Autograd through kl_div(reduction='none'); the reduction's scale is applied to the
         incoming gradient explicitly, because torch's batchmean divides by self.size(0) where the
         contract divides by B[0]. Autograd sums the broadcast dimensions back to self's shape."""
         g, x, y = t["gradOutput"], t["self"], t["target"]
-        reduction = int(attrs["reduction"])
-        if reduction not in self.reductions.values():
-            raise ValueError(f"torch backend: {self.name} reduction {reduction} not in "
-                             f"{tuple(self.reductions.values())}")
+        reduction = self.torch_reduction(attrs)
         shape = torch.broadcast_shapes(x.shape, y.shape)
         if torch.broadcast_shapes(g.shape, shape) != shape:
             raise ValueError(f"torch backend: gradOutput {tuple(g.shape)} does not broadcast to {tuple(shape)}")
@@ -202,114 +164,44 @@ class KlDivBackward(Operator):
             (result,) = torch.autograd.grad(loss, leaf, incoming)
         return result
 
-
-# -- the page's phase-1 table, row by row (Operator.examples) -----------------------------------
-NULLPTR, INVALID = 161001, 161002
-R9, R8 = (1, 1, 1, 1, 1, 1, 1, 2, 2), (1, 2, 1, 2, 1, 1, 2, 1)
-
-
-def _sig(g=(2, 3), s=(2, 3), t=(2, 3), out="B", dt="float32", gdt=None, sdt=None, tdt=None, odt=None,
-         reduction=0, product="atlas-a2", log_target=False) -> Signature:
-    """A call's metadata; out="B" is the shape the contract wants (self's)."""
-    shapes = {"gradOutput": g, "self": s, "target": t}
-    dts = {"gradOutput": gdt or dt, "self": sdt or dt, "target": tdt or dt}
-    if out == "B":
-        out = s
-    return Signature(shapes, dts, out, odt or sdt or dt, {"reduction": reduction, "logTarget": log_target},
-                     product)
-
-
-def _examples() -> Tuple[Example, ...]:
-    reject = {
-        "gradOutput NULL": (_sig(g=None), NULLPTR),
-        "self NULL": (_sig(s=None, out=(2, 3)), NULLPTR),
-        "target NULL": (_sig(t=None), NULLPTR),
-        "out NULL": (_sig(out=None), NULLPTR),
-        "gradOutput bfloat16 on atlas-training": (_sig(gdt="bfloat16", product="atlas-training"), INVALID),
-        "self bfloat16 on atlas-training": (_sig(sdt="bfloat16", odt="float32", product="atlas-training"), INVALID),
-        "target bfloat16 on atlas-inference": (_sig(tdt="bfloat16", product="atlas-inference"), INVALID),
-        "out bfloat16 on atlas-inference": (_sig(odt="bfloat16", product="atlas-inference"), INVALID),
-        "gradOutput 9-d": (_sig(g=R9, s=(2, 2), t=(2, 2)), INVALID),
-        "self 9-d": (_sig(g=(2, 2), s=R9, t=(2, 2)), INVALID),
-        "target 9-d": (_sig(g=(2, 2), s=(2, 2), t=R9), INVALID),
-        "out 9-d": (_sig(g=(2, 2), s=(2, 2), t=(2, 2), out=R9), INVALID),
-        "self and target do not broadcast": (_sig(s=(2, 4)), INVALID),
-        "gradOutput does not broadcast to B": (_sig(g=(3, 3), s=(2, 3), t=(2, 3)), INVALID),
-        "gradOutput broadcasts with B but is larger": (_sig(g=(2, 3), s=(3,), t=(3,)), INVALID),
-        "out is B, not self's shape": (_sig(s=(2, 1), out=(2, 3)), INVALID),
-        "out transposed": (_sig(out=(3, 2)), INVALID),
-        "0-d out for 1-d self": (_sig(g=(4,), s=(4,), t=(4,), out=()), INVALID),
-    }
-    accept = {
-        "mixed input dtypes": _sig(gdt="float16", sdt="float32", tdt="float16", odt="float32"),
-        "mixed with bfloat16 on atlas-a2": _sig(gdt="bfloat16", sdt="float32", tdt="float16"),
-        "out float16 from float32 self": _sig(odt="float16", product="atlas-training"),
-        "out float32 from float16 self": _sig(dt="float16", odt="float32", product="atlas-inference"),
-        "0-d": _sig(g=(), s=(), t=()),
-        "0-d self, 2-d target": _sig(g=(), s=(), t=(3, 4)),
-        "empty self": _sig(g=(0, 3), s=(0, 3), t=(0, 3)),
-        "8-d": _sig(g=R8, s=R8, t=R8),
-        "self fewer dims than target": _sig(g=(2, 3, 4), s=(4,), t=(2, 3, 4), reduction=3),
-        "logTarget": _sig(log_target=True, reduction=1),
-        # phase 1 does not look at reduction: values outside 0-3 are outside the contract, not rejected
-        "reduction 7": _sig(reduction=7),
-    }
-    outside = {  # accepted by phase 1, yet undocumented: the suite makes no case of them
-        "reduction 7": _sig(reduction=7),
-        "reduction 4": _sig(reduction=4),
-        "batchmean of a 0-d broadcast shape": _sig(g=(), s=(), t=(), reduction=3),
-        "empty B with a non-empty self": _sig(g=(0, 3), s=(1, 3), t=(0, 3)),
-    }
-    return table(reject, accept, outside)
-
-
-
-# -- the kernels of the mutants and variants: each overrides one method ---------------------------
-class _SignFlip(KlDivBackward):
-    def reference_terms(self, x, attrs, shapes):
-        return -super().reference_terms(x, attrs, shapes)
-
-
-class _MeanDivisorNumelSelf(KlDivBackward):
-    def _divisor(self, attrs, shapes):
-        n = numel(shapes["self"])
-        return n if attrs["reduction"] == 1 and n else super()._divisor(attrs, shapes)
-
-
-class _BatchmeanSelfDim0(KlDivBackward):
-    def _divisor(self, attrs, shapes):
-        if attrs["reduction"] == 3 and numel(self._b(shapes)):
-            return (shapes["self"] or (1,))[0]
-        return super()._divisor(attrs, shapes)
-
-
-class _MaskNonPositiveTargets(KlDivBackward):
-    def reference_terms(self, x, attrs, shapes):
-        if not attrs["logTarget"]:
-            x = {**x, "target": np.where(x["target"] > 0, x["target"], np.float32(0.0))}
-        return super().reference_terms(x, attrs, shapes)
-
-
-class _LogTargetIgnored(KlDivBackward):
-    def reference_terms(self, x, attrs, shapes):
-        return super().reference_terms(x, {**attrs, "logTarget": False}, shapes)
-
-
-class _BatchCountInt16(KlDivBackward):
-    def _divisor(self, attrs, shapes):
-        b = self._b(shapes)
-        if attrs["reduction"] == 3 and numel(b):
-            return int(np.array(b[0]).astype(np.int64).astype(np.int16))
-        return super()._divisor(attrs, shapes)
-
-
-class _OtherOrder(KlDivBackward):
-    """((-grad)*cof)*target: the coefficient on the gradient first."""
-
-    def reference_terms(self, x, attrs, shapes):
-        d = self._divisor(attrs, shapes)
-        g = -x["gradOutput"] if d is None else (-x["gradOutput"]) * np.float32(1.0 / d)
-        return g * (np.exp(x["target"]) if attrs["logTarget"] else x["target"])
+    def examples(self) -> Tuple[Example, ...]:
+        """The page's phase-1 table, row by row."""
+        sig = self.sig
+        reject = {
+            **self.null_rows(),
+            "gradOutput bfloat16 on atlas-training": (sig(gdt="bfloat16", product="atlas-training"), INVALID),
+            "self bfloat16 on atlas-training": (sig(sdt="bfloat16", odt="float32", product="atlas-training"), INVALID),
+            "target bfloat16 on atlas-inference": (sig(tdt="bfloat16", product="atlas-inference"), INVALID),
+            "out bfloat16 on atlas-inference": (sig(odt="bfloat16", product="atlas-inference"), INVALID),
+            **self.rank_rows(("gradOutput", "self", "target", "out")),
+            "self and target do not broadcast": (sig(s=(2, 4)), INVALID),
+            "gradOutput does not broadcast to B": (sig(g=(3, 3), s=(2, 3), t=(2, 3)), INVALID),
+            "gradOutput broadcasts with B but is larger": (sig(g=(2, 3), s=(3,), t=(3,)), INVALID),
+            "out is B, not self's shape": (sig(s=(2, 1), out=(2, 3)), INVALID),
+            "out transposed": (sig(out=(3, 2)), INVALID),
+            "0-d out for 1-d self": (sig(g=(4,), s=(4,), t=(4,), out=()), INVALID),
+        }
+        accept = {
+            "mixed input dtypes": sig(gdt="float16", sdt="float32", tdt="float16", odt="float32"),
+            "mixed with bfloat16 on atlas-a2": sig(gdt="bfloat16", sdt="float32", tdt="float16"),
+            "out float16 from float32 self": sig(odt="float16", product="atlas-training"),
+            "out float32 from float16 self": sig(dt="float16", odt="float32", product="atlas-inference"),
+            "0-d": sig(g=(), s=(), t=()),
+            "0-d self, 2-d target": sig(g=(), s=(), t=(3, 4)),
+            "empty self": sig(g=(0, 3), s=(0, 3), t=(0, 3)),
+            "8-d": sig(g=R8, s=R8, t=R8),
+            "self fewer dims than target": sig(g=(2, 3, 4), s=(4,), t=(2, 3, 4), reduction=3),
+            "logTarget": sig(logTarget=True, reduction=1),
+            # phase 1 does not look at reduction: values outside 0-3 are outside the contract, not rejected
+            "reduction 7": sig(reduction=7),
+        }
+        outside = {  # accepted by phase 1, yet undocumented: the suite makes no case of them
+            "reduction 7": sig(reduction=7),
+            "reduction 4": sig(reduction=4),
+            "batchmean of a 0-d broadcast shape": sig(g=(), s=(), t=(), reduction=3),
+            "empty B with a non-empty self": sig(g=(0, 3), s=(1, 3), t=(0, 3)),
+        }
+        return table(reject, accept, outside)
 
 
 OP = KlDivBackward()

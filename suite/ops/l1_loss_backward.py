@@ -3,32 +3,19 @@ B = broadcast(self, gradOutput, target), the sign taken by comparison (sign(0) =
 (docs/operators/L1LossBackward.md)."""
 from __future__ import annotations
 
-import functools
-from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
+from typing import Dict, Iterable, Mapping, Optional, Tuple
 
 import numpy as np
 
 from suite import dtypes
 from suite import values as V
-from suite.contract import ACLNN_ERR_PARAM_INVALID
+from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID, ACLNN_ERR_PARAM_NULLPTR as NULLPTR
 from suite.draw import Binades, Dist, Sprinkle, Uniform
-from suite.ops.base import (table, LOSS_DTYPES, MAX_RANK, Example, Mutant, Operator, Rejection, Shape, Signature, Variant,
-                            broadcast, element_inputs, ftz, numel)
+from suite.ops.base import (LOSS_DTYPES, MAX_RANK, Example, Rejection, Shape, Signature, broadcast, element_inputs,
+                            ftz, numel, table)
+from suite.ops.loss import FLOATS, R8, LossBackward, promote
 
 NAME = "L1LossBackward"
-FLOATS = ("float32", "float16", "bfloat16")
-# The float32 smallest normal: a subtract-then-sign kernel with flush-to-zero loses differences below it.
-F32_TINY = 2.0 ** -126
-
-
-def promote(names: Iterable[Optional[str]]) -> Optional[str]:
-    """opbase's PromoteType folded over the inputs' dtypes, for the suite's three floating dtypes
-    ([opbase] data_type_utils.h, kPromoteTypesLookup): equal dtypes stay, FLOAT16 with BFLOAT16 and
-    either with FLOAT give FLOAT. None when a dtype is outside those three (not modelled)."""
-    names = [n for n in names if n is not None]
-    if not names or any(n not in FLOATS for n in names):
-        return None
-    return names[0] if len(set(names)) == 1 else "float32"
 
 
 def _range(name: str) -> Tuple[float, float, float]:
@@ -137,12 +124,8 @@ def _one_ulp(sig: Signature) -> Dict[str, Dist]:
             "target": Sprinkle(Uniform(-5.0, 5.0), pool_t, 0.9)}
 
 
-class L1LossBackward(Operator):
+class L1LossBackward(LossBackward):
     name = NAME
-    inputs = ("gradOutput", "self", "target")
-    reductions = {"none": 0, "mean": 1, "sum": 2}
-    c_params = (("gradOutput", "tensor", None), ("self", "tensor", None), ("target", "tensor", None),
-                ("reduction", "int64", 1))
     # The list the *promoted* dtype P must be in ([ops-nn] aclnn_l1_loss_backward.cpp, CheckDtypeValid):
     # the loss family's table. Each input is not list-checked, nor is out.
     product_dtypes = LOSS_DTYPES
@@ -178,36 +161,33 @@ class L1LossBackward(Operator):
 
     def check(self, sig: Signature) -> Rejection:
         """CheckParams of [ops-nn] aclnn_l1_loss_backward.cpp, in its order."""
-        bad = self._nulls(sig)                                    # gradOutput, self, target, out
+        bad = self._nulls(sig) or self._reduction(sig)             # gradOutput, self, target, out
         if bad:
             return bad
-        red = sig.attrs.get("reduction")
-        if red not in (0, 1, 2):
-            return ACLNN_ERR_PARAM_INVALID, f"reduction {red} is not 0, 1 or 2"
         ins = [sig.dtypes[n] for n in self.inputs]
         p = promote(ins)
         if p is None:
-            return ACLNN_ERR_PARAM_INVALID, f"input dtypes {', '.join(map(str, ins))} cannot be promoted"
+            return INVALID, f"input dtypes {', '.join(map(str, ins))} cannot be promoted"
         if sig.out_dtype not in FLOATS and sig.out_dtype != "float64":
-            return ACLNN_ERR_PARAM_INVALID, f"the promoted dtype {p} cannot be cast to out's {sig.out_dtype}"
+            return INVALID, f"the promoted dtype {p} cannot be cast to out's {sig.out_dtype}"
         allowed = self.product_dtypes[sig.product]
         if p not in allowed:
-            return (ACLNN_ERR_PARAM_INVALID, f"the promoted dtype {p} of gradOutput, self and target is not "
-                                             f"supported on {sig.product} (supported: {', '.join(sorted(allowed))})")
+            return (INVALID, f"the promoted dtype {p} of gradOutput, self and target is not "
+                             f"supported on {sig.product} (supported: {', '.join(sorted(allowed))})")
         for n, s in (("self", sig.shapes["self"]), ("target", sig.shapes["target"]),
                      ("gradOutput", sig.shapes["gradOutput"]), ("out", sig.out_shape)):
             if len(s) > MAX_RANK:
-                return ACLNN_ERR_PARAM_INVALID, f"{n} has {len(s)} dimensions (at most {MAX_RANK})"
+                return INVALID, f"{n} has {len(s)} dimensions (at most {MAX_RANK})"
         first = broadcast(sig.shapes["self"], sig.shapes["gradOutput"])
         if first is None:
-            return (ACLNN_ERR_PARAM_INVALID,
+            return (INVALID,
                     f"self {sig.shapes['self']} and gradOutput {sig.shapes['gradOutput']} do not broadcast")
         b = broadcast(first, sig.shapes["target"])
         if b is None:
-            return (ACLNN_ERR_PARAM_INVALID,
+            return (INVALID,
                     f"broadcast(self, gradOutput) {first} and target {sig.shapes['target']} do not broadcast")
         if tuple(sig.out_shape) != b:
-            return ACLNN_ERR_PARAM_INVALID, f"out shape {tuple(sig.out_shape)} is not the broadcast shape {b}"
+            return INVALID, f"out shape {tuple(sig.out_shape)} is not the broadcast shape {b}"
         return 0, ""
 
     def outside_contract(self, sig: Signature) -> Optional[str]:
@@ -262,9 +242,6 @@ class L1LossBackward(Operator):
         c = ftz(g * cof) if cof != np.float32(1.0) else g   # grads = vmuls(grads, cof) for mean
         return ftz(s * c)                                    # res = vmul(sign, grads)
 
-    def examples(self) -> Tuple[Example, ...]:
-        return _examples()
-
     def describe(self, x, attrs, out_shape, index) -> str:
         a = float(np.broadcast_to(x["self"], out_shape)[index])
         t = float(np.broadcast_to(x["target"], out_shape)[index])
@@ -282,10 +259,7 @@ class L1LossBackward(Operator):
         changes nothing (torch 2.13's sgn(inf - inf) = sgn(NaN) is 0, docs/operators/L1LossBackward.md);
         it guards devices where that was not measured."""
         g, x, y = t["gradOutput"], t["self"], t["target"]
-        reduction = int(attrs["reduction"])
-        if reduction not in self.reductions.values():
-            raise ValueError(f"torch backend: {self.name} reduction {reduction} not in "
-                             f"{tuple(self.reductions.values())}")
+        reduction = self.torch_reduction(attrs)
         shape = torch.broadcast_shapes(torch.broadcast_shapes(x.shape, g.shape), y.shape)
         incoming = g.expand(shape)
         if reduction == 1 and shape.numel():
@@ -297,240 +271,38 @@ class L1LossBackward(Operator):
             (result,) = torch.autograd.grad(loss, leaf, incoming)
         return torch.where(leaf.detach() == target, incoming * 0, result)
 
-    # -- planted defects and correct variants ---------------------------------------------------
-    def mutants(self) -> Tuple[Mutant, ...]:
-        return (
-            Mutant("L1SignZeroAsPlusOne", "L1: sign(0) taken as +1 (self >= target -> 1): equal inputs "
-                   "give gradOutput instead of 0", _SignZeroAsPlusOne(), _where(sign=_ge_as_plus_one)),
-            Mutant("L1SignFlipped", "L1: the gradient's sign flipped (sign(target - self))",
-                   _SignFlipped(), _where(sign=_flipped)),
-            Mutant("L1SignOfFlushedDifference", "L1: sign of the float32 difference self - target with "
-                   "subnormal differences flushed to zero (and inf - inf = NaN), not two comparisons",
-                   _SignOfFlushedDifference(), _where(sign=_flushed)),
-            Mutant("L1MeanDivisorNumelSelf", "L1: mean divides by numel(self) instead of numel(B)",
-                   _MeanDivisorNumelSelf(), _where(divisor=_numel_self, reductions=(1,))),
-            Mutant("L1MeanDivisorSelfGradBroadcast", "L1: mean divides by numel(broadcast(self, "
-                   "gradOutput)), ignoring target's dimensions (the vendor's ST reference)",
-                   _MeanDivisorSelfGrad(), _where(divisor=_numel_self_grad, reductions=(1,))),
-            Mutant("L1SumAsMean", "L1: reduction sum treated as mean (divides by numel(B))",
-                   _SumAsMean(), _where(divisor=_numel_b, reductions=(2,))),
-            Mutant("L1MixedDtypesRejected", "L1: mixed input dtypes rejected with 161002 (the "
-                   "contract promotes them)", _MixedDtypesRejected(), _where_mixed,
-                   frozenset({"numbers"})),
-        )
-
-    def variants(self) -> Tuple[Variant, ...]:
-        return (
-            Variant("L1ScaleAfterSign", "L1: (gradOutput * sign) * float32(1/N): the Ascend C port's "
-                    "order and coefficient (one rounding of 1/N)", _ScaleAfterSign()),
-            Variant("L1DivideByN", "L1: sign * (gradOutput / N), a float32 division instead of the "
-                    "coefficient", _DivideByN()),
-        )
-
-
-# -- the planted defects (each overrides one method) ------------------------------------------
-class _SignZeroAsPlusOne(L1LossBackward):
-    def _sign32(self, a, t):
-        return np.where(a >= t, np.float32(1.0), np.float32(-1.0))
-
-
-class _SignFlipped(L1LossBackward):
-    def _sign32(self, a, t):
-        return (a < t).astype(np.float32) - (a > t).astype(np.float32)
-
-
-class _SignOfFlushedDifference(L1LossBackward):
-    def _sign32(self, a, t):
-        d = np.asarray(a - t, dtype=np.float32)
-        d = np.where(np.abs(d) < np.float32(F32_TINY), np.float32(0.0), d)
-        return np.sign(d).astype(np.float32)
-
-
-class _MeanDivisorNumelSelf(L1LossBackward):
-    def _cof(self, attrs, shapes):
-        n = numel(shapes["self"])
-        return np.float32(1.0) / np.float32(n) if attrs["reduction"] == 1 and n else np.float32(1.0)
-
-
-class _MeanDivisorSelfGrad(L1LossBackward):
-    def _cof(self, attrs, shapes):
-        n = numel(broadcast(shapes["self"], shapes["gradOutput"]) or ())
-        return np.float32(1.0) / np.float32(n) if attrs["reduction"] == 1 and n else np.float32(1.0)
-
-
-class _SumAsMean(L1LossBackward):
-    def _cof(self, attrs, shapes):
-        return super()._cof({**attrs, "reduction": 1 if attrs["reduction"] in (1, 2) else 0}, shapes)
-
-
-class _MixedDtypesRejected(L1LossBackward):
-    def check(self, sig):
-        status, why = super().check(sig)
-        if status == 0 and len({sig.dtypes[n] for n in self.inputs}) > 1:
-            return ACLNN_ERR_PARAM_INVALID, "gradOutput, self and target dtypes differ"
-        return status, why
-
-
-# -- correct variants -------------------------------------------------------------------------
-class _ScaleAfterSign(L1LossBackward):
-    def reference_terms(self, x, attrs, shapes):
-        n = self._n(shapes)
-        r = x["gradOutput"] * self._sign32(x["self"], x["target"])
-        return r * np.float32(1.0 / n) if attrs["reduction"] == 1 and n else r
-
-
-class _DivideByN(L1LossBackward):
-    def reference_terms(self, x, attrs, shapes):
-        n = self._n(shapes)
-        g = x["gradOutput"] / np.float32(n) if attrs["reduction"] == 1 and n else x["gradOutput"]
-        return self._sign32(x["self"], x["target"]) * g
-
-
-# -- where each defect shows ------------------------------------------------------------------
-# Each predicate says, from the case's metadata and its drawn inputs, whether the defect changes
-# some output element as the suite sees it: the contract's value and the defect's value, both
-# computed exactly in float64 from the sign and divisor each uses, differ after rounding to the
-# dtype the case is judged in (NaN equal to NaN, +0 to -0; a 0 where the contract's value is
-# subnormal is no difference: the judge allows that flush).
-def _numeric(case: Any) -> bool:
-    """A case of this operator whose call succeeds with a non-empty result."""
-    return case.op == NAME and case.expect == 0 and case.out_shape is not None and numel(case.out_shape) > 0
-
-
-@functools.lru_cache(maxsize=64)
-def _drawn(case: Any) -> Dict[str, np.ndarray]:
-    """The case's inputs (drawn exactly as the suite draws them) in float64, broadcast to B."""
-    x = V.draw_inputs(case)
-    b = tuple(case.out_shape)
-    return {n: np.broadcast_to(np.asarray(a).astype(np.float64), b) for n, a in x.items()}
-
-
-def _judged(case: Any) -> str:
-    """The dtype the case's result is judged in (suite.runner.judged_dtype's rule)."""
-    through = promote(case.dtypes.values()) or case.out_dtype
-    fine = dtypes.finfo(dtypes.dtype_of(through)).mant_bits < dtypes.finfo(dtypes.dtype_of(case.out_dtype)).mant_bits
-    return through if fine else case.out_dtype
-
-
-def _sign(a: np.ndarray, t: np.ndarray) -> np.ndarray:
-    return (a > t).astype(np.float64) - (a < t).astype(np.float64)
-
-
-def _differs(case: Any, want: np.ndarray, got: np.ndarray) -> bool:
-    dt = dtypes.dtype_of(_judged(case))
-    with np.errstate(all="ignore"):
-        w = dtypes.round_to(want, dt).astype(np.float64)
-        g = dtypes.round_to(got, dt).astype(np.float64)
-        same = (w == g) | (np.isnan(w) & np.isnan(g)) | ((g == 0) & (np.abs(w) < dtypes.finfo(dt).tiny))
-    return not bool(np.all(same))
-
-
-def _where(sign=None, divisor=None, reductions=(0, 1, 2)):
-    """Where a kernel taking `sign(self, target)` (float64 arrays) instead of the comparisons,
-    and/or dividing by `divisor(case)` instead of the contract's (numel(B) for mean, else 1),
-    gives other numbers than the contract, on cases of `reductions`."""
-    def where(case: Any) -> bool:
-        if not _numeric(case) or case.attrs["reduction"] not in reductions:
-            return False
-        n = numel(case.out_shape) if case.attrs["reduction"] == 1 else 1
-        m = n if divisor is None else divisor(case)
-        if sign is None and m == n:
-            return False
-        x = _drawn(case)
-        a, t, g = x["self"], x["target"], x["gradOutput"]
-        s = _sign(a, t)
-        with np.errstate(all="ignore"):
-            return _differs(case, g * s / n, g * (s if sign is None else sign(a, t)) / m)
-    return where
-
-
-def _ge_as_plus_one(a, t):
-    return np.where(a >= t, 1.0, -1.0)
-
-
-def _flipped(a, t):
-    return -_sign(a, t)
-
-
-def _flushed(a, t):
-    """sign(self - target) of the float32 difference, flushed to zero below float32's smallest
-    normal; NaN for the same infinity on both sides."""
-    with np.errstate(all="ignore"):
-        d = a.astype(np.float32).astype(np.float64) - t.astype(np.float32).astype(np.float64)
-        d = np.asarray(d.astype(np.float32), dtype=np.float64)
-        return np.sign(np.where(np.abs(d) < F32_TINY, 0.0, d))
-
-
-def _numel_self(case: Any) -> int:
-    return numel(case.shapes["self"])
-
-
-def _numel_self_grad(case: Any) -> int:
-    return numel(broadcast(case.shapes["self"], case.shapes["gradOutput"]) or ())
-
-
-def _numel_b(case: Any) -> int:
-    return numel(case.out_shape)
-
-
-def _where_mixed(case: Any) -> bool:
-    """Rejecting mixed input dtypes fails every accepted call whose inputs' dtypes differ."""
-    return case.op == NAME and case.expect == 0 and len(set(case.dtypes.values())) > 1
-
-
-# -- the page's phase-1 table, row by row (Operator.examples) -----------------------------------
-NULLPTR, INVALID = 161001, 161002
-R9 = (1, 1, 1, 1, 1, 1, 1, 2, 2)
-
-
-def _sig(g=(2, 3), s=(2, 3), t=(2, 3), out="B", dt="float32", gdt=None, sdt=None, tdt=None, odt=None,
-        reduction=0, product="atlas-a2") -> Signature:
-    shapes = {"gradOutput": g, "self": s, "target": t}
-    dts = {"gradOutput": gdt or dt, "self": sdt or dt, "target": tdt or dt}
-    if out == "B":
-        out = (2, 3) if None in shapes.values() else broadcast(g, s, t)
-    return Signature(shapes, dts, out, odt or sdt or dt, {"reduction": reduction}, product)
-
-
-def _examples() -> Tuple[Example, ...]:
-    reject = {
-        "gradOutput NULL": (_sig(g=None), NULLPTR),
-        "self NULL": (_sig(s=None), NULLPTR),
-        "target NULL": (_sig(t=None), NULLPTR),
-        "out NULL": (_sig(out=None), NULLPTR),
-        "NULL before a bad reduction": (_sig(g=None, reduction=3), NULLPTR),
-        "NULL before an unsupported dtype": (_sig(t=None, dt="bfloat16", product="atlas-training"), NULLPTR),
-        "NULL before shapes that do not broadcast": (_sig(s=(2, 4), out=None), NULLPTR),
-        "reduction 3": (_sig(reduction=3), INVALID),
-        "reduction -1": (_sig(reduction=-1), INVALID),
-        "all-bfloat16 on atlas-training": (_sig(dt="bfloat16", product="atlas-training"), INVALID),
-        "all-bfloat16 on atlas-inference, float32 out": (_sig(dt="bfloat16", odt="float32", product="atlas-inference"), INVALID),
-        "self 9-d": (_sig(g=(2, 2), s=R9, t=(2, 2)), INVALID),
-        "target 9-d": (_sig(g=(2, 2), s=(2, 2), t=R9), INVALID),
-        "gradOutput 9-d": (_sig(g=R9, s=(2, 2), t=(2, 2)), INVALID),
-        "out 9-d": (_sig(g=(2, 2), s=(2, 2), t=(2, 2), out=R9), INVALID),
-        "self and gradOutput do not broadcast": (_sig(g=(2, 3), s=(2, 4), out=(2, 3)), INVALID),
-        "target does not broadcast with them": (_sig(t=(2, 4), out=(2, 3)), INVALID),
-        "out is self's shape, not B": (_sig(g=(3,), s=(3,), t=(2, 3), out=(3,)), INVALID),
-        "out has an extra leading 1": (_sig(out=(1, 2, 3)), INVALID),
-        "0-d B, out (1,)": (_sig(g=(), s=(), t=(), out=(1,)), INVALID),
-    }
-
-    accept = {
-        "0-d everything": _sig(g=(), s=(), t=()),
-        "mixed float16 and float32": _sig(gdt="float16", tdt="float16"),
-        "bfloat16 with float16 (promoted to float32) on atlas-a2": _sig(gdt="bfloat16", sdt="float16", tdt="bfloat16"),
-        "float16 inputs into a bfloat16 out on atlas-a3": _sig(dt="float16", odt="bfloat16", product="atlas-a3"),
-        "target widens B": _sig(g=(3,), s=(3,), t=(2, 3)),
-        "8-d": _sig(g=(1, 2, 1, 2, 1, 1, 2, 1), s=(1, 2, 1, 2, 1, 1, 2, 1), t=(1, 2, 1, 2, 1, 1, 2, 1)),
-        "empty": _sig(g=(0, 3), s=(3,), t=(1, 3)),
-    }
-    outside = {  # accepted by phase 1, yet outside the contract (BFLOAT16 on 910/310P)
-        "bfloat16 gradOutput promoted to float32 on atlas-training": _sig(gdt="bfloat16", product="atlas-training"),
-        "bfloat16 out on atlas-inference": _sig(odt="bfloat16", product="atlas-inference"),
-    }
-    return table(reject, accept, outside)
-
+    def examples(self) -> Tuple[Example, ...]:
+        """The page's phase-1 table, row by row."""
+        sig = self.sig
+        reject = {
+            **self.null_rows(),
+            "NULL before a bad reduction": (sig(g=None, reduction=3), NULLPTR),
+            "NULL before an unsupported dtype": (sig(t=None, dt="bfloat16", product="atlas-training"), NULLPTR),
+            "NULL before shapes that do not broadcast": (sig(s=(2, 4), out=None), NULLPTR),
+            **self.reduction_rows(),
+            "all-bfloat16 on atlas-training": (sig(dt="bfloat16", product="atlas-training"), INVALID),
+            "all-bfloat16 on atlas-inference, float32 out": (sig(dt="bfloat16", odt="float32", product="atlas-inference"), INVALID),
+            **self.rank_rows(("self", "target", "gradOutput", "out")),  # in the code's order
+            "self and gradOutput do not broadcast": (sig(g=(2, 3), s=(2, 4), out=(2, 3)), INVALID),
+            "target does not broadcast with them": (sig(t=(2, 4), out=(2, 3)), INVALID),
+            "out is self's shape, not B": (sig(g=(3,), s=(3,), t=(2, 3), out=(3,)), INVALID),
+            "out has an extra leading 1": (sig(out=(1, 2, 3)), INVALID),
+            "0-d B, out (1,)": (sig(g=(), s=(), t=(), out=(1,)), INVALID),
+        }
+        accept = {
+            "0-d everything": sig(g=(), s=(), t=()),
+            "mixed float16 and float32": sig(gdt="float16", tdt="float16"),
+            "bfloat16 with float16 (promoted to float32) on atlas-a2": sig(gdt="bfloat16", sdt="float16", tdt="bfloat16"),
+            "float16 inputs into a bfloat16 out on atlas-a3": sig(dt="float16", odt="bfloat16", product="atlas-a3"),
+            "target widens B": sig(g=(3,), s=(3,), t=(2, 3)),
+            "8-d": sig(g=R8, s=R8, t=R8),
+            "empty": sig(g=(0, 3), s=(3,), t=(1, 3)),
+        }
+        outside = {  # accepted by phase 1, yet outside the contract (BFLOAT16 on 910/310P)
+            "bfloat16 gradOutput promoted to float32 on atlas-training": sig(gdt="bfloat16", product="atlas-training"),
+            "bfloat16 out on atlas-inference": sig(odt="bfloat16", product="atlas-inference"),
+        }
+        return table(reject, accept, outside)
 
 
 OP = L1LossBackward()

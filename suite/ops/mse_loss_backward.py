@@ -6,12 +6,11 @@ from typing import Dict, Mapping, Optional, Tuple
 
 import numpy as np
 
-from suite import blocks as B
 from suite import values as V
-from suite.contract import ACLNN_ERR_PARAM_INVALID
+from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID
 from suite.draw import Binades, Dist, Uniform
-from suite.ops.base import (table, Example, Mutant, Operator, Rejection, Shape, Signature, Variant, broadcast,
-                            element_inputs, ftz, numel)
+from suite.ops.base import Example, Rejection, Shape, Signature, broadcast, element_inputs, ftz, numel, table
+from suite.ops.loss import R8, LossBackward
 
 
 def _large(sig: Signature) -> Dict[str, Dist]:
@@ -29,9 +28,8 @@ def _tiny(sig: Signature) -> Dict[str, Dist]:
     return {"gradOutput": Binades(a / 4, a), "self": Uniform(-a, a), "target": Uniform(-a, a)}
 
 
-class MseLossBackward(Operator):
+class MseLossBackward(LossBackward):
     name = "MseLossBackward"
-    reductions = {"none": 0, "mean": 1, "sum": 2}
     value_sets = {"uniform": V.uniform_set, "nonpos_targets": V.nonpositive("target"), "large": _large,
                   "tiny": _tiny, "specials": V.specials_set}
 
@@ -60,22 +58,15 @@ class MseLossBackward(Operator):
             return bad
         for n in ("gradOutput", "target"):
             if sig.dtypes[n] != sig.dtypes["self"]:
-                return (ACLNN_ERR_PARAM_INVALID,
-                        f"{n} dtype {sig.dtypes[n]} differs from self's {sig.dtypes['self']}")
-        bad = self._unsupported_dtype(sig, ["out"])
-        if bad:
-            return bad
-        red = sig.attrs.get("reduction")
-        if red not in (0, 1, 2):
-            return ACLNN_ERR_PARAM_INVALID, f"reduction {red} is not 0, 1 or 2"
-        bad = self._rank(sig, with_out=False)
+                return INVALID, f"{n} dtype {sig.dtypes[n]} differs from self's {sig.dtypes['self']}"
+        bad = self._unsupported_dtype(sig, ["out"]) or self._reduction(sig) or self._rank(sig, with_out=False)
         if bad:
             return bad
         b = self.out_shape(sig.shapes)
         if b is None:
-            return ACLNN_ERR_PARAM_INVALID, "gradOutput, self and target do not broadcast together"
+            return INVALID, "gradOutput, self and target do not broadcast together"
         if tuple(sig.out_shape) != b:
-            return ACLNN_ERR_PARAM_INVALID, f"out shape {tuple(sig.out_shape)} is not the broadcast shape {b}"
+            return INVALID, f"out shape {tuple(sig.out_shape)} is not the broadcast shape {b}"
         return 0, ""
 
     def b_shape(self, shapes: Mapping[str, Shape]) -> Optional[Shape]:
@@ -100,152 +91,50 @@ class MseLossBackward(Operator):
     def describe(self, x, attrs, out_shape, index) -> str:
         return element_inputs(x, out_shape, index)
 
-    def examples(self) -> Tuple[Example, ...]:
-        return _examples()
-
-    def mutants(self):
-        """Planted defects of this kernel (tests/mutants runs them with the generic ones)."""
-        return (
-            Mutant("MseMissingFactor2", "MSE: the factor 2 of d/dx (x-y)^2 is missing",
-                   _MissingFactor2(), where=lambda c: True),
-            Mutant("MseSignFlip", "MSE: computes target - self instead of self - target",
-                   _SignFlip(), where=lambda c: True),
-            Mutant("MseMeanDivisorNumelB",
-                   "MSE mean divides by numel(broadcast shape) instead of numel(self) (issue 2)",
-                   _MeanDivisorNumelB(),
-                   where=lambda c: c.expect == 0 and c.reduction == 1
-                   and numel(c.out_shape) != numel(c.shapes["self"])),
-            Mutant("MseSumAsMean", "MSE: reduction sum treated as mean (divides by numel(self))",
-                   _SumAsMean(), where=lambda c: c.expect == 0 and c.reduction == 2
-                   and numel(c.shapes["self"]) > 1),
-            # shows only at scale (no small case has more than 65504 elements)
-            Mutant("MeanCountInFloat16", "MSE mean on float16 inputs holds N in float16 for the "
-                   "coefficient 2/N: past 65504 it is inf and every result 0", _MeanCountInFloat16(),
-                   where=lambda c: c.expect == 0 and c.reduction == 1
-                   and c.dtypes["self"] == "float16" and numel(c.shapes["self"]) > 65504),
-        )
-
-    def variants(self):
-        return (Variant("MseFloat32OtherOrder", "float32, MSE (grad*2)*(self-target)/N",
-                        _OtherOrder()),)
-
     def torch(self, torch, t, attrs, device):
         """aten's out= overload: its mean divisor is numel(self) as passed, and an out of the
         broadcast shape B avoids the functional form's deprecated resize of an out shaped like self."""
         g, x, y = t["gradOutput"], t["self"], t["target"]
-        reduction = int(attrs["reduction"])
-        if reduction not in self.reductions.values():
-            raise ValueError(f"torch backend: {self.name} reduction {reduction} not in "
-                             f"{tuple(self.reductions.values())}")
+        reduction = self.torch_reduction(attrs)
         out = torch.empty(torch.broadcast_shapes(g.shape, x.shape, y.shape), dtype=x.dtype, device=device)
         return torch.ops.aten.mse_loss_backward.grad_input(g, x, y, reduction, grad_input=out)
 
-
-# -- the page's phase-1 table, row by row (Operator.examples) -----------------------------------
-NULLPTR, INVALID = 161001, 161002
-R9, R8 = (1, 1, 1, 1, 1, 1, 1, 2, 2), (1, 2, 1, 2, 1, 1, 2, 1)
-
-
-def _sig(g=(2, 3), s=(2, 3), t=(2, 3), out="B", dt="float32", gdt=None, sdt=None, tdt=None, odt=None,
-         reduction=0, product="atlas-a2") -> Signature:
-    """A call's metadata; out="B" is the shape the contract wants (the broadcast shape)."""
-    shapes = {"gradOutput": g, "self": s, "target": t}
-    dts = {"gradOutput": gdt or dt, "self": sdt or dt, "target": tdt or dt}
-    if out == "B":
-        out = (2, 3) if None in (g, s, t) else broadcast(g, s, t)
-    return Signature(shapes, dts, out, odt or sdt or dt, {"reduction": reduction}, product)
-
-
-def _examples() -> Tuple[Example, ...]:
-    reject = {
-        "gradOutput NULL": (_sig(g=None), NULLPTR),
-        "self NULL": (_sig(s=None, out=(2, 3)), NULLPTR),
-        "target NULL": (_sig(t=None), NULLPTR),
-        "out NULL": (_sig(out=None), NULLPTR),
-        "gradOutput dtype differs from self": (_sig(gdt="float16"), INVALID),
-        "target dtype differs from self": (_sig(tdt="float16"), INVALID),
-        "gradOutput and target agree, self differs": (_sig(sdt="float16", odt="float32"), INVALID),
-        "self bfloat16 on atlas-training": (_sig(dt="bfloat16", product="atlas-training"), INVALID),
-        "self bfloat16 on atlas-inference": (_sig(dt="bfloat16", odt="float32", product="atlas-inference"), INVALID),
-        "out bfloat16 on atlas-training": (_sig(odt="bfloat16", product="atlas-training"), INVALID),
-        "out bfloat16 on atlas-inference": (_sig(dt="float16", odt="bfloat16", product="atlas-inference"), INVALID),
-        "reduction 3": (_sig(reduction=3), INVALID),
-        "reduction -1": (_sig(reduction=-1), INVALID),
-        "gradOutput 9-d": (_sig(g=R9, s=(2, 2), t=(2, 2)), INVALID),
-        "self 9-d": (_sig(g=(2, 2), s=R9, t=(2, 2)), INVALID),
-        "target 9-d": (_sig(g=(2, 2), s=(2, 2), t=R9), INVALID),
-        "shapes do not broadcast": (_sig(s=(2, 4), out=(2, 3)), INVALID),
-        "gradOutput does not broadcast": (_sig(g=(3,), s=(2, 3), t=(2, 2), out=(2, 3)), INVALID),
-        "out is self's shape, not B": (_sig(s=(2, 1), out=(2, 1)), INVALID),
-        "out transposed": (_sig(out=(3, 2)), INVALID),
-        "out with an extra 1": (_sig(out=(1, 2, 3)), INVALID),
-        "0-d out of 1-element B": (_sig(g=(), s=(), t=(), out=(1,)), INVALID),
-    }
-    accept = {
-        "float16 in, float32 out": _sig(dt="float16", odt="float32", product="atlas-training"),
-        "float32 in, float16 out": _sig(dt="float32", odt="float16", product="atlas-inference"),
-        "bfloat16 in, float16 out": _sig(dt="bfloat16", odt="float16", product="atlas-a3"),
-        "bfloat16 on atlas-a2": _sig(dt="bfloat16"),
-        "0-d everything": _sig(g=(), s=(), t=()),
-        "0-d self": _sig(g=(2, 3), s=(), t=(2, 3)),
-        "empty": _sig(g=(0, 3), s=(0, 3), t=(0, 3)),
-        "only gradOutput empty": _sig(g=(0, 3), s=(3,), t=(1, 3)),
-        "8-d": _sig(g=R8, s=R8, t=R8),
-        "all three broadcast": _sig(g=(4, 1, 3), s=(1, 5, 1), t=(5, 3)),
-        "every reduction": _sig(reduction=2),
-        "mean": _sig(reduction=1),
-    }
-    return table(reject, accept)
-
-# -- the kernels of the mutants and variants: each overrides one method ---------------------------
-class _MissingFactor2(MseLossBackward):
-    def reference_terms(self, x, attrs, shapes):
-        n = numel(shapes["self"])
-        cof = np.float32(1.0) / np.float32(n) if attrs["reduction"] == 1 and n else np.float32(1.0)
-        return (x["self"] - x["target"]) * cof * x["gradOutput"]
-
-
-class _SignFlip(MseLossBackward):
-    def reference_terms(self, x, attrs, shapes):
-        return super().reference_terms({**x, "self": x["target"], "target": x["self"]}, attrs, shapes)
-
-
-class _MeanDivisorNumelB(MseLossBackward):
-    def reference_terms(self, x, attrs, shapes):
-        return super().reference_terms(x, attrs, {**shapes, "self": broadcast(*shapes.values())})
-
-
-class _SumAsMean(MseLossBackward):
-    def reference_terms(self, x, attrs, shapes):
-        red = 1 if attrs["reduction"] in (1, 2) else attrs["reduction"]
-        return super().reference_terms(x, {**attrs, "reduction": red}, shapes)
-
-
-class _CountInFloat16(MseLossBackward):
-    def reference_terms(self, x, attrs, shapes):
-        n = numel(shapes["self"])
-        if attrs["reduction"] != 1 or not n:
-            return super().reference_terms(x, attrs, shapes)
-        with np.errstate(over="ignore"):
-            cof = np.float32(2.0) / np.float32(np.float16(n))
-        return (x["self"] - x["target"]) * cof * x["gradOutput"]
-
-
-class _MeanCountInFloat16(MseLossBackward):
-    """N is held in float16 only when the inputs are float16 (reference_terms sees float32)."""
-
-    def reference(self, call, block=B.BLOCK):
-        half = call.inputs["self"].dtype == np.float16
-        return (_CountInFloat16() if half else OP).reference(call, block)
-
-
-class _OtherOrder(MseLossBackward):
-    """((grad*2)*(self-target))/N, the division in float32."""
-
-    def reference_terms(self, x, attrs, shapes):
-        n = numel(shapes["self"])
-        r = (x["gradOutput"] * np.float32(2.0)) * (x["self"] - x["target"])
-        return r / np.float32(n) if attrs["reduction"] == 1 and n else r
+    def examples(self) -> Tuple[Example, ...]:
+        """The page's phase-1 table, row by row."""
+        sig = self.sig
+        reject = {
+            **self.null_rows(),
+            "gradOutput dtype differs from self": (sig(gdt="float16"), INVALID),
+            "target dtype differs from self": (sig(tdt="float16"), INVALID),
+            "gradOutput and target agree, self differs": (sig(sdt="float16", odt="float32"), INVALID),
+            "self bfloat16 on atlas-training": (sig(dt="bfloat16", product="atlas-training"), INVALID),
+            "self bfloat16 on atlas-inference": (sig(dt="bfloat16", odt="float32", product="atlas-inference"), INVALID),
+            "out bfloat16 on atlas-training": (sig(odt="bfloat16", product="atlas-training"), INVALID),
+            "out bfloat16 on atlas-inference": (sig(dt="float16", odt="bfloat16", product="atlas-inference"), INVALID),
+            **self.reduction_rows(),
+            **self.rank_rows(),
+            "shapes do not broadcast": (sig(s=(2, 4), out=(2, 3)), INVALID),
+            "gradOutput does not broadcast": (sig(g=(3,), s=(2, 3), t=(2, 2), out=(2, 3)), INVALID),
+            "out is self's shape, not B": (sig(s=(2, 1), out=(2, 1)), INVALID),
+            "out transposed": (sig(out=(3, 2)), INVALID),
+            "out with an extra 1": (sig(out=(1, 2, 3)), INVALID),
+            "0-d out of 1-element B": (sig(g=(), s=(), t=(), out=(1,)), INVALID),
+        }
+        accept = {
+            "float16 in, float32 out": sig(dt="float16", odt="float32", product="atlas-training"),
+            "float32 in, float16 out": sig(dt="float32", odt="float16", product="atlas-inference"),
+            "bfloat16 in, float16 out": sig(dt="bfloat16", odt="float16", product="atlas-a3"),
+            "bfloat16 on atlas-a2": sig(dt="bfloat16"),
+            "0-d everything": sig(g=(), s=(), t=()),
+            "0-d self": sig(g=(2, 3), s=(), t=(2, 3)),
+            "empty": sig(g=(0, 3), s=(0, 3), t=(0, 3)),
+            "only gradOutput empty": sig(g=(0, 3), s=(3,), t=(1, 3)),
+            "8-d": sig(g=R8, s=R8, t=R8),
+            "all three broadcast": sig(g=(4, 1, 3), s=(1, 5, 1), t=(5, 3)),
+            "every reduction": sig(reduction=2),
+            "mean": sig(reduction=1),
+        }
+        return table(reject, accept)
 
 
 OP = MseLossBackward()

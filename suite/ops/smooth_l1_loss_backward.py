@@ -8,7 +8,6 @@ the vendor's pages say otherwise).
 """
 from __future__ import annotations
 
-import functools
 import math
 from typing import Dict, Mapping, Optional, Tuple
 
@@ -16,10 +15,10 @@ import numpy as np
 
 from suite import dtypes
 from suite import values as V
-from suite.contract import ACLNN_ERR_PARAM_INVALID
+from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID, ACLNN_ERR_PARAM_NULLPTR as NULLPTR
 from suite.draw import Binades, Choice, Dist, Sprinkle, Uniform
-from suite.ops.base import (table, Attr, Example, Mutant, Operator, Rejection, Shape, Signature, Variant, broadcast,
-                            element_inputs, ftz, numel)
+from suite.ops.base import Attr, Example, Rejection, Shape, Signature, broadcast, element_inputs, ftz, numel, table
+from suite.ops.loss import R8, LossBackward, promote
 
 # The band's epsilon: the TBE kernel divides by beta + tvm.const(1e-6, "float32"), added in float32.
 EPS = float(np.float32(1e-6))
@@ -31,13 +30,6 @@ def beta32(attrs: Mapping[str, object]) -> float:
     """beta as the operator receives it: a C float (the case file's 0.1 is 0.100000001490116...)."""
     with np.errstate(over="ignore"):
         return float(np.float32(attrs["beta"]))
-
-
-def promote(names) -> str:
-    """The op API's promotion of the inputs' dtypes (opbase PromoteType): one dtype stays itself;
-    any mix of float16, bfloat16 and float32 gives float32."""
-    names = set(names)
-    return names.pop() if len(names) == 1 else "float32"
 
 
 def _token(v: float) -> str:
@@ -141,36 +133,10 @@ def _band(sig: Signature) -> Dict[str, Dist]:
     return {"gradOut": Uniform(-5.0, 5.0), "self": Choice(s), "target": Choice(t)}
 
 
-# -- where a planted defect changes the kernel's result, for the mutants' `where` ---------------------
-@functools.lru_cache(maxsize=16)
-def _inputs32(case) -> Tuple[Dict[str, np.ndarray], Dict[str, Shape]]:
-    """A numeric case's inputs widened to float32 (what the kernel computes from), and their shapes."""
-    x = V.draw_inputs(case)
-    return {n: a.astype(np.float32) for n, a in x.items()}, {n: tuple(a.shape) for n, a in x.items()}
-
-
-def _changes(case, kernel: "SmoothL1LossBackward") -> bool:
-    """Whether `kernel` (a mutant) computes, before the final rounding, another value than the
-    reference kernel for some element of this numeric case (NaN and NaN agree). Whether the suite
-    then sees it is the standard's business: this names where the defect is, from the case's data."""
-    if case.expect != 0:
-        return False
-    x, shapes = _inputs32(case)
-    b = OP.b_shape(shapes)
-    attrs = dict(case.attrs)
-    with np.errstate(all="ignore"):
-        want = np.broadcast_to(OP.reference_terms(x, attrs, shapes), b)
-        got = np.broadcast_to(kernel.reference_terms(x, attrs, shapes), b)
-        return bool(np.any((want != got) & ~(np.isnan(want) & np.isnan(got))))
-
-
-class SmoothL1LossBackward(Operator):
+class SmoothL1LossBackward(LossBackward):
     name = "SmoothL1LossBackward"
     inputs = ("gradOut", "self", "target")
-    reductions = {"none": 0, "mean": 1, "sum": 2}
     attributes = (Attr("beta", float, (1.0, 0.1, 0.0), 1.0, _token),)
-    c_params = (("gradOut", "tensor", None), ("self", "tensor", None), ("target", "tensor", None),
-                ("reduction", "int64", 1), ("beta", "float", 1.0))
     value_sets = {"uniform": _uniform, "large": _large, "tiny": _tiny, "specials": _specials,
                   "band": _band}
 
@@ -188,7 +154,7 @@ class SmoothL1LossBackward(Operator):
         elements (`tile`). The shipped TBE kernel's tiling is the generic broadcast auto-schedule
         (canndev op_tiling/smooth_l1_loss_grad_v2.cc adds only the mean coefficient), not public per
         operator: these boundaries are the best public estimate of it."""
-        p = promote(dts.values())
+        p = promote(dts.values()) or "float32"
         size = dtypes.dtype_of(p).itemsize
         per = 10 if p == "float32" else 12
         blocks = (hw.ub_bytes // hw.block_bytes) // per // 2
@@ -214,31 +180,28 @@ class SmoothL1LossBackward(Operator):
         product's list, largest input rank, reduction, beta), CheckPromoteType (unreachable once each
         dtype is listed), CheckShapeBroadcast (gradOut with self, that with target, out == B)."""
         bad = self._nulls(sig) or self._unsupported_dtype(sig, [*self.inputs, "out"]) \
-            or self._rank(sig, with_out=False)
+            or self._rank(sig, with_out=False) or self._reduction(sig)
         if bad:
             return bad
-        red = sig.attrs.get("reduction")
-        if red not in (0, 1, 2):
-            return ACLNN_ERR_PARAM_INVALID, f"reduction {red} is not 0, 1 or 2"
         beta = beta32(sig.attrs)
         if not self.beta_accepted(beta):
-            return ACLNN_ERR_PARAM_INVALID, f"beta {beta!r} is not >= 0"
+            return INVALID, f"beta {beta!r} is not >= 0"
         mid = broadcast(sig.shapes["gradOut"], sig.shapes["self"])
         if mid is None:
-            return ACLNN_ERR_PARAM_INVALID, (f"gradOut {sig.shapes['gradOut']} and self {sig.shapes['self']} "
+            return INVALID, (f"gradOut {sig.shapes['gradOut']} and self {sig.shapes['self']} "
                                              f"do not broadcast")
         b = broadcast(mid, sig.shapes["target"])
         if b is None:
-            return ACLNN_ERR_PARAM_INVALID, (f"broadcast(gradOut, self) {mid} and target "
+            return INVALID, (f"broadcast(gradOut, self) {mid} and target "
                                              f"{sig.shapes['target']} do not broadcast")
         if tuple(sig.out_shape) != b:
-            return ACLNN_ERR_PARAM_INVALID, f"out shape {tuple(sig.out_shape)} is not the broadcast shape {b}"
+            return INVALID, f"out shape {tuple(sig.out_shape)} is not the broadcast shape {b}"
         return 0, ""
 
     def result_dtype(self, dts: Mapping[str, str], out_dtype: str) -> str:
         """The kernel computes on the inputs cast to the promoted dtype P and returns P; the op API
         casts that to out's dtype."""
-        return promote(dts.values())
+        return promote(dts.values()) or out_dtype
 
     # -- numbers --------------------------------------------------------------------------------
     def terms(self, x, attrs, shapes) -> np.ndarray:
@@ -283,9 +246,6 @@ class SmoothL1LossBackward(Operator):
             res = ftz(res * self.mean_cof(shapes))
         return res
 
-    def examples(self) -> Tuple[Example, ...]:
-        return _examples()
-
     def describe(self, x, attrs, out_shape, index) -> str:
         s = float(np.broadcast_to(x["self"], out_shape)[index])
         t = float(np.broadcast_to(x["target"], out_shape)[index])
@@ -311,10 +271,7 @@ class SmoothL1LossBackward(Operator):
         - with beta = 0 aten gives -1 at d = 0 (its first branch, d <= -beta); the contract gives 0
           (both +-1 terms fire and cancel): those elements are gradOut * 0 * norm."""
         g, x, y = t["gradOut"], t["self"], t["target"]
-        reduction = int(attrs["reduction"])
-        if reduction not in self.reductions.values():
-            raise ValueError(f"torch backend: {self.name} reduction {reduction} not in "
-                             f"{tuple(self.reductions.values())}")
+        reduction = self.torch_reduction(attrs)
         beta = beta32(attrs)
         if not beta >= 0:
             raise ValueError(f"torch backend: {self.name} beta {beta!r} is not >= 0")
@@ -330,184 +287,44 @@ class SmoothL1LossBackward(Operator):
             res = torch.where(d == 0, gb * 0.0 * norm, res)
         return res
 
-    # -- planted defects and correct variants ----------------------------------------------------
-    def mutants(self) -> Tuple[Mutant, ...]:
-        """Each kernel overrides one step of the reference; each `where` is the numeric cases on
-        whose data that kernel computes another value (_changes), or for the check's defect the
-        rejection cases it turns into success."""
-        numeric = (
-            ("SmoothL1BandInclusive",
-             "SmoothL1: the band term is selected on |d| <= beta (not <): at |d| == beta it adds "
-             "d / (beta + 1e-6) to the +-1, r is about +-2", _BandInclusive()),
-            ("SmoothL1EpsilonDropped",
-             "SmoothL1: the band term divides by beta, not beta + 1e-6 (seen for beta below about 1e-3, "
-             "1e-2 with a float32 out, or where the band lattice puts a 16-bit result on a rounding "
-             "midpoint)", _EpsilonDropped()),
-            ("SmoothL1BetaIgnored", "SmoothL1: beta ignored, 1.0 used (the kernel's default sigma)",
-             _BetaIgnored()),
-            ("SmoothL1MeanDivisorNumelB", "SmoothL1: mean divides by numel(broadcast shape), not numel(self)",
-             _MeanDivisorNumelB()),
-            ("SmoothL1BetaZeroDividesByZero",
-             "SmoothL1: the 2022 TBE revision's band term, d / beta times the 0/1 band mask (not "
-             "selected): beta = 0 gives 0 * (d / 0) = NaN everywhere, an infinite d NaN", _BetaZeroDividesByZero()),
-            ("SmoothL1ZeroSelectChain",
-             "SmoothL1: the +-1 terms are a select chain (the A2 Ascend C port's order), not a sum: with "
-             "beta = 0, d = 0 gives +1 instead of 0", _ZeroSelectChain()),
-        )
-        return tuple(Mutant(name, desc, k, functools.partial(_changes, kernel=k)) for name, desc, k in numeric) + (
-            Mutant("SmoothL1NanBetaAccepted",
-                   "SmoothL1: beta validated as `beta < 0` rejected, so a NaN beta is accepted",
-                   _NanBetaAccepted(),
-                   lambda c: c.expect != 0 and math.isnan(beta32(c.attrs))
-                   and self.check(_with_beta(c.signature, 1.0))[0] == 0,
-                   frozenset({"rejection"})),
-        )
-
-    def variants(self) -> Tuple[Variant, ...]:
-        return (
-            Variant("SmoothL1InverseMultiply",
-                    "float32, the A2 Ascend C port's order: d * (1 / (beta + 1e-6)) and one "
-                    "coefficient 1 / float(numel(self)), gradOut scaled before r",
-                    _InverseMultiply()),
-            Variant("SmoothL1Float64", "float64 inside, rounded to float32 and then to P and out",
-                    _Float64Inside()),
-        )
-
-
-def _with_beta(sig: Signature, beta: float) -> Signature:
-    return Signature(sig.shapes, sig.dtypes, sig.out_shape, sig.out_dtype, {**sig.attrs, "beta": beta},
-                     sig.product)
-
-
-# -- the mutants' and variants' kernels: each overrides one step of the reference -------------------
-class _BandInclusive(SmoothL1LossBackward):
-    def combine(self, d, t, beta):
-        zero, one = np.float32(0.0), np.float32(1.0)
-        x0 = np.where(d == d, d, zero)
-        s1 = np.where(x0 <= -beta, -one, zero)
-        s2 = np.where(x0 >= beta, one, zero)
-        s3 = np.where(np.abs(x0) <= beta, t, zero)
-        return (s1 + s2) + s3
-
-
-class _EpsilonDropped(SmoothL1LossBackward):
-    def band_term(self, d, beta):
-        return d / beta
-
-
-class _BetaIgnored(SmoothL1LossBackward):
-    def kernel_beta(self, attrs):
-        return np.float32(1.0)
-
-
-class _MeanDivisorNumelB(SmoothL1LossBackward):
-    def mean_cof(self, shapes):
-        return np.float32(1.0) / np.float32(numel(self.b_shape(shapes)))
-
-
-class _BetaZeroDividesByZero(SmoothL1LossBackward):
-    def combine(self, d, t, beta):
-        zero, one = np.float32(0.0), np.float32(1.0)
-        x0 = np.where(d == d, d, zero)
-        s1 = np.where(x0 <= -beta, -one, zero)
-        s2 = np.where(x0 >= beta, one, zero)
-        s3 = (np.abs(x0) < beta).astype(np.float32) * (d / beta)
-        return (s1 + s2) + s3
-
-
-class _ZeroSelectChain(SmoothL1LossBackward):
-    def combine(self, d, t, beta):
-        zero, one = np.float32(0.0), np.float32(1.0)
-        x0 = np.where(d == d, d, zero)
-        r = np.where(x0 <= -beta, -one, zero)
-        r = np.where(x0 >= beta, one, r)
-        return np.where(np.abs(x0) < beta, t, r)
-
-
-class _NanBetaAccepted(SmoothL1LossBackward):
-    def beta_accepted(self, beta):
-        return not beta < 0
-
-
-class _InverseMultiply(SmoothL1LossBackward):
-    def band_term(self, d, beta):
-        return d * (np.float32(1.0) / (beta + np.float32(EPS)))
-
-    def mean_cof(self, shapes):
-        return np.float32(1.0) / np.float32(numel(shapes["self"]))
-
-    def reference_terms(self, x, attrs, shapes):
-        beta = self.kernel_beta(attrs)
-        d = x["self"] - x["target"]
-        g = x["gradOut"]
-        if attrs["reduction"] == 1 and numel(shapes["self"]):
-            g = g * self.mean_cof(shapes)
-        return self.combine(d, self.band_term(d, beta), beta) * g
-
-
-class _Float64Inside(SmoothL1LossBackward):
-    def reference_terms(self, x, attrs, shapes):
-        x64 = {n: np.asarray(a, dtype=np.float64) for n, a in x.items()}
-        return self.terms(x64, attrs, shapes)
-
-# -- the page's phase-1 table, row by row (Operator.examples) -----------------------------------
-NULLPTR, INVALID = 161001, 161002
-R9, R8 = (1, 1, 1, 1, 1, 1, 1, 2, 2), (1, 2, 1, 2, 1, 1, 2, 1)
-
-
-def _sig(g=(2, 3), s=(2, 3), t=(2, 3), out="B", dt="float32", gdt=None, sdt=None, tdt=None, odt=None,
-         reduction=0, beta=1.0, product="atlas-a2") -> Signature:
-    """A call's metadata; out="B" is the shape the contract wants (the broadcast shape)."""
-    shapes = {"gradOut": g, "self": s, "target": t}
-    dts = {"gradOut": gdt or dt, "self": sdt or dt, "target": tdt or dt}
-    if out == "B":
-        out = (2, 3) if None in (g, s, t) else broadcast(g, s, t)
-    return Signature(shapes, dts, out, odt or sdt or dt, {"reduction": reduction, "beta": beta}, product)
-
-
-def _examples() -> Tuple[Example, ...]:
-    reject = {
-        "gradOut NULL": (_sig(g=None), NULLPTR),
-        "self NULL": (_sig(s=None), NULLPTR),
-        "target NULL": (_sig(t=None), NULLPTR),
-        "out NULL": (_sig(out=None), NULLPTR),
-        "NULL before a NaN beta and a bad dtype": (_sig(t=None, beta=math.nan, dt="bfloat16",
-                                                        product="atlas-training"), NULLPTR),
-        "gradOut bfloat16 on atlas-training": (_sig(gdt="bfloat16", product="atlas-training"), INVALID),
-        "self bfloat16 on atlas-inference": (_sig(sdt="bfloat16", odt="float32", product="atlas-inference"), INVALID),
-        "target bfloat16 on atlas-inference": (_sig(tdt="bfloat16", product="atlas-inference"), INVALID),
-        "out bfloat16 on atlas-training": (_sig(odt="bfloat16", product="atlas-training"), INVALID),
-        "gradOut 9-d": (_sig(g=R9, s=(2, 2), t=(2, 2)), INVALID),
-        "self 9-d": (_sig(g=(2, 2), s=R9, t=(2, 2)), INVALID),
-        "target 9-d": (_sig(g=(2, 2), s=(2, 2), t=R9), INVALID),
-        "reduction 3": (_sig(reduction=3), INVALID),
-        "reduction -1": (_sig(reduction=-1), INVALID),
-        "beta -1": (_sig(beta=-1.0), INVALID),
-        "beta -1e-30": (_sig(beta=-1e-30), INVALID),
-        "beta -inf": (_sig(beta=-math.inf), INVALID),
-        "beta NaN": (_sig(beta=math.nan), INVALID),
-        "gradOut and self do not broadcast": (_sig(g=(2, 3), s=(2, 4), out=(2, 3)), INVALID),
-        "target does not broadcast with them": (_sig(t=(3, 3), out=(2, 3)), INVALID),
-        "out is self's shape, not B": (_sig(g=(3,), s=(3,), t=(2, 3), out=(3,)), INVALID),
-        "out transposed": (_sig(out=(3, 2)), INVALID),
-        "0-d B, out (1,)": (_sig(g=(), s=(), t=(), out=(1,)), INVALID),
-    }
-    accept = {
-        "beta 0": _sig(beta=0.0),
-        "beta -0.0": _sig(beta=-0.0),
-        "beta -1e-46 (a C float -0.0)": _sig(beta=-1e-46),
-        "beta +inf": _sig(beta=math.inf),
-        "beta 1e30": _sig(beta=1e30, reduction=1),
-        "mixed float16 and float32": _sig(gdt="float16", tdt="float16", reduction=2),
-        "bfloat16 on atlas-a3, float16 out": _sig(dt="bfloat16", odt="float16", product="atlas-a3"),
-        "float16 on atlas-training": _sig(dt="float16", product="atlas-training"),
-        "0-d everything": _sig(g=(), s=(), t=()),
-        "all three broadcast": _sig(g=(4, 1, 3), s=(1, 5, 1), t=(5, 3)),
-        "8-d": _sig(g=R8, s=R8, t=R8),
-        "empty": _sig(g=(0, 3), s=(0, 3), t=(0, 3)),
-    }
-    return table(reject, accept)
-
+    def examples(self) -> Tuple[Example, ...]:
+        """The page's phase-1 table, row by row."""
+        sig = self.sig
+        reject = {
+            **self.null_rows(),
+            "NULL before a NaN beta and a bad dtype": (sig(t=None, beta=math.nan, dt="bfloat16",
+                                                           product="atlas-training"), NULLPTR),
+            "gradOut bfloat16 on atlas-training": (sig(gdt="bfloat16", product="atlas-training"), INVALID),
+            "self bfloat16 on atlas-inference": (sig(sdt="bfloat16", odt="float32", product="atlas-inference"), INVALID),
+            "target bfloat16 on atlas-inference": (sig(tdt="bfloat16", product="atlas-inference"), INVALID),
+            "out bfloat16 on atlas-training": (sig(odt="bfloat16", product="atlas-training"), INVALID),
+            **self.rank_rows(),
+            **self.reduction_rows(),
+            "beta -1": (sig(beta=-1.0), INVALID),
+            "beta -1e-30": (sig(beta=-1e-30), INVALID),
+            "beta -inf": (sig(beta=-math.inf), INVALID),
+            "beta NaN": (sig(beta=math.nan), INVALID),
+            "gradOut and self do not broadcast": (sig(g=(2, 3), s=(2, 4), out=(2, 3)), INVALID),
+            "target does not broadcast with them": (sig(t=(3, 3), out=(2, 3)), INVALID),
+            "out is self's shape, not B": (sig(g=(3,), s=(3,), t=(2, 3), out=(3,)), INVALID),
+            "out transposed": (sig(out=(3, 2)), INVALID),
+            "0-d B, out (1,)": (sig(g=(), s=(), t=(), out=(1,)), INVALID),
+        }
+        accept = {
+            "beta 0": sig(beta=0.0),
+            "beta -0.0": sig(beta=-0.0),
+            "beta -1e-46 (a C float -0.0)": sig(beta=-1e-46),
+            "beta +inf": sig(beta=math.inf),
+            "beta 1e30": sig(beta=1e30, reduction=1),
+            "mixed float16 and float32": sig(gdt="float16", tdt="float16", reduction=2),
+            "bfloat16 on atlas-a3, float16 out": sig(dt="bfloat16", odt="float16", product="atlas-a3"),
+            "float16 on atlas-training": sig(dt="float16", product="atlas-training"),
+            "0-d everything": sig(g=(), s=(), t=()),
+            "all three broadcast": sig(g=(4, 1, 3), s=(1, 5, 1), t=(5, 3)),
+            "8-d": sig(g=R8, s=R8, t=R8),
+            "empty": sig(g=(0, 3), s=(0, 3), t=(0, 3)),
+        }
+        return table(reject, accept)
 
 
 OP = SmoothL1LossBackward()

@@ -2,7 +2,7 @@
 float32 in the vendor's order (the control, Float32Kernel), the same with float32 subnormals
 flushed (VendorArithmeticFlushed), float64 rounded once from the
 operator's golden, and, for operators that sum over axes `out_shape` lacks, float32 sequential
-sums and a 48-core split combined in order. Each operator adds its own (`Operator.variants()`:
+sums and a 48-core split combined in order. Each operator adds its own (its kit's `VARIANTS`:
 another order of its operations), collected by `tests/mutants/registry.py`. The suite must pass
 all of them on every case of the default run: a failure is a false alarm of the tolerance model.
 """

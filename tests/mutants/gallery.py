@@ -3,7 +3,7 @@ defect of a kind real kernels have, a one-line `description`, the kinds of check
 (`fails`) and the cases where its defect shows (`where`, read off the operator's declarations:
 `out_shape`, `b_shape`, `reductions`, `product_dtypes`, `primary`; never a name).
 `tests/test_mutants.py` proves the suite fails every one of them, there and only there, together
-with every registered operator's own mutants (`Operator.mutants()`, collected by
+with every registered operator's own mutants (its kit's `MUTANTS`, collected by
 `tests/mutants/registry.py`).
 
 Any mutant, generic or an operator's, runs as a backend: `--backend tests.mutants.gallery:<Name>`.

@@ -13,7 +13,7 @@ A mutant overrides exactly one step:
 - `round_out`: the float32 result to out's dtype;
 - `finish`: the result in out's dtype, as written back.
 
-An operator's own mutant (`Operator.mutants()`) is this same control with the mutant's `kernel`
+An operator's own mutant (its kit's `MUTANTS`) is this same control with the mutant's `kernel`
 (an Operator with one defect) in place of the registered operator: `operator_kernel` makes one.
 None of this names an operator, an input or an attribute: everything is read off the declarations.
 """

@@ -1,7 +1,9 @@
 """Every mutant and correct variant the self-test runs, as backends: the generic ones
-(`gallery.GENERIC`, `correct.CORRECT`, `scale.GENERIC`) and each registered operator's own
-(`Operator.mutants()` and `Operator.variants()`, read from `suite.ops.OPERATORS`), so a new
-operator's module brings its mutants with it and nothing here names one.
+(`gallery.GENERIC`, `correct.CORRECT`, `scale.GENERIC`) and each registered operator's own, from
+its test kit: `tests/mutants/<stem>.py`, where <stem> is the name of the operator's module in
+suite/ops/ (its MUTANTS and VARIANTS, tests/mutants/kit.py). The operators are read from
+`suite.ops.OPERATORS` and each kit is found by its operator's module, so a new operator brings
+its mutants with one file here and nothing in this module names one.
 
 An operator's mutant is judged where its `where` says its defect shows. One whose `where` holds
 on no small case (the cases with committed goldens) shows only at scale: it joins the scale
@@ -10,12 +12,15 @@ others join the gallery's (`tests/test_mutants.py`, over the pairwise subset).
 """
 from __future__ import annotations
 
+import importlib
 from functools import lru_cache
+from types import ModuleType
 from typing import Dict, List, Mapping, Optional, Tuple, Type
 
 from suite import ops
 from suite.ops.base import Operator
 from tests.mutants.kernel import Float32Kernel, operator_kernel
+from tests.mutants.kit import Mutant, Variant
 
 Kernel = Type[Float32Kernel]
 
@@ -24,30 +29,47 @@ def _operators(operators: Optional[Mapping[str, Operator]]) -> List[Operator]:
     return [op for _, op in sorted((operators if operators is not None else ops.OPERATORS).items())]
 
 
-def _checked(op: Operator, kind: str, name: str, kernel: Operator) -> None:
-    if not isinstance(kernel, Operator) or kernel.name != op.name:
-        raise TypeError(f"{op.name}.{kind}(): {name}'s kernel must be an instance of a subclass of "
-                        f"{type(op).__name__} (got {type(kernel).__name__} named {getattr(kernel, 'name', None)!r})")
+def kit_name(op: Operator) -> str:
+    """The module of the operator's test kit: tests.mutants.<the stem of its module in suite/ops/>."""
+    return f"{__package__}.{type(op).__module__.rsplit('.', 1)[-1]}"
+
+
+def kit(op: Operator) -> Optional[ModuleType]:
+    """The operator's test kit, or None when it has none (its module is missing, not broken: an
+    error inside a kit is raised)."""
+    name = kit_name(op)
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as e:
+        if e.name != name:
+            raise
+        return None
+
+
+def declared(op: Operator) -> Tuple[Tuple[Mutant, ...], Tuple[Variant, ...]]:
+    """The operator's kit's (MUTANTS, VARIANTS), each kernel checked to be this operator's."""
+    module = kit(op)
+    mutants = tuple(getattr(module, "MUTANTS", ()))
+    variants = tuple(getattr(module, "VARIANTS", ()))
+    for kind, entries in (("MUTANTS", mutants), ("VARIANTS", variants)):
+        for d in entries:
+            if not isinstance(d.kernel, Operator) or d.kernel.name != op.name:
+                raise TypeError(f"{kit_name(op)}.{kind}: {d.name}'s kernel must be an instance of a subclass "
+                                f"of {type(op).__name__} (got {type(d.kernel).__name__} named "
+                                f"{getattr(d.kernel, 'name', None)!r})")
+    return mutants, variants
 
 
 @lru_cache(maxsize=None)
 def mutants_of(op: Operator) -> Tuple[Kernel, ...]:
-    """The operator's own mutants (`op.mutants()`), each the control with its kernel in place."""
-    out = []
-    for m in op.mutants():
-        _checked(op, "mutants", m.name, m.kernel)
-        out.append(operator_kernel(m.name, m.description, m.kernel, m.where, m.fails))
-    return tuple(out)
+    """The operator's own mutants (its kit's MUTANTS), each the control with its kernel in place."""
+    return tuple(operator_kernel(m.name, m.description, m.kernel, m.where, m.fails) for m in declared(op)[0])
 
 
 @lru_cache(maxsize=None)
 def variants_of(op: Operator) -> Tuple[Kernel, ...]:
-    """The operator's own correct variants (`op.variants()`)."""
-    out = []
-    for v in op.variants():
-        _checked(op, "variants", v.name, v.kernel)
-        out.append(operator_kernel(v.name, v.description, v.kernel))
-    return tuple(out)
+    """The operator's own correct variants (its kit's VARIANTS)."""
+    return tuple(operator_kernel(v.name, v.description, v.kernel) for v in declared(op)[1])
 
 
 def _unique(kernels: List[Kernel]) -> List[Kernel]:

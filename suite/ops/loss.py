@@ -1,0 +1,134 @@
+"""The loss-backward family's base: what aclnn's loss backwards share, written once, so that each
+operator module holds only what differs (as PyTorch's OpInfo family subclasses do).
+
+The five operators take their tensors, then `int64 reduction`, then their own attributes, in that
+order (their pages' C signatures); reject a NULL tensor with 161001 before anything else, a rank
+past 8 and a reduction they do not know with 161002 (KlDivBackward leaves the reduction outside
+the contract instead); promote mixed floating input dtypes by opbase's PromoteType; and map to
+aten calls that take the reduction as an int. Each operator's page-table rows are built by `sig`,
+which fills in what a row does not name, and the rows every page has in common by `null_rows`,
+`rank_rows` and `reduction_rows`."""
+from __future__ import annotations
+
+from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple
+
+from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID, ACLNN_ERR_PARAM_NULLPTR as NULLPTR
+from suite.ops.base import Attr, Operator, Rejection, Shape, Signature, broadcast
+
+# The floating dtypes the family's kernels take (opbase's promotion is modelled for these only).
+FLOATS = ("float32", "float16", "bfloat16")
+# Page-table shapes: a 9-d one (one past MAX_RANK, broadcasting with (2, 2)) and an 8-d one.
+R9, R8 = (1, 1, 1, 1, 1, 1, 1, 2, 2), (1, 2, 1, 2, 1, 1, 2, 1)
+# A page-table row's shape for every tensor it does not name.
+ROW_SHAPE: Shape = (2, 3)
+# A page-table row: a call and the status aclnn gives it (suite.ops.base.table's input).
+Row = Tuple[Signature, int]
+# The C type of an attribute's Python kind (Attr.kind), as Operator.c_params spells it.
+C_KINDS = {bool: "bool", int: "int64", float: "float"}
+
+
+def promote(names: Iterable[Optional[str]]) -> Optional[str]:
+    """opbase's PromoteType folded over the dtypes given (None, a NULL optional input, takes no
+    part), for the family's three floating dtypes ([opbase] data_type_utils.h, kPromoteTypesLookup):
+    equal dtypes stay, FLOAT16 with BFLOAT16 and either with FLOAT give FLOAT. None when a dtype is
+    outside those three (not modelled) or none is given."""
+    live = [n for n in names if n is not None]
+    if not live or any(n not in FLOATS for n in live):
+        return None
+    return live[0] if len(set(live)) == 1 else "float32"
+
+
+def c_signature(inputs: Sequence[str], attributes: Sequence[Attr]) -> Tuple[Tuple[str, str, Any], ...]:
+    """The family's aclnn<name>GetWorkspaceSize parameters before `out`: every input as a tensor,
+    `reduction` as int64 (default 1, mean), then each attribute with its C type and default."""
+    return (*((n, "tensor", None) for n in inputs), ("reduction", "int64", 1),
+            *((a.name, C_KINDS[a.kind], a.default) for a in attributes))
+
+
+def _or(names: Sequence[int]) -> str:
+    """0, 1 or 2: the reductions as the rejection message lists them."""
+    words = [str(n) for n in names]
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
+
+
+class LossBackward(Operator):
+    """A loss backward: none, mean and sum (an operator with more says so), the C signature
+    derived from `inputs` and `attributes` (unless a subclass declares its own `c_params`), and
+    the helpers its check, its torch mapping and its page-table rows share."""
+
+    reductions = {"none": 0, "mean": 1, "sum": 2}
+    # What out's shape is in a page-table row that does not name it: "broadcast" (the broadcast
+    # shape of the inputs) or "self" (self's shape); and the row's reduction by default.
+    row_out: str = "broadcast"
+    row_reduction: int = 0
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if "c_params" not in cls.__dict__:
+            cls.c_params = c_signature(cls.inputs, cls.attributes)
+
+    # -- checks -----------------------------------------------------------------------------------
+    def _reduction(self, sig: Signature) -> Optional[Rejection]:
+        """161002 for a reduction outside the operator's (its page's reduction row)."""
+        red = sig.attrs.get("reduction")
+        if red not in self.reductions.values():
+            return INVALID, f"reduction {red} is not {_or(sorted(self.reductions.values()))}"
+        return None
+
+    def torch_reduction(self, attrs: Mapping[str, Any]) -> int:
+        """The reduction as aten takes it; the torch backend refuses one outside the contract
+        (aten would read an unknown value as some reduction of its own)."""
+        reduction = int(attrs["reduction"])
+        if reduction not in self.reductions.values():
+            raise ValueError(f"torch backend: {self.name} reduction {reduction} not in "
+                             f"{tuple(self.reductions.values())}")
+        return reduction
+
+    # -- page-table rows ----------------------------------------------------------------------------
+    def sig(self, out: Any = "default", dt: str = "float32", odt: Optional[str] = None,
+            product: str = "atlas-a2", **given: Any) -> Signature:
+        """A page-table row's call: each input named by its initial (g=, s=, t=, w=: its shape,
+        None for NULL) and its dtype by the initial and "dt" (gdt=, ...), else ROW_SHAPE in `dt`
+        (a NULL optional input has no dtype); out's shape the one the contract wants (`row_out`;
+        ROW_SHAPE when a tensor it depends on is NULL) unless given, out's dtype `odt`, else
+        self's; each attribute by its name (reduction=, beta=, ...), else its default."""
+        keys = {n[0].lower(): n for n in self.inputs}
+        shapes = {n: given.pop(k, ROW_SHAPE) for k, n in keys.items()}
+        dts = {n: given.pop(k + "dt", None) or dt for k, n in keys.items()}
+        dts = {n: None if n in self.optional and shapes[n] is None else d for n, d in dts.items()}
+        attrs = {"reduction": given.pop("reduction", self.row_reduction),
+                 **{a.name: given.pop(a.name, a.default) for a in self.attributes}}
+        if given:
+            raise TypeError(f"{self.name}.sig: unknown {', '.join(sorted(given))}")
+        if out == "default":
+            out = self._row_out(shapes)
+        return Signature(shapes, dts, out, odt or dts["self"], attrs, product)
+
+    def null_rows(self) -> Dict[str, Row]:
+        """'<input> NULL' for each input that may not be NULL, then 'out NULL': 161001 (every
+        operator of the family checks NULL first)."""
+        rows = {f"{n} NULL": (self.sig(**{n[0].lower(): None}), NULLPTR)
+                for n in self.inputs if n not in self.optional}
+        return {**rows, "out NULL": (self.sig(out=None), NULLPTR)}
+
+    def rank_rows(self, names: Sequence[str] = ()) -> Dict[str, Row]:
+        """'<tensor> 9-d' for each of `names` (default: the inputs), in that order: that tensor
+        R9, every input else (2, 2), which broadcasts with it; 161002."""
+        rows = {}
+        for n in names or self.inputs:
+            shapes = {k[0].lower(): R9 if k == n else (2, 2) for k in self.inputs}
+            rows[f"{n} 9-d"] = (self.sig(**shapes, **({"out": R9} if n == "out" else {})), INVALID)
+        return rows
+
+    def reduction_rows(self) -> Dict[str, Row]:
+        """'reduction <one past the largest>' and 'reduction -1': 161002 (`_reduction`)."""
+        past = max(self.reductions.values()) + 1
+        return {f"reduction {past}": (self.sig(reduction=past), INVALID),
+                "reduction -1": (self.sig(reduction=-1), INVALID)}
+
+    def _row_out(self, shapes: Mapping[str, Optional[Shape]]) -> Optional[Shape]:
+        if self.row_out == "self":
+            return ROW_SHAPE if shapes["self"] is None else shapes["self"]
+        if any(s is None for s in shapes.values()):
+            return ROW_SHAPE
+        return broadcast(*shapes.values())
