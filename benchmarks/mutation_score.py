@@ -35,7 +35,7 @@ KILLED = {"killed", "timeout", "segfault"}  # a mutant that hangs or crashes the
 
 
 def module_of(name: str) -> str:
-    """suite.shard.x_parse__mutmut_3 -> suite/shard.py (methods: suite.m.xǁClassǁmethod__mutmut_1)."""
+    """suite.report.shard.x_parse__mutmut_3 -> suite/shard.py (methods: suite.m.xǁClassǁmethod__mutmut_1)."""
     dotted = name.split("__mutmut_")[0].rsplit(".", 1)[0]
     return dotted.replace(".", "/") + ".py"
 

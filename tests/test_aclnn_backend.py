@@ -824,7 +824,7 @@ def test_emulator_bfloat16_rule_follows_the_soc_table(emu_dir, monkeypatch):
     """A bfloat16 call on every name tests/test_soc.py lists, each prefix variant and the unknown
     ones: the emulator (whose C table the build generates from suite/soc.py) accepts it exactly where
     soc.has_bfloat16 says, and rejects it with 161002 elsewhere."""
-    from suite import soc as soc_table
+    from suite.backends import soc as soc_table
     from tests.test_soc import LISTED, UNKNOWN, VARIANTS
     op = next(o for o in ops.OPERATORS.values() if "bfloat16" in o.product_dtypes.get("atlas-a2", ()))
     inputs = {n: np.full((2, 3), 0.5, dtype=ml_dtypes.bfloat16) for n in op.inputs}

@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from suite import cli
-from suite.cases import load_cases
-from suite.values import draw_inputs
-from suite.yamlfile import FileError
+from suite.cli import main as cli
+from suite.cases.load import load_cases
+from suite.cases.inputs import draw_inputs
+from suite.common.yamlfile import FileError
 from tests.core_helpers import marked_line, write
 
 pytest_plugins = ["pytester"]

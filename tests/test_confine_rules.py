@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from suite import confine, reaper
-from suite.host import Fault, Hosted
+from suite.run import confine, reaper
+from suite.run.host import Fault, Hosted
 from tests.test_confine import ABI, needs_signals, needs_writes
 from tests.test_host import _req
 
@@ -62,7 +62,7 @@ def test_where_landlock_is_missing_the_protections_say_so():
 
 CONFINED = textwrap.dedent("""
     import errno, os, signal, sys, tempfile
-    from suite import confine
+    from suite.run import confine
     guarded, free = sys.argv[1], sys.argv[2]
     policy = confine.make_policy([guarded], confine.landlock_abi()[0])
     print("made", ":".join(policy.made) or "-")

@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from suite.interrupts import Interrupts
-from suite.report import Reporter, exit_status
+from suite.run.interrupts import Interrupts
+from suite.plugin.report import Reporter, exit_status
 
 E = pytest.ExitCode
 

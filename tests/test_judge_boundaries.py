@@ -24,9 +24,10 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from suite import dtypes
+from suite.common import dtypes
 from suite.ops.base import Golden
-from suite.tolerance import Standard, Verdict, judge, load_table
+from suite.judge.table import Standard, load_table
+from suite.judge.judging import Verdict, judge
 from tests.core_helpers import approx_metrics
 
 ROOT = Path(__file__).resolve().parents[1]

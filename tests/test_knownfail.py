@@ -8,9 +8,9 @@ from typing import Optional
 
 import pytest
 
-from suite import knownfail
-from suite.knownfail import Entry
-from suite.yamlfile import FileError
+from suite.report import knownfail
+from suite.report.knownfail import Entry
+from suite.common.yamlfile import FileError
 from tests.core_helpers import marked_line
 
 

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import suite
-from suite import results
-from suite.results import ResultsError
+from suite.report import results
+from suite.report.results import ResultsError
 from tests.test_compare import RUN, rec, run
 
 def _bad(mutate: Callable[[dict], Any]) -> List[str]:

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from suite import shard
-from suite.shard import MAX_SHARDS, ShardError
+from suite.report import shard
+from suite.report.shard import MAX_SHARDS, ShardError
 
 # case id, then its shard for N = 1, 2, 3 and 7 (computed once from sha256 ranking and round-robin
 # dealing; written here as data: a change to either moves cases and must be a deliberate one,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from suite import soc
+from suite.backends import soc
 from suite.contract import PRODUCTS
 
 # Every name the issue and the sources list, with the family it must be held to (None: refused).

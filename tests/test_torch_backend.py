@@ -17,7 +17,8 @@ torch = pytest.importorskip("torch")
 
 from suite.backends.torch_backend import TorchBackend  # noqa: E402
 from suite.contract import OpCall  # noqa: E402
-from suite import dtypes, ops  # noqa: E402
+from suite.common import dtypes
+from suite import ops  # noqa: E402
 
 F32, F16, BF16 = np.dtype(np.float32), np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)
 F32_ULPS = 4          # float32 budget, in float32 ulps (of the result or of the sum of |terms|)

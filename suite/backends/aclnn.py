@@ -52,7 +52,8 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from suite import ops, soc
+from suite import ops
+from suite.backends import soc
 from suite.backends import _aclnn_lib as lib
 from suite.backends import _aclnn_marshal as marshal
 from suite.contract import PRODUCTS, AclnnError, DeviceFault, OpCall, Unsupported

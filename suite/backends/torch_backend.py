@@ -15,7 +15,9 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from suite import dtypes, ops, soc
+from suite.common import dtypes
+from suite import ops
+from suite.backends import soc
 from suite.contract import PRODUCTS, OpCall
 
 DEVICES = ("cpu", "cuda", "npu")

@@ -8,8 +8,8 @@ from typing import Any, Callable, Dict, FrozenSet, Iterator, Mapping, Optional, 
 
 import numpy as np
 
-from suite import blocks as B
-from suite import dtypes
+from suite.common import blocks as B
+from suite.common import dtypes
 from suite.contract import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, OpCall
 
 Shape = Tuple[int, ...]

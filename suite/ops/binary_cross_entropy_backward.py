@@ -9,11 +9,11 @@ from typing import Dict, Mapping, Optional, Tuple
 
 import numpy as np
 
-from suite import blocks as B
-from suite import dtypes
-from suite import values as V
+from suite.common import blocks as B
+from suite.common import dtypes
+from suite.values import sets as V
 from suite.contract import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR
-from suite.draw import Binades, Dist, Sprinkle, Uniform
+from suite.values.draw import Binades, Dist, Sprinkle, Uniform
 from suite.ops.base import (table, MAX_RANK, Example, Mutant, Operator, Rejection, Shape, Signature, Variant, broadcast,
                             element_inputs, ftz, numel)
 

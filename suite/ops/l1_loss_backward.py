@@ -8,10 +8,10 @@ from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
 
 import numpy as np
 
-from suite import dtypes
-from suite import values as V
+from suite.common import dtypes
+from suite.values import sets as V
 from suite.contract import ACLNN_ERR_PARAM_INVALID
-from suite.draw import Binades, Dist, Sprinkle, Uniform
+from suite.values.draw import Binades, Dist, Sprinkle, Uniform
 from suite.ops.base import (table, LOSS_DTYPES, MAX_RANK, Example, Mutant, Operator, Rejection, Shape, Signature, Variant,
                             broadcast, element_inputs, ftz, numel)
 
@@ -400,7 +400,8 @@ def _numeric(case: Any) -> bool:
 @functools.lru_cache(maxsize=64)
 def _drawn(case: Any) -> Dict[str, np.ndarray]:
     """The case's inputs (drawn exactly as the suite draws them) in float64, broadcast to B."""
-    x = V.draw_inputs(case)
+    from suite.cases.inputs import draw_inputs   # (a variant draws as its case does)
+    x = draw_inputs(case)
     b = tuple(case.out_shape)
     return {n: np.broadcast_to(np.asarray(a).astype(np.float64), b) for n, a in x.items()}
 

@@ -6,10 +6,10 @@ from typing import Dict, Mapping, Optional, Tuple
 
 import numpy as np
 
-from suite import blocks as B
-from suite import values as V
+from suite.common import blocks as B
+from suite.values import sets as V
 from suite.contract import ACLNN_ERR_PARAM_INVALID
-from suite.draw import Binades, Dist, Uniform
+from suite.values.draw import Binades, Dist, Uniform
 from suite.ops.base import (table, Example, Mutant, Operator, Rejection, Shape, Signature, Variant, broadcast,
                             element_inputs, ftz, numel)
 

@@ -14,10 +14,10 @@ from typing import Dict, Mapping, Optional, Tuple
 
 import numpy as np
 
-from suite import dtypes
-from suite import values as V
+from suite.common import dtypes
+from suite.values import sets as V
 from suite.contract import ACLNN_ERR_PARAM_INVALID
-from suite.draw import Binades, Choice, Dist, Sprinkle, Uniform
+from suite.values.draw import Binades, Choice, Dist, Sprinkle, Uniform
 from suite.ops.base import (table, Attr, Example, Mutant, Operator, Rejection, Shape, Signature, Variant, broadcast,
                             element_inputs, ftz, numel)
 
@@ -145,7 +145,8 @@ def _band(sig: Signature) -> Dict[str, Dist]:
 @functools.lru_cache(maxsize=16)
 def _inputs32(case) -> Tuple[Dict[str, np.ndarray], Dict[str, Shape]]:
     """A numeric case's inputs widened to float32 (what the kernel computes from), and their shapes."""
-    x = V.draw_inputs(case)
+    from suite.cases.inputs import draw_inputs   # (a variant draws as its case does)
+    x = draw_inputs(case)
     return {n: a.astype(np.float32) for n, a in x.items()}, {n: tuple(a.shape) for n, a in x.items()}
 
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
-from suite import soc
+from suite.backends import soc
 
 SRC = Path(__file__).resolve().parent / "src"
 OPS = SRC / "ops"  # the operator table: <module>.c for the operator whose suite module is <module>.py
