@@ -1,4 +1,4 @@
-"""What a case file derives (suite/cases.py): for each call, the status the contract expects and
+"""What a case file derives (suite/cases/): for each call, the status the contract expects and
 the kinds of test that run it, at every boundary of the contract (rank 8 against 9, empty tensors,
 the dtypes each product takes, broadcasting or not, NULL tensors, the operator's own attributes),
 what a matrix keeps and drops, and every mistake in a file as one error naming the file, the line

@@ -142,7 +142,7 @@ def test_pytest_cases_option_is_a_usage_error(pytester: pytest.Pytester, tmp_pat
     err = r.stderr.str()
     assert f"ERROR: {_expected(path, name)}" in err and BAD[name][2] in err
     out = r.stdout.str()
-    assert "Traceback" not in err + out and "_hooks.py" not in out and "suite/plugin.py" not in out
+    assert "Traceback" not in err + out and "_hooks.py" not in out and "suite/plugin/__init__.py" not in out
     assert err.count("ERROR:") == 1
 
 

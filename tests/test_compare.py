@@ -1,4 +1,4 @@
-"""`report diff` and `report merge` (suite/compare.py) at their boundaries, on small synthetic
+"""`report diff` and `report merge` (suite/report/compare.py) at their boundaries, on small synthetic
 results.json documents (a made-up operator; every document is checked against the schema first):
 each test asserts the decision AND the text the user reads."""
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The pieces behind tests/test_confine.py, each on its own: which paths the Landlock rules grant
-(suite/confine.py), what a confined process can and cannot do, and the reaper (suite/reaper.py)
+(suite/run/confine.py), what a confined process can and cannot do, and the reaper (suite/run/reaper.py)
 ending a backend's descendants, and nothing else, on every way a backend process ends."""
 from __future__ import annotations
 
@@ -185,7 +185,7 @@ def test_the_doctor_lists_the_protections_a_run_has_here():
     from tests.test_doctor import run_doctor
     code, text, err = run_doctor("--backend", "reference", "--no-smoke", as_json=False)
     lines = text.splitlines()
-    at = lines.index("Protections of a run (the backend's process: suite/confine.py, suite/reaper.py)")
+    at = lines.index("Protections of a run (the backend's process: suite/run/confine.py, suite/run/reaper.py)")
     want = confine.in_force()
     assert [ln.split(None, 1) for ln in lines[at + 1:at + 4]] == [[k, v] for k, v in want.items()], text
     _, doc, _ = run_doctor("--backend", "reference", "--no-smoke")

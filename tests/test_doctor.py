@@ -1,4 +1,4 @@
-"""`aclnn-conform doctor` (suite/doctor.py): what it reports and how it exits, on this machine (no
+"""`aclnn-conform doctor` (suite/cli/doctor.py): what it reports and how it exits, on this machine (no
 CANN), against the host emulator (libraries found, devices, SoC -> family, smoke cases through
 aclnn), with a planted missing library, and with a CANN runtime that crashes or hangs.
 

@@ -1,4 +1,4 @@
-"""The backend's process (suite/host.py): a backend sees across the boundary exactly what it sees
+"""The backend's process (suite/run/host.py): a backend sees across the boundary exactly what it sees
 in-process, arrays of every dtype and rank cross it intact, and each way a process can end is told
 apart."""
 from __future__ import annotations

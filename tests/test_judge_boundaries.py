@@ -10,7 +10,7 @@ one. Where the table's number is not a value any grid point reaches (1e-3 is no 
 ulps), "at" is pinned with the number moved onto the outside value (a variant of the standard): at
 it the element is still allowed, one grid step further it is not. The grid steps (K_*) are
 literal; `test_the_tables_sit_on_the_boundaries` recomputes them from the formulas of
-docs/precision.md (`measure` below, written from the page, not from suite/tolerance.py).
+docs/precision.md (`measure` below, written from the page, not from suite/judge/).
 Synthetic arrays only."""
 from __future__ import annotations
 

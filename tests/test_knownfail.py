@@ -1,4 +1,4 @@
-"""Known-failures files (suite/knownfail.py), in-process: which cases an entry excuses (the first
+"""Known-failures files (suite/report/knownfail.py), in-process: which cases an entry excuses (the first
 entry that lists a case decides its reason and strictness), which patterns are stale, and every
 mistake in the file as one error naming file, line and field, the field never first in its entry."""
 from __future__ import annotations

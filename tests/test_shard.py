@@ -1,4 +1,4 @@
-"""Sharding (suite/shard.py): which shard each case lands in is pinned by a golden table, so any
+"""Sharding (suite/report/shard.py): which shard each case lands in is pinned by a golden table, so any
 other hash, ordering or numbering fails; and `parse` at and outside every boundary of K/N, each
 with the message the user reads."""
 from __future__ import annotations

@@ -396,7 +396,7 @@ def test_public_attributes(backend):
                                          ("Ascend910A", "atlas-training"), ("Ascend910ProB", "atlas-training"),
                                          ("Ascend910B", "atlas-training"), ("Ascend310P3", "atlas-inference")])
 def test_npu_soc_names_map_to_one_product(soc, product):
-    """The aclnn backend's table (suite/soc.py): the bare Ascend910B is a first-generation 910."""
+    """The aclnn backend's table (suite/backends/soc.py): the bare Ascend910B is a first-generation 910."""
     from suite.backends.torch_backend import products_for_soc
     assert products_for_soc(soc) == (product,)
 

@@ -121,7 +121,7 @@ def has_bfloat16(soc: str) -> bool:
 
 def c_header() -> str:
     """The table as C, for the host emulator's build (tests/emulator): one source of truth."""
-    lines = ["/* Generated from suite/soc.py by tests/emulator/build.py: do not edit. */",
+    lines = ["/* Generated from suite/backends/soc.py by tests/emulator/build.py: do not edit. */",
              "#define EMU_FAMILY_NONE (-1)",
              "static const char *const EMU_FAMILIES[] = {" + ", ".join(f'"{p}"' for p in PRODUCTS) + "};",
              "static const int EMU_FAMILY_BF16[] = {" + ", ".join(str(int(BFLOAT16[p])) for p in PRODUCTS) + "};",

@@ -15,7 +15,7 @@ HARDWARE_FILE = "hardware.yaml"
 
 
 def default_path() -> Path:
-    """cases/hardware.yaml of the data folder (suite/home.py)."""
+    """cases/hardware.yaml of the data folder (suite/common/home.py)."""
     return data_root() / "cases" / HARDWARE_FILE
 FIELDS = {"socs": str, "cores": list, "ub_bytes": int, "block_bytes": int, "repeat_bytes": int,
           "max_repeat": int, "float32_subnormals": str}

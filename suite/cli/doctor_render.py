@@ -20,7 +20,7 @@ def render(report: Report) -> str:
     lines.append(f"  {'suite':<16}{env['suite']} at {env['suite_at']}; data {env['data']} ({env['data_from']})")
     for name, version in env["packages"].items():
         lines.append(f"  {name:<16}{version or 'not installed'}")
-    lines += ["", "Protections of a run (the backend's process: suite/confine.py, suite/reaper.py)"]
+    lines += ["", "Protections of a run (the backend's process: suite/run/confine.py, suite/run/reaper.py)"]
     for name, words in env.get("protections", {}).items():
         lines.append(f"  {name:<16}{words}")
     lines += ["", "CANN"]

@@ -33,7 +33,7 @@ from suite.run.runner import CaseFailure, CaseSkip, Runner, not_run_because
 from suite.judge.table import load_table
 from suite.common.yamlfile import FileError
 
-# Defaults are anchored at the suite's data folder (suite/home.py), not at pytest's rootdir, which
+# Defaults are anchored at the suite's data folder (suite/common/home.py), not at pytest's rootdir, which
 # pytest derives from the command line before it knows this plugin's options.
 RECORD = pytest.StashKey[Dict[str, Any]]()
 STATE = pytest.StashKey["Conformance"]()
@@ -131,7 +131,7 @@ class Conformance:
         self.manifest_hash: Optional[str] = None     # and of the golden manifest (GoldenStore.pin)
 
     def confinement(self) -> Optional[confine.Policy]:
-        """The backend's process may not write what this run reads or writes (suite/confine.py)."""
+        """The backend's process may not write what this run reads or writes (suite/run/confine.py)."""
         abi, _ = confine.landlock_abi()
         if self.config.option.confine == "off" or abi < 1:
             return None
@@ -327,7 +327,7 @@ def check(request: pytest.FixtureRequest, case: cases_model.Case) -> Dict[str, A
         failure = str(e)
         if e.stop:  # the backend lost its device: every later case would fail for the same reason
             node.session.shouldstop = e.stop
-        # The failure's metrics and reproducer go in the record too (suite/report.py writes them).
+        # The failure's metrics and reproducer go in the record too (suite/plugin/report.py writes them).
         node.stash[RECORD] = {"status": None, **e.record, "message": e.summary, "reproduce": e.reproduce}
     # Outside the except blocks, so pytest shows the message once, with no chained traceback.
     if skip is not None:

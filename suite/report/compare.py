@@ -1,6 +1,6 @@
 """Comparing runs: merging the results.json of a run's shards into one, and the diff of two runs
 behind the CI gate (`aclnn-conform report merge` / `report diff`; the rules: docs/ci-gate.md).
-The schema these read and write is suite/results.py's."""
+The schema these read and write is suite/report/results.py's."""
 from __future__ import annotations
 
 from collections import Counter

@@ -1,5 +1,5 @@
 """results.json: the per-run record other tools read. Schema (documented in docs/results-schema.md),
-build, validate, read/write. Merging shards and the diff behind the CI gate are in suite/compare.py
+build, validate, read/write. Merging shards and the diff behind the CI gate are in suite/report/compare.py
 (their names are still importable from here)."""
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ RUN_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {
     "complete": (("bool",), False),            # v2: false when the run did not finish (absent in v1: true)
     "incomplete": (("str", "null"), False),    # v2: why it did not finish
     "incidents": (("list",), False),           # v2: what went wrong outside any case, one line each
-    "protections": (("dict",), False),         # v2, optional: what confined the backend's process (suite/confine.py)
+    "protections": (("dict",), False),         # v2, optional: what confined the backend's process (suite/run/confine.py)
     "records": (("list",), True),
 }
 RECORD_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {

@@ -1,6 +1,6 @@
-"""Imported by multiprocessing's forkserver only (suite/host.py names it in the preload list):
+"""Imported by multiprocessing's forkserver only (suite/run/host.py names it in the preload list):
 makes the forkserver a child subreaper, so that whatever a backend process leaves behind is
-reparented to the forkserver, where suite/reaper.py finds and ends it. Importing it anywhere else
+reparented to the forkserver, where suite/run/reaper.py finds and ends it. Importing it anywhere else
 does nothing (pytest itself must not adopt other processes' orphans)."""
 from __future__ import annotations
 
@@ -20,5 +20,5 @@ if sys.platform.startswith("linux") and _in_forkserver():
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     except (OSError, AttributeError):
         pass
-    # The forkserver reaps the strays suite/reaper.py kills, and would warn about each.
+    # The forkserver reaps the strays suite/run/reaper.py kills, and would warn about each.
     warnings.filterwarnings("ignore", message="forkserver: waitpid returned unexpected pid")

@@ -1,5 +1,5 @@
 """One call of a backend's run and what it came to (Outcome), in whichever process the backend
-lives; and the backend in pytest's own process (`--isolation none`). Moved from suite/host.py,
+lives; and the backend in pytest's own process (`--isolation none`). Moved from suite/run/host.py,
 which re-exports these names."""
 from __future__ import annotations
 

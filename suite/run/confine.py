@@ -3,7 +3,7 @@ case files and goldens, the golden cache, the report folder and journal, the Pyt
 and may not signal any process outside its own (pytest, the forkserver, xdist's controller).
 
 Why: a backend is untrusted code running as the user. Unconfined, it can append to
-suite/compare.py (the next `report diff` exits 0), rewrite golden/ or the cache (the next run
+suite/report/compare.py (the next `report diff` exits 0), rewrite golden/ or the cache (the next run
 agrees with it), rewrite results.json, or SIGSTOP pytest (the run hangs past every deadline).
 
 How, and why this way (the measurements are in docs/backend-contract.md, "Confinement"):

@@ -14,15 +14,15 @@ can interrupt native code only by ending the whole process, and neither outlives
 backend's close() or atexit handler. Process pools (pebble, loky) pickle their arguments, which
 turns every strided or reversed view into a contiguous copy and doubles a 2^31-element case.
 
-The transport is a Unix socket pair (suite/wire.py). A message is a header of plain values (pickled
+The transport is a Unix socket pair (suite/run/wire.py). A message is a header of plain values (pickled
 without any class: the child's replies are unpickled with no globals allowed) and raw array bytes
 read straight into the receiving arrays: one copy each way and no /dev/shm. The child gets the
 case's contiguous inputs and builds the layout's views itself, so a backend sees exactly the views
-it would see in-process. Every reply is checked whole (suite/protocol.py): the backend shares its
+it would see in-process. Every reply is checked whole (suite/run/protocol.py): the backend shares its
 process with the serving code, and a malformed reply kills the process and fails only its case.
 
 The child's fd 1 and 2 are a second socket, read by a thread here into bounded per-case logs
-(suite/output.py): pytest's capture would keep every byte a backend prints.
+(suite/run/output.py): pytest's capture would keep every byte a backend prints.
 
 Determinism cases make their last call in a second process of the same backend (`Hosted.twin`),
 so a result remembered by the first process is compared with one computed elsewhere.
@@ -80,8 +80,8 @@ def _outcome_header(o: Outcome, index: Optional[int]) -> Dict[str, Any]:
 
 def child_main(sock: socket.socket, spec: Optional[str], opts: Dict[str, str],
                out: Optional[socket.socket] = None, policy: Optional[confine.Policy] = None) -> None:
-    """The backend's process: its output to `out` (suite/output.py), confine itself
-    (suite/confine.py), make the backend, then serve requests until told to close."""
+    """The backend's process: its output to `out` (suite/run/output.py), confine itself
+    (suite/run/confine.py), make the backend, then serve requests until told to close."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)         # Ctrl-C is the parent's to handle
     _die_with_parent()
     redirect_output(out)
@@ -184,7 +184,7 @@ class Hosted:
         self.last_fault: Optional[str] = None
         self.starts = 0
         self._seq = 0                         # numbers each request; its reply must carry the number
-        self._drain: Optional[Drain] = None   # the process's stdout and stderr (suite/output.py)
+        self._drain: Optional[Drain] = None   # the process's stdout and stderr (suite/run/output.py)
         self._twin: Optional[Hosted] = None   # the second process of the determinism tests
 
     # -- life ---------------------------------------------------------------------------------
@@ -245,7 +245,7 @@ class Hosted:
         if code is None:
             proc.kill()
             proc.join()
-        reaper.release(proc.pid)              # what it left behind ends with it (suite/reaper.py)
+        reaper.release(proc.pid)              # what it left behind ends with it (suite/run/reaper.py)
         return code
 
     def _kill(self) -> None:

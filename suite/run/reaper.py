@@ -7,7 +7,7 @@ the artifact says all passed), and an orphan holding pytest's stdout keeps `pyte
 waiting for it. A digest of the reports would not help: the forger can recompute it.
 
 How: the backend's process is forked by multiprocessing's forkserver, and the forkserver is made
-a child subreaper (PR_SET_CHILD_SUBREAPER, by suite/_subreaper.py, which the forkserver preloads).
+a child subreaper (PR_SET_CHILD_SUBREAPER, by suite/run/_subreaper.py, which the forkserver preloads).
 A process whose parent dies is reparented to its nearest subreaper ancestor, so every descendant
 of a backend process, however it daemonizes (double fork, setsid), stays below the forkserver.
 The forkserver's legitimate children are exactly the live backend processes (`adopt`); any other

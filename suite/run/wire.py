@@ -1,4 +1,4 @@
-"""The wire between the suite and the backend's process (suite/host.py): a message is a header of
+"""The wire between the suite and the backend's process (suite/run/host.py): a message is a header of
 plain values (pickled without any class: a reply is unpickled with no globals allowed) and raw
 array bytes read straight into the receiving arrays: one copy each way and no /dev/shm."""
 from __future__ import annotations

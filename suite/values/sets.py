@@ -1,4 +1,4 @@
-"""Value sets: for each input of a call, the distribution its values are drawn from (suite/draw.py
+"""Value sets: for each input of a call, the distribution its values are drawn from (suite/values/draw.py
 makes them, exactly representable in the input's dtype, so the float64 golden is computed from the
 very values the backend receives)."""
 from __future__ import annotations
