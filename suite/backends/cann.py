@@ -1,6 +1,6 @@
 """The CANN toolkit on disk: which folder the aclnn backend will use and what named it, where CANN
-installs by default and records a custom install, its version and set_env.sh. The aclnn backend's
-library search (suite/backends/_aclnn_lib.py) and the doctor read the same variables from here."""
+installs by default and records a custom install, its version and set_env.sh (what the doctor
+reports; the aclnn backend's own library search is suite/backends/_aclnn_lib.py's search_dirs)."""
 from __future__ import annotations
 
 import os
