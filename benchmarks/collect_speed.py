@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from suite.cases import load_cases  # noqa: E402
+from suite.cases.load import load_cases  # noqa: E402
 
 # 4 products x 3 dtypes x 3 reductions x 2 logTarget x 120 shapes x 2 layouts, less the
 # atlas-training/inference bfloat16 rejections kept once each: 15,840 cases.

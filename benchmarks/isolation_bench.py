@@ -26,8 +26,9 @@ import numpy as np  # noqa: E402
 
 from benchmarks.scale_bench import best  # noqa: E402
 from suite.backends.reference import ReferenceBackend  # noqa: E402
-from suite.host import Hosted, InProcess  # noqa: E402
-from suite.layout import LAYOUTS  # noqa: E402
+from suite.run.host import Hosted
+from suite.run.calls import InProcess  # noqa: E402
+from suite.common.layout import LAYOUTS  # noqa: E402
 
 
 def request(shape, lay="contiguous"):

@@ -3,7 +3,7 @@ own tests notice. Not a test (minutes, and the machine's speed decides how long)
 
     python benchmarks/mutation_score.py            # run mutmut (resumes), then print the score
     python benchmarks/mutation_score.py --report   # only print the score of the last run
-    python benchmarks/mutation_score.py --survivors suite/shard.py   # each survivor's diff
+    python benchmarks/mutation_score.py --survivors suite/report/shard.py   # each survivor's diff
 
 mutmut (configured in pyproject.toml, [tool.mutmut]) rewrites every function of the modules in
 `only_mutate` into many mutants and runs, for each, the selected tests that reach that function.
@@ -35,7 +35,7 @@ KILLED = {"killed", "timeout", "segfault"}  # a mutant that hangs or crashes the
 
 
 def module_of(name: str) -> str:
-    """suite.shard.x_parse__mutmut_3 -> suite/shard.py (methods: suite.m.xǁClassǁmethod__mutmut_1)."""
+    """suite.report.shard.x_parse__mutmut_3 -> suite/report/shard.py (methods: suite.m.xǁClassǁmethod__mutmut_1)."""
     dotted = name.split("__mutmut_")[0].rsplit(".", 1)[0]
     return dotted.replace(".", "/") + ".py"
 

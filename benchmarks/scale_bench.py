@@ -27,7 +27,10 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from suite import cases as casefiles, golden, ops, values  # noqa: E402
+from suite import ops  # noqa: E402
+from suite.cases import load as casefiles
+from suite.golden import source as golden
+from suite.cases import inputs as values
 from suite.ops.base import Golden  # noqa: E402
 
 
@@ -81,8 +84,9 @@ def golden_rates(cs) -> list:
 
 def judge_rates() -> list:
     import ml_dtypes
-    from suite import dtypes
-    from suite.tolerance import judge, load_table
+    from suite.common import dtypes
+    from suite.judge.judging import judge
+    from suite.judge.table import load_table
     table = load_table(ROOT / "cases" / "tolerances.yaml")
     rng = np.random.default_rng(0)
     n = 1 << 22
@@ -101,13 +105,14 @@ PEAK = r"""
 import json, sys, time
 sys.path.insert(0, {root!r})
 from pathlib import Path
-from suite import cases as casefiles
-from suite.backend import BackendInfo
+from suite.cases import load as casefiles
+from suite.run.backend import BackendInfo
 from suite.backends.reference import ReferenceBackend
-from suite.golden import GoldenCache, GoldenStore
-from suite.host import InProcess
-from suite.runner import Runner
-from suite.tolerance import load_table
+from suite.golden.cache import GoldenCache
+from suite.golden.store import GoldenStore
+from suite.run.calls import InProcess
+from suite.run.runner import Runner
+from suite.judge.table import load_table
 cs, _ = casefiles.load_cases([Path({root!r}) / "cases"])
 case = next(c for c in cs if c.id == {case_id!r})
 b = ReferenceBackend()
@@ -127,7 +132,7 @@ print(json.dumps({{"base": base, "peak": peak, "wall": wall}}))
 
 
 def largest_case(cs):
-    from suite import dtypes
+    from suite.common import dtypes
     from suite.ops.base import numel
 
     def arrays(c):

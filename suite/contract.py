@@ -33,7 +33,7 @@ STATUS_NAMES = {
 # Product families (docs/aclnn-status.md); the dtypes each takes are the operator's (suite/ops).
 PRODUCTS = ("atlas-training", "atlas-inference", "atlas-a2", "atlas-a3")
 # The name prefix each family's SoC names share, for display only: which family a SoC name belongs
-# to is decided by suite/soc.py's table (the bare "Ascend910B", for one, is atlas-training).
+# to is decided by suite/backends/soc.py's table (the bare "Ascend910B", for one, is atlas-training).
 PRODUCT_SOCS = {
     "atlas-training": "Ascend910",
     "atlas-inference": "Ascend310P",
@@ -93,7 +93,7 @@ class DeviceFault(Exception):
     def __init__(self, message: str, status: Optional[int] = None, recovered: bool = True) -> None:
         self.message = str(message)        # a backend's own words, whatever type it gave them in
         self.status = None if status is None else int(status)
-        # Kept as given: only a real bool is the promise (suite/host.py takes anything else, "no"
+        # Kept as given: only a real bool is the promise (suite/run/host.py takes anything else, "no"
         # included, which bool() would make True, as not recovered).
         self.recovered = recovered
         super().__init__(message)

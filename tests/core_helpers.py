@@ -58,8 +58,8 @@ matrices:
 def suite_folder(pytester, monkeypatch, root: Path, case_files: dict):
     """A pytester folder with the conformance modules, the given case files, the tolerance table
     and the goldens they need."""
-    from suite import golden
-    from suite.cases import load_cases
+    from suite.golden import build as golden
+    from suite.cases.load import load_cases
     monkeypatch.setenv("PYTHONPATH", str(root))
     for mod in ("test_numerics", "test_status", "test_determinism"):
         pytester.makepyfile(**{mod: (root / "suite" / "conformance" / f"{mod}.py").read_text()})
@@ -74,8 +74,8 @@ def suite_folder(pytester, monkeypatch, root: Path, case_files: dict):
 
 def generated(tmp_path: Path, text: str, name: str = "large.yaml"):
     """The cases of a case file written into tmp_path, and the golden folder generated from them."""
-    from suite import golden
-    from suite.cases import load_cases
+    from suite.golden import build as golden
+    from suite.cases.load import load_cases
     cases = load_cases([write(tmp_path, name, text)])[0]
     root = tmp_path / "golden"
     golden.generate(cases, root)

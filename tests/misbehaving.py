@@ -164,7 +164,7 @@ class ForgedReply(_OnMean):
     name = "forged-reply"
 
     def fault(self) -> None:
-        from suite.wire import send
+        from suite.run.wire import send
         with wire_socket() as s:
             send(s, ("done", ["x"]))
 

@@ -408,7 +408,7 @@ def test_two_backends_in_one_process(emu_dir, soc):
     ("Ascend310P3", "atlas-inference"), ("Ascend910", None), ("Ascend910ProA", "atlas-training"),
     ("Ascend910PremiumA", "atlas-training"), ("Ascend310B1", None), ("Ascend950PR_9599", None), ("", None)])
 def test_product_for_soc(name, product):
-    """The backend's detection is suite/soc.py's table (tests/test_soc.py holds it name by name)."""
+    """The backend's detection is suite/backends/soc.py's table (tests/test_soc.py holds it name by name)."""
     assert product_for_soc(name) == product
 
 
@@ -819,12 +819,12 @@ def test_smooth_l1_boundary_epsilon_and_nan(backend):
         assert np.array_equal(out, np.array([first, 1.0], np.float32), equal_nan=True), (b, out)
 
 
-# ---- the emulator's bfloat16 rule is suite/soc.py's table ------------------------------------------------
+# ---- the emulator's bfloat16 rule is suite/backends/soc.py's table ------------------------------------------------
 def test_emulator_bfloat16_rule_follows_the_soc_table(emu_dir, monkeypatch):
     """A bfloat16 call on every name tests/test_soc.py lists, each prefix variant and the unknown
-    ones: the emulator (whose C table the build generates from suite/soc.py) accepts it exactly where
+    ones: the emulator (whose C table the build generates from suite/backends/soc.py) accepts it exactly where
     soc.has_bfloat16 says, and rejects it with 161002 elsewhere."""
-    from suite import soc as soc_table
+    from suite.backends import soc as soc_table
     from tests.test_soc import LISTED, UNKNOWN, VARIANTS
     op = next(o for o in ops.OPERATORS.values() if "bfloat16" in o.product_dtypes.get("atlas-a2", ()))
     inputs = {n: np.full((2, 3), 0.5, dtype=ml_dtypes.bfloat16) for n in op.inputs}

@@ -18,9 +18,17 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
-from suite import cli, golden, hardware, jsonfile, knownfail, results, tolerance, yamlfile
-from suite.cases import load_cases
-from suite.yamlfile import FileError
+from suite.cli import main as cli
+from suite.golden import source as golden_source
+from suite.golden import manifest as golden_manifest
+from suite.golden import store as golden_store
+from suite.report import results
+from suite.judge import table as tolerance
+from suite.cases import hardware
+from suite.common import files, jsonfile, yamlfile
+from suite.report import knownfail
+from suite.cases.load import load_cases
+from suite.common.yamlfile import FileError
 from tests.reportkit import sample_record
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -210,7 +218,7 @@ LARGE = {"spec": "abc", "sum": "0x1.0p+0", "abs_sum": "0x1.0p+0", "nonfinite": "
 
 
 def _manifest(**change) -> dict:
-    m = {"format": golden.FORMAT, "generator_version": golden.GENERATOR_VERSION,
+    m = {"format": golden_source.FORMAT, "generator_version": golden_source.GENERATOR_VERSION,
          "files": {SMALL["file"]: SHA}, "cases": {"small": dict(SMALL), "large": dict(LARGE)}}
     m.update(change)
     return m
@@ -252,28 +260,28 @@ BAD_MANIFEST = {
 @pytest.mark.parametrize("name", sorted(BAD_MANIFEST))
 def test_malformed_manifest_is_one_golden_error(tmp_path: Path, name: str, capsys) -> None:
     data, words = BAD_MANIFEST[name]
-    path = _write(tmp_path, data, golden.MANIFEST)
-    with pytest.raises(golden.GoldenError) as info:
-        golden.read_manifest(tmp_path)
+    path = _write(tmp_path, data, golden_source.MANIFEST)
+    with pytest.raises(golden_source.GoldenError) as info:
+        golden_manifest.read_manifest(tmp_path)
     text = str(info.value)
     assert text.startswith(str(path)) and len(text.splitlines()) == 1 and words in text, text
     case = load_cases([_write(tmp_path, MSE + b"cases:\n" + (CASE % ("[2x3, 2x3, 2x3]", "")).encode(), "c.yaml")])[0][0]
-    with pytest.raises(golden.GoldenError, match="^" + re.escape(text) + "$"):
-        golden.GoldenStore(tmp_path).load(case)                  # where entries are used
+    with pytest.raises(golden_source.GoldenError, match="^" + re.escape(text) + "$"):
+        golden_store.GoldenStore(tmp_path).load(case)                  # where entries are used
     assert cli.main(["golden", "check", "--cases", str(tmp_path / "c.yaml"), "--golden-dir", str(tmp_path)]) == 1
     out, err = capsys.readouterr()
     assert out == text + "\n" and "Traceback" not in err
 
 
 def test_manifest_size_limit(tmp_path: Path) -> None:
-    with open(tmp_path / golden.MANIFEST, "wb") as f:
+    with open(tmp_path / golden_source.MANIFEST, "wb") as f:
         f.truncate(jsonfile.MAX_BYTES + 1)
-    with pytest.raises(golden.GoldenError, match=r"manifest.json: larger than 256 MiB$"):
-        golden.read_manifest(tmp_path)
+    with pytest.raises(golden_source.GoldenError, match=r"manifest.json: larger than 256 MiB$"):
+        golden_manifest.read_manifest(tmp_path)
 
 
 def test_the_committed_manifest_is_well_formed() -> None:
-    assert len(golden.read_manifest(ROOT / "golden")["cases"]) > 1000
+    assert len(golden_manifest.read_manifest(ROOT / "golden")["cases"]) > 1000
 
 
 # -- results.json for report diff and merge ------------------------------------------------------
@@ -352,7 +360,7 @@ def _refuse_writes(monkeypatch, folder: Path) -> None:
         if dir is not None and Path(dir).resolve().is_relative_to(folder.resolve()):
             raise PermissionError(errno.EACCES, "Permission denied", str(dir))
         return real(*args, dir=dir, **kw)
-    monkeypatch.setattr(golden.tempfile, "mkstemp", mkstemp)
+    monkeypatch.setattr(files.tempfile, "mkstemp", mkstemp)
 
 
 def test_merge_into_a_folder_that_cannot_be_written(tmp_path: Path, monkeypatch, capsys) -> None:

@@ -1,4 +1,4 @@
-"""What a case file derives (suite/cases.py): for each call, the status the contract expects and
+"""What a case file derives (suite/cases/): for each call, the status the contract expects and
 the kinds of test that run it, at every boundary of the contract (rank 8 against 9, empty tensors,
 the dtypes each product takes, broadcasting or not, NULL tensors, the operator's own attributes),
 what a matrix keeps and drops, and every mistake in a file as one error naming the file, the line
@@ -13,12 +13,16 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 
-from suite import cases as C
+from suite.cases import load as cases_load
+from suite.cases import model as cases_model
+from suite.cases import expand as cases_expand
+from suite.cases import ids as cases_ids
 from suite import ops
-from suite import values as V
-from suite.cases import NUMBERS, STORED_LIMIT, Kind, kinds_of, load_cases, load_file
+from suite.values import sets as V
+from suite.cases.model import NUMBERS, STORED_LIMIT, Kind, kinds_of
+from suite.cases.load import load_cases, load_file
 from suite.ops.base import MAX_RANK, Attr, Operator, Signature, broadcast, element_inputs
-from suite.yamlfile import FileError
+from suite.common.yamlfile import FileError
 from tests.core_helpers import marked_line
 
 NULLPTR, INVALID = 161001, 161002
@@ -126,11 +130,11 @@ def _write(tmp_path: Path, text: str, name: str = "derive.yaml") -> Path:
     return path
 
 
-def _load(tmp_path: Path, text: str) -> Tuple[List[C.Case], int]:
+def _load(tmp_path: Path, text: str) -> Tuple[List[cases_model.Case], int]:
     return load_cases([_write(tmp_path, text)])
 
 
-def _single(tmp_path: Path, case: str, op: str = "DeriveTestOp") -> C.Case:
+def _single(tmp_path: Path, case: str, op: str = "DeriveTestOp") -> cases_model.Case:
     cs, dropped = _load(tmp_path, f"op: {op}\ncases:\n  - {{{case}}}\n")
     assert len(cs) == 1 and dropped == 0
     return cs[0]
@@ -302,7 +306,7 @@ def test_a_numeric_case_never_has_a_null_required_tensor(tmp_path: Path) -> None
 
 
 # -- matrices ----------------------------------------------------------------------------------
-def _statuses(cases: List[C.Case]) -> Dict[Tuple[str, str], int]:
+def _statuses(cases: List[cases_model.Case]) -> Dict[Tuple[str, str], int]:
     return {(c.product, c.dtype_token): c.expect for c in cases}
 
 
@@ -791,7 +795,7 @@ def test_no_such_case_file(tmp_path: Path) -> None:
 
 
 def test_the_limits_are_the_documented_ones(tmp_path: Path) -> None:
-    assert (C.ARRAY_LIMITS, C.MAX_PARSED_RANK, MAX_RANK) == ({"default": 1 << 28, "huge": 1 << 33}, 16, 8)
+    assert (cases_model.ARRAY_LIMITS, cases_model.MAX_PARSED_RANK, MAX_RANK) == ({"default": 1 << 28, "huge": 1 << 33}, 16, 8)
     # at the limit: accepted (the broadcast shape 5x2 is exactly 10); a file's limits stay its own
     cs, _ = _load(tmp_path, H + "limits: {default: 10}\n" + M[len(H):] + "    shapes: [[5x1, 1x2, 1], [10, 10, 1]]\n")
     assert {c.shapes["x"] for c in cs} == {(5, 1), (10,)}
@@ -803,17 +807,17 @@ def test_the_limits_are_the_documented_ones(tmp_path: Path) -> None:
 
 # -- the pieces a case is made of ---------------------------------------------------------------
 def test_frozen_mappings_keep_order_and_hash() -> None:
-    a, b = C.Frozen({"x": 1, "y": None}), C.Frozen([("x", 1), ("y", None)])
+    a, b = cases_model.Frozen({"x": 1, "y": None}), cases_model.Frozen([("x", 1), ("y", None)])
     assert a == b and hash(a) == hash(b) and a == {"x": 1, "y": None}
-    assert a != C.Frozen({"y": None, "x": 1}) and a != [("x", 1), ("y", None)] and a != {"x": 1}
+    assert a != cases_model.Frozen({"y": None, "x": 1}) and a != [("x", 1), ("y", None)] and a != {"x": 1}
     assert list(a) == ["x", "y"] and len(a) == 2 and a["y"] is None and repr(a) == "Frozen({'x': 1, 'y': None})"
-    assert hash(a) != hash(C.Frozen({"x": 2, "y": None}))
+    assert hash(a) != hash(cases_model.Frozen({"x": 2, "y": None}))
     with pytest.raises(KeyError):
         a["z"]
-    c = C.Case("i", "Op", "atlas-a2", {"x": "float32"}, "float32", {"x": (2,)}, (2,), {"reduction": 0},
+    c = cases_model.Case("i", "Op", "atlas-a2", {"x": "float32"}, "float32", {"x": (2,)}, (2,), {"reduction": 0},
                "contiguous", "uniform", 0, "", False, "f:1", "k")
-    assert all(isinstance(getattr(c, f), C.Frozen) for f in ("dtypes", "shapes", "attrs"))
-    assert hash(c) == hash(C.Case(**{**c.__dict__}))
+    assert all(isinstance(getattr(c, f), cases_model.Frozen) for f in ("dtypes", "shapes", "attrs"))
+    assert hash(c) == hash(cases_model.Case(**{**c.__dict__}))
 
 
 @pytest.mark.parametrize("given,shape,token", [
@@ -823,9 +827,9 @@ def test_frozen_mappings_keep_order_and_hash() -> None:
 ])
 def test_each_way_to_write_a_shape(tmp_path: Path, given: str, shape: tuple, token: str) -> None:
     case = _single(tmp_path, f"{BASE}, shapes: [{given}, {given}, null]")
-    assert case.shapes["x"] == shape and C.shape_token(shape) == token
+    assert case.shapes["x"] == shape and cases_ids.shape_token(shape) == token
     assert case.id.endswith(f"-{token}.{token}.null-contiguous-uniform")
-    assert C.shape_token(None) == "null"
+    assert cases_ids.shape_token(None) == "null"
 
 
 def test_what_a_case_derives_for_its_data(tmp_path: Path) -> None:
@@ -840,7 +844,7 @@ def test_what_a_case_derives_for_its_data(tmp_path: Path) -> None:
 
 
 def test_the_names_a_generator_may_use() -> None:
-    assert C.generator_names(Derive()) == ["cores", "ub", "block", "lanes", "reach", "tile"]
+    assert cases_expand.generator_names(Derive()) == ["cores", "ub", "block", "lanes", "reach", "tile"]
 
 
 def test_a_generator_reads_the_hardware_file_beside_the_case_file(tmp_path: Path) -> None:
@@ -887,8 +891,8 @@ def test_a_folder_of_case_files(tmp_path: Path) -> None:
     _write(tmp_path, "not: a case file\n", "hardware.yaml")
     _write(tmp_path, one, "c.yml")
     _write(tmp_path, one, "notes.txt")
-    assert C.case_files(tmp_path) == [tmp_path / "a.yaml", tmp_path / "b.yaml"]
-    assert C.case_files(tmp_path / "c.yml") == [tmp_path / "c.yml"]
+    assert cases_load.case_files(tmp_path) == [tmp_path / "a.yaml", tmp_path / "b.yaml"]
+    assert cases_load.case_files(tmp_path / "c.yml") == [tmp_path / "c.yml"]
     cs, dropped = load_cases([tmp_path])
     assert [c.shapes["x"] for c in cs] == [(1,), (2,)] and dropped == 0
     with pytest.raises(FileError) as e:

@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from suite import cli
-from suite.cases import load_cases
-from suite.values import draw_inputs
-from suite.yamlfile import FileError
+from suite.cli import main as cli
+from suite.cases.load import load_cases
+from suite.cases.inputs import draw_inputs
+from suite.common.yamlfile import FileError
 from tests.core_helpers import marked_line, write
 
 pytest_plugins = ["pytester"]
@@ -142,7 +142,7 @@ def test_pytest_cases_option_is_a_usage_error(pytester: pytest.Pytester, tmp_pat
     err = r.stderr.str()
     assert f"ERROR: {_expected(path, name)}" in err and BAD[name][2] in err
     out = r.stdout.str()
-    assert "Traceback" not in err + out and "_hooks.py" not in out and "suite/plugin.py" not in out
+    assert "Traceback" not in err + out and "_hooks.py" not in out and "suite/plugin/__init__.py" not in out
     assert err.count("ERROR:") == 1
 
 

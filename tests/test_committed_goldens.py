@@ -2,7 +2,8 @@
 `aclnn-conform golden check`, which CI relies on after every edit of cases/."""
 from pathlib import Path
 
-from suite import cases, golden
+from suite.cases import load as cases
+from suite.golden import build as golden
 
 ROOT = Path(__file__).resolve().parent.parent
 

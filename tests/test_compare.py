@@ -1,4 +1,4 @@
-"""`report diff` and `report merge` (suite/compare.py) at their boundaries, on small synthetic
+"""`report diff` and `report merge` (suite/report/compare.py) at their boundaries, on small synthetic
 results.json documents (a made-up operator; every document is checked against the schema first):
 each test asserts the decision AND the text the user reads."""
 from __future__ import annotations
@@ -11,8 +11,10 @@ from typing import Any, Dict, Optional
 import pytest
 
 import suite
-from suite import cli, compare, results
-from suite.compare import ResultsError
+from suite.cli import main as cli
+from suite.report import compare
+from suite.report import results
+from suite.report.results import ResultsError
 
 RUN: Dict[str, Any] = {
     "backend": {"spec": "fake", "options": {}}, "products": ["atlas-a2"], "standard_override": None,
@@ -201,7 +203,7 @@ def test_precision_regression_at_both_thresholds(bu, nu, growth, ratio, want) ->
 
 def test_the_default_thresholds() -> None:
     assert (compare.ULP_GROWTH, compare.ULP_RATIO) == (1.0, 2.0)
-    assert (results.ULP_GROWTH, results.ULP_RATIO) == (1.0, 2.0)        # still importable from results
+    assert not hasattr(results, "ULP_GROWTH") and not hasattr(results, "ULP_RATIO")   # compare's alone, no shim
 
 
 @pytest.mark.parametrize("base,new", [("passed", "xpassed"), ("xpassed", "passed"), ("xpassed", "xpassed")])
@@ -655,10 +657,18 @@ def test_report_merge_refuses_different_runs(tmp_path: Path, capsys) -> None:
                    f"shards of one run share it\n")
 
 
-def test_the_old_names_still_import_from_results() -> None:
-    from suite.results import Diff, GOOD, merge, diff, render_diff, shard_set, refuse_incomplete  # noqa: F401
-    assert results.merge is compare.merge and results.diff is compare.diff and results.GOOD == ("passed", "xpassed")
-    assert results.SAME_RUN is compare.SAME_RUN and results.worst_ulp is compare.worst_ulp
-    with pytest.raises(AttributeError, match="has no attribute 'nonesuch'"):
-        results.nonesuch  # noqa: B018
-    assert copy.copy(results.FAILING) == ("failed",)
+def test_results_and_compare_do_not_import_each_other_both_ways() -> None:
+    """The schema (results) is the lower layer: compare imports it, never the other way round, and
+    compare's names are not reachable through results (the old compatibility shim is gone)."""
+    import ast
+    import inspect
+    tree = ast.parse(inspect.getsource(results))
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert not any("compare" in m for m in imported), imported
+    assert "suite.report.results" in {n.module for n in ast.walk(ast.parse(inspect.getsource(compare)))
+                                      if isinstance(n, ast.ImportFrom)}
+    for name in ("merge", "diff", "render_diff", "shard_set", "GOOD", "FAILING", "SAME_RUN", "worst_ulp"):
+        assert hasattr(compare, name) and not hasattr(results, name), name
+    assert copy.copy(compare.FAILING) == ("failed",) and compare.GOOD == ("passed", "xpassed")
+

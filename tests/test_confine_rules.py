@@ -1,5 +1,5 @@
 """The pieces behind tests/test_confine.py, each on its own: which paths the Landlock rules grant
-(suite/confine.py), what a confined process can and cannot do, and the reaper (suite/reaper.py)
+(suite/run/confine.py), what a confined process can and cannot do, and the reaper (suite/run/reaper.py)
 ending a backend's descendants, and nothing else, on every way a backend process ends."""
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from suite import confine, reaper
-from suite.host import Fault, Hosted
+from suite.run import confine, reaper
+from suite.run.host import Fault, Hosted
 from tests.test_confine import ABI, needs_signals, needs_writes
 from tests.test_host import _req
 
@@ -62,7 +62,7 @@ def test_where_landlock_is_missing_the_protections_say_so():
 
 CONFINED = textwrap.dedent("""
     import errno, os, signal, sys, tempfile
-    from suite import confine
+    from suite.run import confine
     guarded, free = sys.argv[1], sys.argv[2]
     policy = confine.make_policy([guarded], confine.landlock_abi()[0])
     print("made", ":".join(policy.made) or "-")
@@ -185,7 +185,7 @@ def test_the_doctor_lists_the_protections_a_run_has_here():
     from tests.test_doctor import run_doctor
     code, text, err = run_doctor("--backend", "reference", "--no-smoke", as_json=False)
     lines = text.splitlines()
-    at = lines.index("Protections of a run (the backend's process: suite/confine.py, suite/reaper.py)")
+    at = lines.index("Protections of a run (the backend's process: suite/run/confine.py, suite/run/reaper.py)")
     want = confine.in_force()
     assert [ln.split(None, 1) for ln in lines[at + 1:at + 4]] == [[k, v] for k, v in want.items()], text
     _, doc, _ = run_doctor("--backend", "reference", "--no-smoke")

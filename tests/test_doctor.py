@@ -1,4 +1,4 @@
-"""`aclnn-conform doctor` (suite/doctor.py): what it reports and how it exits, on this machine (no
+"""`aclnn-conform doctor` (suite/cli/doctor.py): what it reports and how it exits, on this machine (no
 CANN), against the host emulator (libraries found, devices, SoC -> family, smoke cases through
 aclnn), with a planted missing library, and with a CANN runtime that crashes or hangs.
 
@@ -18,10 +18,17 @@ from typing import Dict, List, Optional, Tuple
 
 import pytest
 
-from suite import cli, doctor, golden, ops
-from suite.cases import NUMBERS, load_cases
+from suite.cli import main as cli
+from suite import ops
+from suite.cli import doctor_smoke as cli_doctor_smoke
+from suite.cli import doctor_env as cli_doctor_env
+from suite.cli import doctor_diagnose as cli_doctor_diagnose
+from suite.backends import cann as backends_cann
+from suite.golden import source as golden
+from suite.cases.model import NUMBERS
+from suite.cases.load import load_cases
 from suite.contract import PRODUCTS
-from suite.home import data_root
+from suite.common.home import data_root
 from tests.emulator.build import BuildError, build, find_compiler
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -96,7 +103,7 @@ def test_without_cann_aclnn_cannot_run_and_says_where_it_looked():
     assert_one_passed_per_operator(smoke(doc, "reference"))
     # The emulator stands in for CANN, labelled as what it is, and does not decide the verdict.
     emu = smoke(doc, "aclnn", substitute=True)
-    assert emu["label"] == doctor.EMULATOR_LABEL
+    assert emu["label"] == cli_doctor_smoke.EMULATOR_LABEL
     assert_one_passed_per_operator(emu)
     assert not smoke(doc, "aclnn")["started"]
 
@@ -230,25 +237,25 @@ def test_a_hang_in_cann_is_cut_at_the_timeout(crashing_runtime):
 def test_cann_version_from_the_files_cann_writes(tmp_path):
     t = tmp_path / "latest"
     (t / f"{platform.machine()}-linux").mkdir(parents=True)
-    assert doctor.cann_version(str(t))["version"] is None
-    unknown = doctor.cann_version(str(t))
+    assert backends_cann.cann_version(str(t))["version"] is None
+    unknown = backends_cann.cann_version(str(t))
     assert str(t / "version.cfg") in unknown["looked_in"]
     (t / "version.cfg").write_text("# version: 1.0\nruntime_running_version=[7.6.0.1.220:8.0.0]\n")
-    assert doctor.cann_version(str(t))["version"] == "8.0.0"
+    assert backends_cann.cann_version(str(t))["version"] == "8.0.0"
     (t / f"{platform.machine()}-linux" / "ascend_toolkit_install.info").write_text(
         "package_name=Ascend-cann-toolkit\nversion=8.1.RC1\ninnerversion=V100R001C21SPC001B238\n")
-    found = doctor.cann_version(str(t))
+    found = backends_cann.cann_version(str(t))
     assert found["version"] == "8.1.RC1" and found["source"].endswith("ascend_toolkit_install.info")
 
 
 def test_toolkit_named_by_lib_dir_or_the_variables(tmp_path):
     lib64 = tmp_path / "latest" / "lib64"
     lib64.mkdir(parents=True)
-    t = doctor.toolkit_of(str(lib64), {})
+    t = backends_cann.toolkit_of(str(lib64), {})
     assert t["path"] == str(tmp_path / "latest") and t["from"] == "lib_dir" and t["exists"]
-    t = doctor.toolkit_of(None, {"ASCEND_OPP_PATH": str(tmp_path / "latest" / "opp")})
+    t = backends_cann.toolkit_of(None, {"ASCEND_OPP_PATH": str(tmp_path / "latest" / "opp")})
     assert t["path"] == str(tmp_path / "latest") and t["from"] == "$ASCEND_OPP_PATH/.."
-    t = doctor.toolkit_of(None, {"ASCEND_HOME_PATH": "/nowhere", "ASCEND_OPP_PATH": str(tmp_path)})
+    t = backends_cann.toolkit_of(None, {"ASCEND_HOME_PATH": "/nowhere", "ASCEND_OPP_PATH": str(tmp_path)})
     assert t["path"] == "/nowhere" and not t["exists"]
 
 
@@ -256,15 +263,15 @@ def test_an_installed_toolkit_nothing_names_gets_its_own_set_env(tmp_path, monke
     """CANN installed at a default place, the shell never sourced it: the fix names that set_env.sh."""
     (tmp_path / "ascend-toolkit" / "latest").mkdir(parents=True)
     (tmp_path / "ascend-toolkit" / "set_env.sh").write_text("# CANN's\n")
-    monkeypatch.setattr(doctor, "DEFAULT_TOOLKITS", (str(tmp_path / "ascend-toolkit" / "latest"),))
-    monkeypatch.setattr(doctor, "INSTALL_RECORDS", ())
-    toolkit = doctor.toolkit_of(None, {})
+    monkeypatch.setattr(backends_cann, "DEFAULT_TOOLKITS", (str(tmp_path / "ascend-toolkit" / "latest"),))
+    monkeypatch.setattr(backends_cann, "INSTALL_RECORDS", ())
+    toolkit = backends_cann.toolkit_of(None, {})
     assert toolkit["path"] is None and toolkit["installed"][0]["path"] == str(tmp_path / "ascend-toolkit" / "latest")
     probe = {"libraries": {"libascendcl.so": {"name": "libascendcl.so", "found": False,
                                               "error": "CANN library libascendcl.so not found; looked in ..."}},
              "dirs": [], "loader": True, "symbols": {}, "operators": [], "error": None}
-    report = doctor.Report("aclnn", {})
-    assert doctor._cann_problems(report, probe, toolkit) is False
+    report = cli_doctor_env.Report("aclnn", {})
+    assert cli_doctor_diagnose._cann_problems(report, probe, toolkit) is False
     [p] = report.problems
     assert "nothing in the environment names it" in p.what
     assert p.fix.startswith(f"source {tmp_path / 'ascend-toolkit' / 'set_env.sh'};")
@@ -274,10 +281,10 @@ def test_every_operator_has_a_smoke_case_on_every_family():
     cases, _ = load_cases([data_root() / "cases"])
     for name in ops.OPERATORS:
         for product in PRODUCTS:
-            c = doctor.smoke_case(cases, name, [product])
+            c = cli_doctor_smoke.smoke_case(cases, name, [product])
             assert c is not None, (name, product)
             assert c.op == name and c.product == product and c.expect == NUMBERS and golden.is_stored(c)
-            assert c.out_dtype == "float32" and c.layout == "contiguous" and 0 < c.elements <= doctor.SMOKE_LIMIT
+            assert c.out_dtype == "float32" and c.layout == "contiguous" and 0 < c.elements <= cli_doctor_smoke.SMOKE_LIMIT
 
 
 def test_no_smoke_still_starts_the_selected_backend():
@@ -295,8 +302,8 @@ def test_a_malformed_backend_opt_is_exit_2(capsys):
 
 
 def test_a_smoke_reproducer_quotes_backend_options_for_the_shell() -> None:
-    row = doctor._row("aclnn", "aclnn", {"lib_dir": "/opt/my libs", "product": "atlas-a2"})
+    row = cli_doctor_smoke._row("aclnn", "aclnn", {"lib_dir": "/opt/my libs", "product": "atlas-a2"})
     case = {"op": "X", "case": "X-float32-atlas-a2-1"}
-    got = doctor._reproducer(row, case)
+    got = cli_doctor_diagnose._reproducer(row, case)
     assert got == ("pytest 'suite/conformance/test_numerics.py::test_results[X-float32-atlas-a2-1]' --backend aclnn"
                    " --backend-opt 'lib_dir=/opt/my libs' --backend-opt product=atlas-a2 -rs"), got

@@ -9,9 +9,9 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from suite import blocks, dtypes
-from suite.draw import Binades, Choice, Sprinkle, Stream, Uniform, digest, draw
-from suite.values import SPECIALS
+from suite.common import blocks, dtypes
+from suite.values.draw import Binades, Choice, Sprinkle, Stream, Uniform, digest, draw
+from suite.values.sets import SPECIALS
 
 F16, F32, BF16 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(ml_dtypes.bfloat16)
 DISTS = {"uniform": Uniform(-5.0, 5.0), "binades": Binades(1e5, 1e12),

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from suite import results
+from suite.report import results
 from tests.reportkit import N2_HEAVY, ROOT, cli, run_suite
 
 MSE = "--cases=" + str(ROOT / "cases" / "mse_loss_backward.yaml")

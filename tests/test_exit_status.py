@@ -1,4 +1,4 @@
-"""The run's exit status (suite/report.py exit_status) at and around every rule: it comes from the
+"""The run's exit status (suite/plugin/report.py exit_status) at and around every rule: it comes from the
 suite's own records, signals and setup, and only ever makes a run less green than pytest said."""
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from suite.interrupts import Interrupts
-from suite.report import Reporter, exit_status
+from suite.run.interrupts import Interrupts
+from suite.plugin.report import Reporter, exit_status
 
 E = pytest.ExitCode
 

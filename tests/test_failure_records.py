@@ -7,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 
-from suite import results
+from suite.report import results
 from suite.ops.base import Golden
-from suite.runner import worst_element
-from suite.tolerance import judge
+from suite.run.runner import worst_element
+from suite.judge.judging import judge
 from tests.mutants import harness
 from tests.reportkit import run_suite
 

@@ -15,7 +15,7 @@ from typing import Optional, Tuple
 
 import pytest
 
-from suite import results
+from suite.report import results
 from tests.reportkit import N2_HEAVY, ROOT, cli, popen_suite, run_suite, serial_and_n2
 
 CASES = "--cases=" + str(ROOT / "cases" / "mse_loss_backward.yaml")

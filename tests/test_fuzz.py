@@ -23,9 +23,15 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from suite import golden, hardware, knownfail, results, tolerance, yamlfile
-from suite.cases import load_cases
-from suite.yamlfile import FileError
+from suite.golden import source as golden_source
+from suite.golden import manifest as golden_manifest
+from suite.report import results
+from suite.judge import table as tolerance
+from suite.cases import hardware
+from suite.report import knownfail
+from suite.common import yamlfile
+from suite.cases.load import load_cases
+from suite.common.yamlfile import FileError
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = int(os.environ.get("ACLNN_FUZZ_EXAMPLES", "0"))
@@ -46,7 +52,7 @@ LOADERS: Dict[str, tuple] = {
     "tolerances": ("f.yaml", tolerance.load_table, FileError),
     "hardware": ("f.yaml", hardware.load_hardware, FileError),
     "results": ("f.json", results.read, results.ResultsError),
-    "manifest": (golden.MANIFEST, lambda p: golden.read_manifest(p.parent), golden.GoldenError),
+    "manifest": (golden_source.MANIFEST, lambda p: golden_manifest.read_manifest(p.parent), golden_source.GoldenError),
 }
 YAML_LOADERS = [k for k, v in LOADERS.items() if v[0].endswith(".yaml")]
 
@@ -201,7 +207,7 @@ def _results_doc() -> dict:
 
 
 def _manifest_doc() -> dict:
-    m = golden.read_manifest(ROOT / "golden")
+    m = golden_manifest.read_manifest(ROOT / "golden")
     small = next(k for k, e in m["cases"].items() if "file" in e)
     large = next(k for k, e in m["cases"].items() if "file" not in e)
     f = m["cases"][small]["file"]

@@ -9,10 +9,11 @@ import json
 import numpy as np
 import pytest
 
-from suite import knownfail, results
+from suite.report import knownfail
+from suite.report import compare, results
 from suite.backends.reference import ReferenceBackend
 from suite.contract import OpCall
-from suite.yamlfile import FileError
+from suite.common.yamlfile import FileError
 from tests.reportkit import ROOT, cli, run_suite
 
 MSE = "--cases=" + str(ROOT / "cases" / "mse_loss_backward.yaml")
@@ -81,12 +82,12 @@ def test_precision_regression_threshold(runs):
     ref = runs[1]
     key = next(r["key"] for r in ref["records"] if r["metrics"] and r["metrics"]["n"])
     base = _with(ref, key, max_ulp=0.4)
-    assert results.diff(base, _with(ref, key, max_ulp=1.3)).worse is False          # +0.9 ulp: noise
-    assert results.diff(_with(ref, key, max_ulp=3.0), _with(ref, key, max_ulp=4.5)).worse is False  # 1.5x
-    d = results.diff(base, _with(ref, key, max_ulp=2.0))
+    assert compare.diff(base, _with(ref, key, max_ulp=1.3)).worse is False          # +0.9 ulp: noise
+    assert compare.diff(_with(ref, key, max_ulp=3.0), _with(ref, key, max_ulp=4.5)).worse is False  # 1.5x
+    d = compare.diff(base, _with(ref, key, max_ulp=2.0))
     assert d.worse and [n["key"] for _, n in d.regressions] == [key]
-    assert "1 precision regressions" in results.render_diff(d)
-    assert results.diff(base, _with(ref, key, max_ulp=2.0), ulp_growth=2.0).worse is False
+    assert "1 precision regressions" in compare.render_diff(d)
+    assert compare.diff(base, _with(ref, key, max_ulp=2.0), ulp_growth=2.0).worse is False
 
 
 def test_vanished_cases_are_worse_unless_allowed(runs, tmp_path):
@@ -233,7 +234,7 @@ def test_a_passing_case_skipped_now_is_no_longer_tested(runs):
     skipped = copy.deepcopy(ref)
     skipped["records"][0].update(outcome="skipped", reason="needs about 5 GiB of memory; 1 GiB available now")
     skipped["counts"] = results.count_outcomes(skipped["records"])
-    d = results.diff(ref, skipped)
+    d = compare.diff(ref, skipped)
     assert d.worse and [r["key"] for r in d.vanished] == [ref["records"][0]["key"]]
-    assert not results.diff(ref, skipped, allow_vanished=True).worse
-    assert not results.diff(skipped, ref).worse                   # skipped then passing: fine
+    assert not compare.diff(ref, skipped, allow_vanished=True).worse
+    assert not compare.diff(skipped, ref).worse                   # skipped then passing: fine

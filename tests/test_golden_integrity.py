@@ -14,11 +14,16 @@ from typing import Callable, Dict, List
 import numpy as np
 import pytest
 
-from suite import golden
+from suite.golden import bundle as golden_bundle
+from suite.golden import source as golden_source
+from suite.golden import build as golden_build
 from suite.backends.reference import ReferenceBackend
-from suite.cases import Case, load_cases
+from suite.cases.model import Case
+from suite.cases.load import load_cases
 from suite.contract import OpCall
-from suite.golden import Golden, GoldenCache, GoldenStore
+from suite.ops.base import Golden
+from suite.golden.cache import GoldenCache
+from suite.golden.store import GoldenStore
 from tests.core_helpers import generated, suite_folder, write
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,8 +56,8 @@ def large(tmp_path: Path):
 def small(tmp_path: Path):
     cases = load_cases([write(tmp_path, "small.yaml", SMALL)])[0]
     root = tmp_path / "golden"
-    golden.generate(cases, root)
-    assert golden.check(cases, root) == []
+    golden_build.generate(cases, root)
+    assert golden_build.check(cases, root) == []
     return cases, root
 
 
@@ -121,10 +126,10 @@ class CachePoisoner(ReferenceBackend):
             meta = json.loads(entry.read_text())
             bad = {"out.npy": arrays["out.npy"], "scale.npy": arrays["scale.npy"] * 1e30,
                    "path.npy": arrays["path.npy"] * 1e30}
-            data = {n: golden._npy(a) for n, a in bad.items()}
+            data = {n: golden_bundle._npy(a) for n, a in bad.items()}
             for n, b in data.items():
                 (d / n).write_bytes(b)
-            meta["files"] = {n: golden._sha256(b) for n, b in data.items()}
+            meta["files"] = {n: golden_bundle._sha256(b) for n, b in data.items()}
             entry.write_text(json.dumps(meta))
         out = super().run(call)
         return (out.astype(np.float64) * 1.5).astype(out.dtype)
@@ -151,11 +156,11 @@ def _rewrite_bundle(root: Path, case: Case, edit: Callable[[Dict[str, np.ndarray
     so that every sha256 agrees again."""
     m = json.loads((root / "manifest.json").read_text())
     rel = m["cases"][case.datakey]["file"]
-    index, data = golden._read_bundle((root / rel).read_bytes())
-    members = {k: {n: np.array(a) for n, a in golden._unpack(index, data, k).items()} for k in index}
+    index, data = golden_bundle._read_bundle((root / rel).read_bytes())
+    members = {k: {n: np.array(a) for n, a in golden_bundle._unpack(index, data, k).items()} for k in index}
     edit(members[case.datakey])
-    blob = golden._bundle_bytes(members)
-    sha = golden._sha256(blob)
+    blob = golden_bundle._bundle_bytes(members)
+    sha = golden_bundle._sha256(blob)
     new_rel = rel.rsplit("-", 1)[0] + f"-{sha[:12]}.npz"
     (root / rel).unlink()
     (root / new_rel).write_bytes(blob)
@@ -191,7 +196,7 @@ def test_golden_check_names_a_rewritten_bundle(small, edit, says: str) -> None:
     cases, root = small
     case = next(c for c in cases if "50x3" in c.id)
     _rewrite_bundle(root, case, edit)
-    problems = golden.check(cases, root)
+    problems = golden_build.check(cases, root)
     assert len(problems) == 1 and case.datakey in problems[0] and says in problems[0], problems
 
 
@@ -201,13 +206,13 @@ def test_the_drift_limit_follows_the_number_of_terms_not_the_elements(small) -> 
     cases, root = small
     one = next(c for c in cases if "2x3" in c.id and "50x3" not in c.id)
     _rewrite_bundle(root, one, lambda m: m.__setitem__("out", _ulps(m["out"], 6)))
-    problems = golden.check(cases, root)
+    problems = golden_build.check(cases, root)
     assert len(problems) == 1 and one.datakey in problems[0] and "6.0 float64 ulps (limit 4)" in problems[0]
-    golden.generate(cases, root, fresh=True)
-    assert golden.check(cases, root) == []
+    golden_build.generate(cases, root, fresh=True)
+    assert golden_build.check(cases, root) == []
     fifty = next(c for c in cases if "50x3" in c.id)
     _rewrite_bundle(root, fifty, lambda m: m.__setitem__("out", _ulps(m["out"], 10)))
-    assert golden.check(cases, root) == []
+    assert golden_build.check(cases, root) == []
 
 
 def test_golden_check_recomputes_a_large_cases_scale_and_path(large) -> None:
@@ -218,14 +223,14 @@ def test_golden_check_recomputes_a_large_cases_scale_and_path(large) -> None:
         e = m["cases"][cases[0].datakey]
         e[field] = (float.fromhex(e[field]) * 2).hex()
         (root / "manifest.json").write_text(json.dumps(m))
-        problems = golden.check(cases, root)
+        problems = golden_build.check(cases, root)
         assert len(problems) == 1 and cases[0].datakey in problems[0] and field.split("_")[0] in problems[0], problems
-        golden.generate(cases, root, fresh=True)
+        golden_build.generate(cases, root, fresh=True)
     m = json.loads((root / "manifest.json").read_text())
     e = m["cases"][cases[0].datakey]
     e["samples"][1][2] = (float.fromhex(e["samples"][1][2]) * 1e30).hex()     # a sampled scale
     (root / "manifest.json").write_text(json.dumps(m))
-    problems = golden.check(cases, root)
+    problems = golden_build.check(cases, root)
     assert len(problems) == 1 and "scale" in problems[0], problems
 
 
@@ -237,7 +242,7 @@ def test_the_run_uses_the_manifest_read_before_the_backend_started(small, tmp_pa
     before = store.manifest_hash()
     case = next(c for c in cases if "50x3" in c.id)
     _rewrite_bundle(root, case, _scaled("scale", 1e30))
-    with pytest.raises(golden.GoldenError, match="is missing|corrupted"):   # (renamed, or in place)
+    with pytest.raises(golden_source.GoldenError, match="is missing|corrupted"):   # (renamed, or in place)
         store.load(case)
     assert store.manifest_hash() == before
 
@@ -273,7 +278,7 @@ def test_a_wrong_kernel_that_rewrites_the_committed_goldens_as_it_starts_fails(
                     "test_numerics.py", f"--report-dir={p.path / 'rep'}")
     r.assert_outcomes(failed=2)
     doc = json.loads((p.path / "rep" / "results.json").read_text())
-    assert golden.check(load_cases([p.path / "cases"])[0], p.path / "golden") != []       # it did rewrite them
+    assert golden_build.check(load_cases([p.path / "cases"])[0], p.path / "golden") != []       # it did rewrite them
     assert doc["manifest_hash"] != GoldenStore(p.path / "golden").manifest_hash()      # the one read first
 
 
@@ -290,7 +295,7 @@ def test_a_large_cases_drift_limit_follows_the_number_of_terms(tmp_path: Path) -
     is past the limit of one term (4) but within that of 20000 elements (566)."""
     cases = load_cases([write(tmp_path, "d.yaml", LARGE_DRIFT)])[0]
     root = tmp_path / "golden"
-    golden.generate(cases, root)
+    golden_build.generate(cases, root)
 
     def moved(case: Case, k: float) -> List[str]:
         m = json.loads((root / "manifest.json").read_text())
@@ -298,8 +303,8 @@ def test_a_large_cases_drift_limit_follows_the_number_of_terms(tmp_path: Path) -
         ref = max(abs(float.fromhex(x[1])), float.fromhex(x[2]))
         x[1] = (float.fromhex(x[1]) + k * np.spacing(ref)).hex()
         (root / "manifest.json").write_text(json.dumps(m))
-        problems = golden.check(cases, root)
-        golden.generate(cases, root, fresh=True)
+        problems = golden_build.check(cases, root)
+        golden_build.generate(cases, root, fresh=True)
         return problems
 
     sum_case, one = (c for c in cases)
@@ -314,10 +319,10 @@ def test_generate_keeps_committed_bundles_that_agree_within_the_drift_limit(smal
     fifty = next(c for c in cases if "50x3" in c.id)
     _rewrite_bundle(root, fifty, lambda m: m.__setitem__("out", _ulps(m["out"], 3)))
     before = {p.name: p.read_bytes() for p in root.rglob("*") if p.is_file()}
-    stats = golden.generate(cases, root)
+    stats = golden_build.generate(cases, root)
     assert stats["written"] == 0 and {p.name: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before
     _rewrite_bundle(root, fifty, lambda m: m.__setitem__("out", _ulps(m["out"], 1e6)))   # past it: rewritten
-    assert golden.generate(cases, root)["written"] == 1 and golden.check(cases, root) == []
+    assert golden_build.generate(cases, root)["written"] == 1 and golden_build.check(cases, root) == []
 
 
 def test_generate_in_a_fresh_clone_with_an_empty_cache_leaves_git_clean(tmp_path: Path) -> None:

@@ -11,9 +11,19 @@ from typing import Dict, List
 import numpy as np
 import pytest
 
-from suite import dtypes, golden, ops, values
-from suite.cases import Case, load_cases
-from suite.golden import GoldenError, GoldenStore
+from suite.common import dtypes
+from suite import ops
+from suite.golden import source as golden_source
+from suite.ops import base as ops_base
+from suite.golden import bundle as golden_bundle
+from suite.common import files
+from suite.golden import cache as golden_cache
+from suite.golden import build as golden_build
+from suite.cases import inputs as values
+from suite.cases.model import Case
+from suite.cases.load import load_cases
+from suite.golden.source import GoldenError
+from suite.golden.store import GoldenStore
 from tests.core_helpers import generated, write
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,7 +51,7 @@ def cases(tmp_path: Path) -> List[Case]:
 @pytest.fixture
 def root(tmp_path: Path, cases: List[Case]) -> Path:
     r = tmp_path / "golden"
-    golden.generate(cases, r)
+    golden_build.generate(cases, r)
     return r
 
 
@@ -54,11 +64,11 @@ def manifest(root: Path) -> dict:
 
 
 def numeric(cases: List[Case]) -> List[Case]:
-    return list(golden.numeric_cases(cases).values())
+    return list(golden_source.numeric_cases(cases).values())
 
 
 def test_generate_then_check_is_clean(root: Path, cases: List[Case]) -> None:
-    assert golden.check(cases, root) == []
+    assert golden_build.check(cases, root) == []
     m = manifest(root)
     assert len(m["cases"]) == len(numeric(cases)) == 9        # the two atlas-training bf16 are rejections
     store = GoldenStore(root)
@@ -69,11 +79,11 @@ def test_generate_then_check_is_clean(root: Path, cases: List[Case]) -> None:
 
 def test_generate_is_idempotent_and_deterministic(tmp_path: Path, root: Path, cases: List[Case]) -> None:
     before = snapshot(root)
-    stats = golden.generate(cases, root)
+    stats = golden_build.generate(cases, root)
     assert stats["written"] == 0 and stats["removed"] == 0
     assert snapshot(root) == before
     other = tmp_path / "again"
-    golden.generate(list(reversed(cases)), other)
+    golden_build.generate(list(reversed(cases)), other)
     assert snapshot(other) == before                          # byte-identical from scratch, any order
 
 
@@ -84,7 +94,7 @@ def _bundle_of(root: Path, case: Case) -> str:
 def test_missing_bundle(root: Path, cases: List[Case]) -> None:
     rel = _bundle_of(root, numeric(cases)[0])
     (root / rel).unlink()
-    assert golden.check(cases, root) == [f"missing bundle {rel}"]      # once, not once per case in it
+    assert golden_build.check(cases, root) == [f"missing bundle {rel}"]      # once, not once per case in it
     with pytest.raises(GoldenError, match="missing"):
         GoldenStore(root).load(numeric(cases)[0])
 
@@ -95,7 +105,7 @@ def test_corrupted_bundle_is_reported_and_refused(root: Path, cases: List[Case])
     data = bytearray((root / rel).read_bytes())
     data[len(data) // 2] ^= 0x01
     (root / rel).write_bytes(bytes(data))
-    problems = golden.check(cases, root)
+    problems = golden_build.check(cases, root)
     assert problems == [f"corrupted bundle {rel} (sha256 differs from the manifest)"]
     with pytest.raises(GoldenError, match="corrupted"):
         GoldenStore(root).load(case)
@@ -107,7 +117,7 @@ def test_orphaned_file_and_orphaned_entry(root: Path, cases: List[Case]) -> None
     (root / stray).write_bytes((root / rel).read_bytes())
     dropped = numeric(cases)[1]
     fewer = [c for c in cases if c.datakey != dropped.datakey]
-    problems = golden.check(fewer, root)
+    problems = golden_build.check(fewer, root)
     assert f"orphaned file {stray} (not in the manifest)" in problems
     assert f"orphaned golden {dropped.datakey} (no case makes it)" in problems
     assert len(problems) == 2
@@ -117,33 +127,33 @@ def test_missing_golden_for_a_new_case(tmp_path: Path, root: Path, cases: List[C
     extra = write(tmp_path, "more.yaml", "op: MseLossBackward\ncases:\n"
                   "  - {product: atlas-a2, dtypes: float32, reduction: mean, shapes: [3x3, 3, 3x3]}\n")
     new = load_cases([extra])[0]
-    assert golden.check(cases + new, root) == [f"missing golden {new[0].datakey}"]
+    assert golden_build.check(cases + new, root) == [f"missing golden {new[0].datakey}"]
 
 
 def test_stale_golden(root: Path, cases: List[Case]) -> None:
     case = numeric(cases)[0]
     # the case changed under the same datakey (here: its value set), so its spec hash differs
     changed = [dataclasses.replace(c, values="tiny") if c is case else c for c in cases]
-    assert golden.check(changed, root) == [f"stale golden {case.datakey} (its case changed)"]
+    assert golden_build.check(changed, root) == [f"stale golden {case.datakey} (its case changed)"]
     with pytest.raises(GoldenError, match="stale"):
         GoldenStore(root).load(changed[cases.index(case)])
     # or the manifest's record of it changed
     m = manifest(root)
     m["cases"][case.datakey]["spec"] = "0" * 16
     (root / "manifest.json").write_text(json.dumps(m))
-    assert golden.check(cases, root) == [f"stale golden {case.datakey} (its case changed)"]
+    assert golden_build.check(cases, root) == [f"stale golden {case.datakey} (its case changed)"]
 
 
 def _rewrite_member(root: Path, case: Case, fn) -> None:
     """Replace the case's golden with fn(out) and re-seal the bundle with a consistent sha."""
     rel = _bundle_of(root, case)
-    index, raw = golden._read_bundle((root / rel).read_bytes())
-    members = {key: {k: np.array(v) for k, v in golden._unpack(index, raw, key).items()} for key in index}
+    index, raw = golden_bundle._read_bundle((root / rel).read_bytes())
+    members = {key: {k: np.array(v) for k, v in golden_bundle._unpack(index, raw, key).items()} for key in index}
     members[case.datakey]["out"] = fn(members[case.datakey]["out"])
-    data = golden._bundle_bytes(members)
+    data = golden_bundle._bundle_bytes(members)
     (root / rel).write_bytes(data)
     m = manifest(root)
-    m["files"][rel] = golden._sha256(data)
+    m["files"][rel] = golden_bundle._sha256(data)
     (root / "manifest.json").write_text(json.dumps(m))
 
 
@@ -155,7 +165,7 @@ def _f32_case(cases: List[Case]) -> Case:
 def test_drift_of_100_ulps_is_reported(root: Path, cases: List[Case]) -> None:
     case = _f32_case(cases)
     _rewrite_member(root, case, lambda out: out + 100 * np.spacing(out))
-    problems = golden.check(cases, root)
+    problems = golden_build.check(cases, root)
     assert len(problems) == 1 and problems[0].startswith(f"drifted golden {case.datakey}"), problems
     assert "100.0 float64 ulps" in problems[0]
 
@@ -164,7 +174,7 @@ def test_drift_within_limit_is_not_reported(root: Path, cases: List[Case]) -> No
     """Recomputing on another machine may differ in the last bits: a few ulps is not drift."""
     case = _f32_case(cases)
     _rewrite_member(root, case, lambda out: out + 2 * np.spacing(out))
-    assert golden.check(cases, root) == []
+    assert golden_build.check(cases, root) == []
 
 
 @pytest.mark.parametrize("fail_on", ["bundle", "manifest"])
@@ -176,7 +186,7 @@ def test_interrupted_generate_leaves_previous_goldens(tmp_path: Path, root: Path
                   "  - {product: atlas-a2, dtypes: float16, reduction: sum, shapes: [9, 9, 9]}\n"
                   "  - {product: atlas-a2, dtypes: float32, reduction: mean, shapes: [6, 6, 6]}\n")
     more = cases + load_cases([extra])[0]
-    real = golden.atomic_write
+    real = files.atomic_write
     calls = []
 
     def flaky(path: Path, data: bytes) -> None:
@@ -185,13 +195,13 @@ def test_interrupted_generate_leaves_previous_goldens(tmp_path: Path, root: Path
             raise OSError("disk full")
         real(path, data)
 
-    monkeypatch.setattr(golden, "atomic_write", flaky)
+    monkeypatch.setattr(golden_build, "atomic_write", flaky)
     with pytest.raises(OSError, match="disk full"):
-        golden.generate(more, root)
+        golden_build.generate(more, root)
     assert len(calls) >= 2                    # it did get part way
-    monkeypatch.setattr(golden, "atomic_write", real)
+    monkeypatch.setattr(golden_build, "atomic_write", real)
     assert snapshot(root) == before
-    assert golden.check(cases, root) == []
+    assert golden_build.check(cases, root) == []
     store = GoldenStore(root)
     for c in numeric(cases):
         store.load(c)
@@ -310,10 +320,10 @@ def test_large_cases_commit_a_fingerprint_not_arrays(large) -> None:
     assert m["files"] == {} and not list(root.rglob("*.npz"))
     for c in cases:
         e = m["cases"][c.datakey]
-        assert not golden.is_stored(c) and "file" not in e
+        assert not golden_source.is_stored(c) and "file" not in e
         assert set(e["inputs"]) == {"gradOutput", "self", "target"} and len(e["samples"]) >= 2
         assert e["nterms"] == (3001 if "3001" in c.id else 1)
-    assert golden.check(cases, root) == []
+    assert golden_build.check(cases, root) == []
 
 
 @pytest.mark.parametrize("tamper,says", [
@@ -329,22 +339,22 @@ def test_golden_check_recomputes_large_cases(large, tamper, says: str) -> None:
     case = cases[1] if "nonfinite" in says else cases[0]
     tamper(m["cases"][case.datakey])
     (root / "manifest.json").write_text(json.dumps(m))
-    problems = golden.check(cases, root)
+    problems = golden_build.check(cases, root)
     assert len(problems) == 1 and case.datakey in problems[0] and says in problems[0], problems
 
 
 def test_generate_keeps_fingerprints_and_fresh_recomputes(large) -> None:
     cases, root = large
     before = snapshot(root)
-    golden.generate(cases, root)
+    golden_build.generate(cases, root)
     assert snapshot(root) == before
     m = manifest(root)
     key = cases[0].datakey
     m["cases"][key]["sum"] = "0x1.0p+0"
     (root / "manifest.json").write_text(json.dumps(m))
-    golden.generate(cases, root)                                        # kept as it is
+    golden_build.generate(cases, root)                                        # kept as it is
     assert manifest(root)["cases"][key]["sum"] == "0x1.0p+0"
-    golden.generate(cases, root, fresh=True)                            # recomputed
+    golden_build.generate(cases, root, fresh=True)                            # recomputed
     assert snapshot(root) == before
 
 
@@ -353,14 +363,14 @@ def test_huge_tier_cases_are_recomputed_only_when_asked(tmp_path: Path) -> None:
                          " logTarget: [false], tier: huge, shapes: [[5000x4, 4, 5000x4]]}\ncases:\n")
     cases = load_cases([write(tmp_path, "h.yaml", text)])[0]
     root = tmp_path / "golden"
-    golden.generate(cases, root)
+    golden_build.generate(cases, root)
     huge = next(c for c in cases if c.tier == "huge")
     m = manifest(root)
     m["cases"][huge.datakey]["sum"] = "0x1.0p+0"
     (root / "manifest.json").write_text(json.dumps(m))
     skipped: list = []
-    assert golden.check(cases, root, skipped=skipped) == [] and skipped == [huge.datakey]
-    assert "recomputed result differs" in golden.check(cases, root, tiers=("default", "huge"))[0]
+    assert golden_build.check(cases, root, skipped=skipped) == [] and skipped == [huge.datakey]
+    assert "recomputed result differs" in golden_build.check(cases, root, tiers=("default", "huge"))[0]
 
 
 def test_store_refuses_inputs_that_differ_from_the_fingerprint(large) -> None:
@@ -376,23 +386,23 @@ def test_store_refuses_inputs_that_differ_from_the_fingerprint(large) -> None:
 
 def test_cache_holds_a_case_once_and_only_for_its_spec(large, tmp_path: Path) -> None:
     cases, root = large
-    cache = golden.GoldenCache(tmp_path / "cache")
+    cache = golden_cache.GoldenCache(tmp_path / "cache")
     a = GoldenStore(root, cache=cache).load(cases[0])
     entries = list((tmp_path / "cache").rglob("meta.json"))
-    assert len(entries) == 1 and f"v{golden.GENERATOR_VERSION}." in str(entries[0])
+    assert len(entries) == 1 and f"v{golden_source.GENERATOR_VERSION}." in str(entries[0])
     got = cache.get(cases[0])
     assert got is not None and np.array_equal(got.out, a.golden.out) and np.array_equal(got.path, a.golden.golden.path)
     assert cache.get(dataclasses.replace(cases[0], values="tiny")) is None      # another spec: a miss
     (entries[0].parent / "path.npy").unlink()                                   # an incomplete entry
     assert cache.get(cases[0]) is None
-    assert golden.GoldenCache(None).get(cases[0]) is None
+    assert golden_cache.GoldenCache(None).get(cases[0]) is None
 
 
 def test_cache_that_cannot_be_written_is_no_cache(large, tmp_path: Path) -> None:
     cases, root = large
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
-    d = GoldenStore(root, cache=golden.GoldenCache(blocker / "cache")).load(cases[0])
+    d = GoldenStore(root, cache=golden_cache.GoldenCache(blocker / "cache")).load(cases[0])
     assert d.golden.out.shape == (16,)
 
 
@@ -412,9 +422,9 @@ def test_a_cached_golden_that_disagrees_with_the_manifest_is_recomputed(large, t
     """A cache filled by other code (an older block size, another formula) is consistent with its
     own sha256s; the manifest's fingerprint is what it must match."""
     cases, root = large
-    cache = golden.GoldenCache(tmp_path / "cache")
+    cache = golden_cache.GoldenCache(tmp_path / "cache")
     good = GoldenStore(root, cache=cache).load(cases[0]).golden.out.copy()
-    wrong = golden.Golden(out=good * (1 + 1e-9), scale=np.abs(good) * 2, nterms=3001, path=np.abs(good) * 3)
+    wrong = ops_base.Golden(out=good * (1 + 1e-9), scale=np.abs(good) * 2, nterms=3001, path=np.abs(good) * 3)
     cache.put(cases[0], wrong)
     assert np.array_equal(cache.get(cases[0]).out, wrong.out)
     again = GoldenStore(root, cache=cache).load(cases[0]).golden.out
@@ -422,8 +432,8 @@ def test_a_cached_golden_that_disagrees_with_the_manifest_is_recomputed(large, t
 
 
 def test_drift_limit_grows_with_the_number_of_terms() -> None:
-    assert golden.drift_limit(1) == golden.DRIFT_ULPS
-    assert golden.drift_limit(65536) == golden.DRIFT_ULPS * 256
+    assert golden_cache.drift_limit(1) == golden_cache.DRIFT_ULPS
+    assert golden_cache.drift_limit(65536) == golden_cache.DRIFT_ULPS * 256
 
 
 def test_leftover_temporary_files_are_flagged_and_removed(root: Path, cases: List[Case]) -> None:
@@ -433,7 +443,7 @@ def test_leftover_temporary_files_are_flagged_and_removed(root: Path, cases: Lis
     stray.write_bytes(b"half a bundle")
     top = root / ".manifest.json.xyz.tmp"
     top.write_text("{")
-    problems = golden.check(cases, root)
+    problems = golden_build.check(cases, root)
     assert len(problems) == 2 and all(p.startswith("leftover temporary file") for p in problems), problems
-    golden.generate(cases, root)
-    assert not stray.exists() and not top.exists() and golden.check(cases, root) == []
+    golden_build.generate(cases, root)
+    assert not stray.exists() and not top.exists() and golden_build.check(cases, root) == []

@@ -1,4 +1,4 @@
-"""The backend's process (suite/host.py): a backend sees across the boundary exactly what it sees
+"""The backend's process (suite/run/host.py): a backend sees across the boundary exactly what it sees
 in-process, arrays of every dtype and rank cross it intact, and each way a process can end is told
 apart."""
 from __future__ import annotations
@@ -10,10 +10,12 @@ import weakref
 import numpy as np
 import pytest
 
-from suite import dtypes, layout
-from suite.backend import BackendError
-from suite.host import Fault, Hosted, InProcess, recv, send
-from suite.wire import ProtocolError
+from suite.common import dtypes, layout
+from suite.run.backend import BackendError
+from suite.run.host import Fault, Hosted
+from suite.run.calls import InProcess
+from suite.run.wire import recv, send
+from suite.run.wire import ProtocolError
 
 SHAPES = [(), (0, 3), (2, 3), (3, 1, 4)]
 
@@ -184,8 +186,9 @@ def test_a_device_fault_whose_message_is_not_text_still_fails_just_its_case():
 
 
 # -- issue 20: a strict wire, bounded output, the contract's small print -------------------------
-from suite import protocol                                      # noqa: E402
-from suite.host import Outcome, _outcome_header, words          # noqa: E402
+from suite.run import protocol  # noqa: E402
+from suite.run.calls import Outcome, words
+from suite.run.host import _outcome_header  # noqa: E402
 
 
 def _good():

@@ -10,7 +10,8 @@ import time
 
 import pytest
 
-from suite import journal, results
+from suite.report import journal
+from suite.report import results
 from tests.reportkit import ROOT, popen_suite, serial_and_n2
 
 SLICE = ["--cases=" + str(ROOT / "cases" / "mse_loss_backward.yaml"), "-p", "no:benchmark",

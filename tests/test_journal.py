@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from suite import journal
-from suite.results import ResultsError
+from suite.report import journal
+from suite.report.results import ResultsError
 from tests.reportkit import sample_record as _record
 
 RUN = {"backend": {"spec": "reference", "options": {}}, "products": ["atlas-a2"], "standard_override": None,

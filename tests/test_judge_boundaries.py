@@ -10,7 +10,7 @@ one. Where the table's number is not a value any grid point reaches (1e-3 is no 
 ulps), "at" is pinned with the number moved onto the outside value (a variant of the standard): at
 it the element is still allowed, one grid step further it is not. The grid steps (K_*) are
 literal; `test_the_tables_sit_on_the_boundaries` recomputes them from the formulas of
-docs/precision.md (`measure` below, written from the page, not from suite/tolerance.py).
+docs/precision.md (`measure` below, written from the page, not from suite/judge/).
 Synthetic arrays only."""
 from __future__ import annotations
 
@@ -24,9 +24,10 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from suite import dtypes
+from suite.common import dtypes
 from suite.ops.base import Golden
-from suite.tolerance import Standard, Verdict, judge, load_table
+from suite.judge.table import Standard, load_table
+from suite.judge.judging import Verdict, judge
 from tests.core_helpers import approx_metrics
 
 ROOT = Path(__file__).resolve().parents[1]

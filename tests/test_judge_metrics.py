@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from suite.ops.base import Golden
-from suite.tolerance import Verdict, judge, load_table
+from suite.judge.judging import Verdict, judge
+from suite.judge.table import load_table
 from tests.core_helpers import approx_metrics
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -12,9 +12,10 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from suite.golden import GoldenSource, Materialized
+from suite.golden.source import GoldenSource, Materialized
 from suite.ops.base import Golden
-from suite.tolerance import GROSS, SUM_LAMBDA, Standard, gross_limit, judge, load_table, window
+from suite.judge.judging import GROSS, SUM_LAMBDA, gross_limit, judge, window
+from suite.judge.table import Standard, load_table
 from tests.core_helpers import approx_metrics
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -218,7 +219,7 @@ def test_judging_warns_about_nothing(std: str, dt: np.dtype) -> None:
 # -- what a rule is handed ------------------------------------------------------------------------
 def _capture(every_element: bool):
     """A rule that flags nothing and keeps what it was handed."""
-    from suite.tolerance import Rule
+    from suite.judge.rules import Rule
     seen = []
     rule = Rule((), lambda e, p: (seen.append(e), np.zeros(e.abs.shape, dtype=bool))[1],
                 lambda t, p, s: (t.n_rule == 0, f"{t.n_rule} flagged"), every_element=every_element)
@@ -226,7 +227,7 @@ def _capture(every_element: bool):
 
 
 def test_a_rule_is_handed_the_excess_of_the_elements_outside_the_window(monkeypatch) -> None:
-    from suite import tolerance as T
+    from suite.judge import rules as T
     rule, seen = _capture(False)
     monkeypatch.setitem(T.RULES, "capture", rule)
     std = Standard("capture", "capture", {})
@@ -253,7 +254,7 @@ def test_a_rule_is_handed_the_excess_of_the_elements_outside_the_window(monkeypa
 
 
 def test_an_every_element_rule_is_handed_every_element(monkeypatch) -> None:
-    from suite import tolerance as T
+    from suite.judge import rules as T
     rule, seen = _capture(True)
     monkeypatch.setitem(T.RULES, "capture", rule)
     std = Standard("capture", "capture", {})

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from suite.ops.base import Golden
-from suite.tolerance import Verdict, judge, load_table
-from suite.yamlfile import FileError
+from suite.judge.judging import Verdict, judge
+from suite.judge.table import load_table
+from suite.common.yamlfile import FileError
 from tests.core_helpers import marked_line, write
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -320,11 +321,12 @@ def test_table_errors_name_file_line_field(tmp_path: Path, name: str) -> None:
 def test_a_new_rule_is_one_entry_of_data(monkeypatch) -> None:
     """Judging reads a standard's rule from the RULES table alone: a rule added there (here: at
     most one element beyond the window) is loaded, measured and judged with no other change."""
-    from suite import tolerance as T
-    rule = T.Rule(("limit",), lambda e, p: e.abs > 0,
+    from suite.judge import table as judge_table
+    from suite.judge import rules as judge_rules
+    rule = judge_rules.Rule(("limit",), lambda e, p: e.abs > 0,
                   lambda t, p, s: (t.n_rule <= p("limit"), f"{t.n_rule} elements beyond the window"))
-    monkeypatch.setitem(T.RULES, "at-most", rule)
-    std = T.Standard("at-most-one", "at-most", {"limit": {d: 1.0 for d in DTYPES}})
+    monkeypatch.setitem(judge_rules.RULES, "at-most", rule)
+    std = judge_table.Standard("at-most-one", "at-most", {"limit": {d: 1.0 for d in DTYPES}})
     g = np.array([1.0, 2.0, 3.0, 4.0])
     off = np.nextafter(np.nextafter(np.float32(g), np.float32(np.inf)), np.float32(np.inf)) * np.float32(1.001)
     one = np.where([True, False, False, False], off, g).astype(F32)

@@ -1,4 +1,4 @@
-"""Known-failures files (suite/knownfail.py), in-process: which cases an entry excuses (the first
+"""Known-failures files (suite/report/knownfail.py), in-process: which cases an entry excuses (the first
 entry that lists a case decides its reason and strictness), which patterns are stale, and every
 mistake in the file as one error naming file, line and field, the field never first in its entry."""
 from __future__ import annotations
@@ -8,9 +8,9 @@ from typing import Optional
 
 import pytest
 
-from suite import knownfail
-from suite.knownfail import Entry
-from suite.yamlfile import FileError
+from suite.report import knownfail
+from suite.report.knownfail import Entry
+from suite.common.yamlfile import FileError
 from tests.core_helpers import marked_line
 
 

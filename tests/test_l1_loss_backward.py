@@ -9,13 +9,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from suite import cases as casefiles
-from suite import dtypes
+from suite.cases import load as cases_load
+from suite.cases import model as cases_model
+from suite.common import dtypes
 from suite import ops
 from suite.contract import OpCall
 from suite.ops.base import Signature
 from suite.ops.loss import promote
-from suite.values import draw_inputs
+from suite.cases.inputs import draw_inputs
 from tests.mutants import l1_loss_backward as kit
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -87,7 +88,7 @@ def test_hazard_value_sets_carry_their_hazards(tmp_path, dtype):
     for values in ("ties", "one_ulp", "tiny", "specials"):
         f = tmp_path / f"{values}.yaml"
         f.write_text(_case(values, dtype))
-        (case,) = casefiles.load_file(f).cases
+        (case,) = cases_load.load_file(f).cases
         x = draw_inputs(case)
         found[values] = (x["self"], x["target"])
     a, t = (v.astype(np.float64) for v in found["ties"])
@@ -109,8 +110,8 @@ def test_hazard_value_sets_carry_their_hazards(tmp_path, dtype):
 
 
 def test_every_mutant_has_cases_where_it_shows_and_the_control_none():
-    cases, _ = casefiles.load_cases([ROOT / "cases" / "l1_loss_backward.yaml"])
-    small = [c for c in cases if c.elements <= casefiles.STORED_LIMIT]
+    cases, _ = cases_load.load_cases([ROOT / "cases" / "l1_loss_backward.yaml"])
+    small = [c for c in cases if c.elements <= cases_model.STORED_LIMIT]
     mutants = kit.MUTANTS
     assert len(mutants) >= 4 and len({m.name for m in mutants}) == len(mutants)
     for m in mutants:

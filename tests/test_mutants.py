@@ -22,8 +22,9 @@ import numpy as np
 import pytest
 
 from suite import ops
-from suite.cases import NUMBERS, shape_token
-from suite.runner import build_call
+from suite.cases.model import NUMBERS
+from suite.cases.ids import shape_token
+from suite.run.runner import build_call
 from tests.mutants import gallery, harness, registry
 from tests.mutants.gallery import GENERIC
 from tests.mutants.correct import EVERY_SMALL_CASE

@@ -10,15 +10,19 @@ from typing import Dict, Mapping, Optional
 import numpy as np
 import pytest
 
-from suite import golden, ops
+from suite import ops
+from suite.golden import build as golden_build
+from suite.golden import source as golden_source
+from suite.golden import store as golden_store
 from suite.backends.reference import ReferenceBackend
-from suite.cases import NUMBERS, load_cases
+from suite.cases.model import NUMBERS
+from suite.cases.load import load_cases
 from suite.contract import ACLNN_ERR_PARAM_INVALID
-from suite.host import InProcess
+from suite.run.calls import InProcess
 from suite.ops.base import Operator, Shape, broadcast, element_inputs
-from suite.runner import CaseFailure, Runner, build_call
-from suite.tolerance import load_table
-from suite import values as V
+from suite.run.runner import CaseFailure, Runner, build_call
+from suite.judge.table import load_table
+from suite.values import sets as V
 from tests.core_helpers import write
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -106,8 +110,8 @@ class _Kernel(ReferenceBackend):
 def weighted(monkeypatch, tmp_path):
     monkeypatch.setitem(ops.OPERATORS, Weighted.name, Weighted())
     cases, _ = load_cases([write(tmp_path, "weighted.yaml", CASES)])
-    golden.generate(cases, tmp_path / "golden")
-    return cases, golden.GoldenStore(tmp_path / "golden")
+    golden_build.generate(cases, tmp_path / "golden")
+    return cases, golden_store.GoldenStore(tmp_path / "golden")
 
 
 def _run(backend, cases, store) -> Dict[str, str]:
@@ -158,8 +162,8 @@ def test_reference_passes_and_a_null_misread_fails_where_it_shows(weighted) -> N
 
 def test_goldens_with_a_null_input_check_clean_small_and_large(weighted, tmp_path) -> None:
     cases, store = weighted
-    large = [c for c in cases if c.expect == NUMBERS and not golden.is_stored(c)]
+    large = [c for c in cases if c.expect == NUMBERS and not golden_source.is_stored(c)]
     assert large and all(c.shapes["weight"] is None for c in large)
-    assert golden.check(cases, tmp_path / "golden") == []
+    assert golden_build.check(cases, tmp_path / "golden") == []
     data = store.load(large[0])                          # drawn, checked against its fingerprint
     assert "weight" not in {n for n, a in data.inputs.items() if a is not None}

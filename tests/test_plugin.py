@@ -10,7 +10,7 @@ from typing import Dict, List
 
 import pytest
 
-from suite.cases import load_cases
+from suite.cases.load import load_cases
 from tests.core_helpers import suite_folder
 
 pytest_plugins = ["pytester"]

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from suite import html, results, shard
-from suite.cases import load_cases
-from suite.golden import GoldenStore
+from suite.report import html, shard
+from suite.report import compare, results
+from suite.cases.load import load_cases
+from suite.golden.store import GoldenStore
 from tests.reportkit import ROOT, cli, comparable, run_suite
 
 SLICE = "MseLossBackward and atlas-a2 and 2x3"          # numbers, determinism and rejection cases
@@ -179,11 +180,11 @@ def test_merge_refuses_conflicts_and_mixed_runs(plain, tmp_path):
     other["records"][0]["outcome"] = "failed"
     other["counts"] = results.count_outcomes(other["records"])
     with pytest.raises(results.ResultsError, match="conflicting records"):
-        results.merge([("a", doc), ("b", other)])
+        compare.merge([("a", doc), ("b", other)])
     other = copy.deepcopy(doc)
     other["manifest_hash"] = "0" * 64
     with pytest.raises(results.ResultsError, match="manifest_hash"):
-        results.merge([("a", doc), ("b", other)])
+        compare.merge([("a", doc), ("b", other)])
     results.write(tmp_path / "a.json", doc)
     (tmp_path / "bad.json").write_text(json.dumps({"schema_version": 1}))
     p = cli(["report", "merge", str(tmp_path / "a.json"), str(tmp_path / "bad.json"), "-o", str(tmp_path / "o")])
@@ -206,8 +207,8 @@ def test_merge_refuses_an_incomplete_shard_set(plain, tmp_path, specs, says):
     doc = plain[2]
     docs = [(f"s{i}", _shard(doc, s)) for i, s in enumerate(specs)]
     with pytest.raises(results.ResultsError, match=says):
-        results.merge(docs)
-    assert results.merge(docs, allow_partial=True)["records"]
+        compare.merge(docs)
+    assert compare.merge(docs, allow_partial=True)["records"]
     paths = []
     for name, d in docs:
         results.write(tmp_path / f"{name}.json", d)
@@ -220,8 +221,8 @@ def test_merge_refuses_an_incomplete_shard_set(plain, tmp_path, specs, says):
 
 def test_merge_of_a_complete_set_in_any_order(plain):
     doc = plain[2]
-    merged = results.merge([("c", _shard(doc, "3/3")), ("a", _shard(doc, "1/3")), ("b", _shard(doc, "2/3"))])
-    assert results.shard_set([("x", merged)]) == [] and merged["shard"] is None
+    merged = compare.merge([("c", _shard(doc, "3/3")), ("a", _shard(doc, "1/3")), ("b", _shard(doc, "2/3"))])
+    assert compare.shard_set([("x", merged)]) == [] and merged["shard"] is None
 
 
 def test_non_finite_attributes_are_written_as_strings(tmp_path):

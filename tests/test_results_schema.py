@@ -1,4 +1,4 @@
-"""results.json's schema (suite/results.py): validate() names every departure with the exact line a
+"""results.json's schema (suite/report/results.py): validate() names every departure with the exact line a
 user reads, the building blocks (jsonable numbers, records, counts, documents) and the file format
 (one line per record), in-process on small synthetic documents of a made-up operator."""
 from __future__ import annotations
@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import suite
-from suite import results
-from suite.results import ResultsError
+from suite.report import results
+from suite.report.results import ResultsError
 from tests.test_compare import RUN, rec, run
 
 def _bad(mutate: Callable[[dict], Any]) -> List[str]:

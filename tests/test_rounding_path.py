@@ -10,11 +10,12 @@ from typing import List
 import numpy as np
 import pytest
 
-from suite import dtypes, ops
-from suite.cases import NUMBERS, Case
+from suite.common import dtypes
+from suite import ops
+from suite.cases.model import NUMBERS, Case
 from suite.ops.base import to_out
-from suite.runner import build_call
-from suite.tolerance import judge
+from suite.run.runner import build_call
+from suite.judge.judging import judge
 from tests.mutants import harness
 from tests.mutants.kernel import Float32Kernel
 

@@ -9,10 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from suite import golden, ops
-from suite.cases import load_cases
+from suite import ops
+from suite.golden import store as golden_store
+from suite.golden import source as golden_source
+from suite.cases.load import load_cases
 from suite.ops.base import Golden, numel
-from suite.tolerance import judge, load_table
+from suite.judge.judging import judge
+from suite.judge.table import load_table
 from tests.core_helpers import approx_metrics, suite_folder, write
 from tests.mutants import harness, tiling
 from tests.mutants.scale import BY_NAME, HUGE_ONLY, SCALE_MUTANTS, Int32Offsets, StaleElementPerCore
@@ -59,7 +62,7 @@ def test_scale_mutant_passes_every_small_case(name: str) -> None:
 def test_scale_mutant_is_killed_by_the_default_run(name: str) -> None:
     case, o = _first_kill(name)
     assert case is not None, f"{name} passes every case of the default run"
-    assert case.tier == "default" and not golden.is_stored(case)
+    assert case.tier == "default" and not golden_source.is_stored(case)
     assert KIND[name] in o.kinds(), (name, o.failures)
 
 
@@ -94,7 +97,7 @@ def test_the_gross_guard_is_what_catches_a_few_stale_elements() -> None:
     case, o = _first_kill("StaleElementPerCore", min_out=500_000)    # a few in 1e6: below every share
     assert "grossly wrong" in next(iter(o.failures.values()))
     data = harness.store().load(case)
-    from suite.runner import build_call
+    from suite.run.runner import build_call
     got = StaleElementPerCore().run(build_call(case, data.inputs))
     cann = TABLE.standards["cann"]
     assert not judge(got, data.golden, got.dtype, cann, TABLE.slack_ulps).passed
@@ -143,7 +146,7 @@ def test_gross_limit_is_a_table_parameter_and_validated(tmp_path: Path) -> None:
     got = g.astype(np.float32)
     got[7] = 1.2
     assert judge(got, _golden(g), F32, t.standards["cann"], t.slack_ulps).n_gross == 1
-    from suite.yamlfile import FileError
+    from suite.common.yamlfile import FileError
     for bad in ("0", ".inf", "-1"):
         with pytest.raises(FileError, match="gross"):
             load_table(write(tmp_path, "b.yaml", text.replace("float32: 0.1}", f"float32: {bad}}}")))
@@ -308,7 +311,7 @@ def test_a_result_that_is_a_view_of_an_input_fails_determinism() -> None:
 
 
 def test_memory_estimate_and_size_parsing() -> None:
-    from suite import memory
+    from suite.run import memory
     assert memory.parse_size("24G") == 24 * 2 ** 30 and memory.parse_size("512M") == 512 * 2 ** 20
     assert memory.parse_size("1.5GiB") == int(1.5 * 2 ** 30) and memory.parse_size("1000") == 1000
     with pytest.raises(ValueError):
@@ -316,11 +319,11 @@ def test_memory_estimate_and_size_parsing() -> None:
     huge = [c for c in load_cases([ROOT / "cases"])[0] if c.tier == "huge" and c.op == "MseLossBackward"][0]
     assert 2 ** 32 < memory.need(huge, "numbers", 0.0) < 5 * 2 ** 30        # a 4 GiB out, held once
     assert memory.need(huge, "determinism", 0.0) > 2 ** 33                  # both runs' outputs
-    assert golden.lazy(huge)                                                # its golden is never held
+    assert golden_store.lazy(huge)                                                # its golden is never held
 
 
 def test_backend_working_memory_is_read_and_validated() -> None:
-    from suite.backend import BackendError, BackendInfo
+    from suite.run.backend import BackendError, BackendInfo
     from suite.backends.reference import ReferenceBackend
     assert BackendInfo.of(ReferenceBackend()).working_memory == 0.0
 
@@ -333,6 +336,6 @@ def test_backend_working_memory_is_read_and_validated() -> None:
         b.working_memory = bad
         with pytest.raises(BackendError, match="working_memory"):
             BackendInfo.of(b)
-    from suite import memory
+    from suite.run import memory
     flat = [c for c in load_cases([ROOT / "cases"])[0] if c.tier == "huge" and "2147483649" in c.id][0]
     assert memory.need(flat, "numbers", 0.0) < 20 * 2 ** 30 < memory.need(flat, "numbers", 2.0)

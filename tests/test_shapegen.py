@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from suite import hardware, ops
-from suite.cases import load_cases
-from suite.yamlfile import FileError
+from suite.cases import hardware
+from suite import ops
+from suite.cases.load import load_cases
+from suite.common.yamlfile import FileError
 from tests.core_helpers import marked_line, write
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""Sharding (suite/shard.py): which shard each case lands in is pinned by a golden table, so any
+"""Sharding (suite/report/shard.py): which shard each case lands in is pinned by a golden table, so any
 other hash, ordering or numbering fails; and `parse` at and outside every boundary of K/N, each
 with the message the user reads."""
 from __future__ import annotations
@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from suite import shard
-from suite.shard import MAX_SHARDS, ShardError
+from suite.report import shard
+from suite.report.shard import MAX_SHARDS, ShardError
 
 # case id, then its shard for N = 1, 2, 3 and 7 (computed once from sha256 ranking and round-robin
 # dealing; written here as data: a change to either moves cases and must be a deliberate one,

@@ -8,7 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from suite import dtypes, hardware
+from suite.common import dtypes
+from suite.cases import hardware
 from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID, ACLNN_ERR_PARAM_NULLPTR as NULLPTR, OpCall
 from suite.ops.base import Signature
 from suite.ops.loss import promote

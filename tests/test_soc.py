@@ -1,4 +1,4 @@
-"""The SoC table (suite/soc.py) held against the names CANN's platform configurations list.
+"""The SoC table (suite/backends/soc.py) held against the names CANN's platform configurations list.
 
 LISTED is written out here from the sources the table cites, not read from the table: a name dropped
 from the table, moved to another family, or a prefix rule that swallows a name it should not, fails
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from suite import soc
+from suite.backends import soc
 from suite.contract import PRODUCTS
 
 # Every name the issue and the sources list, with the family it must be held to (None: refused).

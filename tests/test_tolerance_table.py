@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 from suite.ops.base import Golden
-from suite.tolerance import judge, load_table
-from suite.yamlfile import FileError
+from suite.judge.judging import judge
+from suite.judge.table import load_table
+from suite.common.yamlfile import FileError
 from tests.core_helpers import marked_line, write
 
 SECTIONS: Dict[str, str] = {
@@ -307,7 +308,7 @@ def test_the_runner_judges_an_operator_by_its_own_standard(tmp_path: Path) -> No
     an operator the table does not name, --standard over both."""
     from types import SimpleNamespace
 
-    from suite.runner import Runner
+    from suite.run.runner import Runner
     t = load_table(write(tmp_path, "t.yaml", table()))
     case = lambda op: SimpleNamespace(op=op)  # noqa: E731
     plain = Runner(None, None, None, t)

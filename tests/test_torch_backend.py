@@ -17,7 +17,8 @@ torch = pytest.importorskip("torch")
 
 from suite.backends.torch_backend import TorchBackend  # noqa: E402
 from suite.contract import OpCall  # noqa: E402
-from suite import dtypes, ops  # noqa: E402
+from suite.common import dtypes
+from suite import ops  # noqa: E402
 
 F32, F16, BF16 = np.dtype(np.float32), np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)
 F32_ULPS = 4          # float32 budget, in float32 ulps (of the result or of the sum of |terms|)
@@ -395,7 +396,7 @@ def test_public_attributes(backend):
                                          ("Ascend910A", "atlas-training"), ("Ascend910ProB", "atlas-training"),
                                          ("Ascend910B", "atlas-training"), ("Ascend310P3", "atlas-inference")])
 def test_npu_soc_names_map_to_one_product(soc, product):
-    """The aclnn backend's table (suite/soc.py): the bare Ascend910B is a first-generation 910."""
+    """The aclnn backend's table (suite/backends/soc.py): the bare Ascend910B is a first-generation 910."""
     from suite.backends.torch_backend import products_for_soc
     assert products_for_soc(soc) == (product,)
 

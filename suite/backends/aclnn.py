@@ -20,7 +20,7 @@ the constructor still succeeds, `unavailable` holds the reason (what was looked 
 `suite.Unsupported(reason)`, which the suite reports as a skip with that reason. A missing
 operator symbol makes only that operator's calls Unsupported.
 
-Product: detected from aclrtGetSocName() through suite/soc.py's table (exact CANN platform names,
+Product: detected from aclrtGetSocName() through suite/backends/soc.py's table (exact CANN platform names,
 then a few prefix rules; the bare "Ascend910B" is a first-generation 910, atlas-training). An
 unknown or out-of-scope SoC (Ascend 950, Atlas 200I/500 A2) makes the backend unavailable with a
 message naming the SoC, never a guessed family; `product=` overrides detection, for emulators and
@@ -52,7 +52,8 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from suite import ops, soc
+from suite import ops
+from suite.backends import soc
 from suite.backends import _aclnn_lib as lib
 from suite.backends import _aclnn_marshal as marshal
 from suite.contract import PRODUCTS, AclnnError, DeviceFault, OpCall, Unsupported

@@ -15,7 +15,9 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from suite import dtypes, ops, soc
+from suite.common import dtypes
+from suite import ops
+from suite.backends import soc
 from suite.contract import PRODUCTS, OpCall
 
 DEVICES = ("cpu", "cuda", "npu")
@@ -37,7 +39,7 @@ def _import_torch() -> Any:
 
 def products_for_soc(name: str) -> tuple:
     """The one product family an NPU's SoC name belongs to (real hardware stands for one), by
-    suite/soc.py's table; an unknown or out-of-scope name is an error naming it, never a guess."""
+    suite/backends/soc.py's table; an unknown or out-of-scope name is an error naming it, never a guess."""
     try:
         return (soc.family_of(name),)
     except soc.UnknownSoc as exc:

@@ -1,5 +1,5 @@
 """Determinism: both operators are documented as deterministic; two runs must be bit-identical."""
-from suite.cases import Kind
+from suite.cases.model import Kind
 from suite.plugin import check
 
 CASE_KIND = Kind.DETERMINISM

@@ -1,5 +1,5 @@
 """Results: every accepted call's output against its float64 golden, by the operator's standard."""
-from suite.cases import Kind
+from suite.cases.model import Kind
 from suite.plugin import check
 
 CASE_KIND = Kind.NUMBERS

@@ -1,5 +1,5 @@
 """Parameter validation: every call the contract rejects gets exactly the documented status."""
-from suite.cases import Kind
+from suite.cases.model import Kind
 from suite.plugin import check
 
 CASE_KIND = Kind.REJECTION

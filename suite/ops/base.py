@@ -11,8 +11,8 @@ from typing import Any, Callable, Dict, FrozenSet, Mapping, Optional, Sequence, 
 
 import numpy as np
 
-from suite import blocks as B
-from suite import dtypes
+from suite.common import blocks as B
+from suite.common import dtypes
 from suite.contract import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, OpCall
 from suite.ops.flush import F32_TINY, flushing, ftz
 from suite.ops.records import Attr, Example, Golden, Rejection, Signature, table

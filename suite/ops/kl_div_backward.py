@@ -6,9 +6,9 @@ from typing import Dict, Mapping, Optional, Tuple
 
 import numpy as np
 
-from suite import values as V
+from suite.values import sets as V
 from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID
-from suite.draw import Binades, Dist, Uniform
+from suite.values.draw import Binades, Dist, Uniform
 from suite.ops.base import (Attr, Example, Rejection, Shape, Signature, broadcast, element_inputs, ftz, numel,
                             reduced_axes, table)
 from suite.ops.loss import R8, LossBackward

@@ -7,10 +7,10 @@ from typing import Dict, Iterable, Mapping, Optional, Tuple
 
 import numpy as np
 
-from suite import dtypes
-from suite import values as V
+from suite.common import dtypes
+from suite.values import sets as V
 from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID, ACLNN_ERR_PARAM_NULLPTR as NULLPTR
-from suite.draw import Binades, Dist, Sprinkle, Uniform
+from suite.values.draw import Binades, Dist, Sprinkle, Uniform
 from suite.ops.base import (LOSS_DTYPES, MAX_RANK, Example, Rejection, Shape, Signature, broadcast, element_inputs,
                             ftz, numel, table)
 from suite.ops.loss import FLOATS, R8, LossBackward, promote

@@ -8,7 +8,7 @@ from typing import Any, Callable, Mapping, Optional, Tuple
 
 import numpy as np
 
-from suite import dtypes
+from suite.common import dtypes
 from suite.contract import OpCall
 from suite.ops.shapes import Shape
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
-from suite import blocks as B
+from suite.common import blocks as B
 
 Shape = Tuple[int, ...]
 MAX_RANK = 8

@@ -10,7 +10,7 @@ the first, as in the toolkit's lib64), so that
 runs the suite against it. The emulator computes on the host what docs/operators/*.md say the
 operators do; it proves the backend's marshalling and the harness, never the conformance of real kernels.
 Choose the SoC it reports with ACLNN_EMU_SOC (default Ascend910B3, i.e. atlas-a2); the build writes
-suite/soc.py's table as OUTDIR/include/emu_soc_table.h, so the emulator's bfloat16 rule is the suite's. Extra compiler
+suite/backends/soc.py's table as OUTDIR/include/emu_soc_table.h, so the emulator's bfloat16 rule is the suite's. Extra compiler
 flags (e.g. -fsanitize=address while debugging the emulator) go in ACLNN_EMU_CFLAGS.
 
 libopapi.so is the core (src/opapi.c) and every file in src/ops/, one per operator: adding an
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
-from suite import soc
+from suite.backends import soc
 
 SRC = Path(__file__).resolve().parent / "src"
 OPS = SRC / "ops"  # the operator table: <module>.c for the operator whose suite module is <module>.py

@@ -7,7 +7,7 @@ from typing import Tuple
 
 import numpy as np
 
-from suite import blocks as B
+from suite.common import blocks as B
 from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID, ACLNN_ERR_PARAM_NULLPTR
 from suite.ops.base import Shape, numel
 from suite.ops.binary_cross_entropy_backward import EPS32, OP, BinaryCrossEntropyBackward

@@ -13,7 +13,7 @@ from typing import List, Type
 
 import numpy as np
 
-from suite import dtypes
+from suite.common import dtypes
 from suite.ops.base import present
 from tests.mutants.kernel import FLOAT32, Float32Kernel, SumKernel, terms_first, through
 

@@ -16,8 +16,9 @@ from typing import Any, List, Optional, Set, Type
 
 import numpy as np
 
-from suite import dtypes, ops
-from suite.cases import NUMBERS, Case
+from suite.common import dtypes
+from suite import ops
+from suite.cases.model import NUMBERS, Case
 from suite.contract import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, AclnnError
 from suite.ops.base import MAX_RANK, Operator, Shape, Signature, numel, reduced_axes
 from tests.mutants.kernel import Float32Kernel, SumKernel
@@ -312,7 +313,7 @@ def _vendor_nan(c: Case) -> bool:
     if op.term_dtype(live) == "float32":
         return False
     data = _data(c)
-    from suite.runner import build_call
+    from suite.run.runner import build_call
     return bool(np.isnan(op.reference(build_call(c, data.inputs)).astype(np.float32)).any())
 
 
@@ -340,7 +341,7 @@ class OverflowSaturates(Float32Kernel):
         rounds its result to first) in the case's data."""
         if c.expect != NUMBERS:
             return False
-        from suite.runner import result_dtype
+        from suite.run.runner import result_dtype
         out = dtypes.dtype_of(c.out_dtype)
         big = min(dtypes.finfo(out).max, dtypes.finfo(result_dtype(c, out)).max)
         return _golden_any(c, lambda g: np.isinf(g) | (np.abs(g) > big))

@@ -17,12 +17,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Sequence, Tuple
 
-from suite import cases as casefiles
-from suite.host import InProcess
-from suite.cases import NUMBERS, Case, Kind, kinds_of
-from suite.golden import CaseData, GoldenCache, GoldenStore, default_cache_dir, is_stored
-from suite.runner import CaseFailure, CaseSkip, Runner, not_run_because
-from suite.tolerance import ToleranceTable, load_table
+from suite.cases import model as cases_model
+from suite.cases import load as cases_load
+from suite.run.calls import InProcess
+from suite.cases.model import NUMBERS, Case, Kind, kinds_of
+from suite.golden.source import CaseData, is_stored
+from suite.golden.cache import GoldenCache, default_cache_dir
+from suite.golden.store import GoldenStore
+from suite.run.runner import CaseFailure, CaseSkip, Runner, not_run_because
+from suite.judge.table import ToleranceTable, load_table
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,7 +51,7 @@ class CachedStore(GoldenStore):
 @lru_cache(maxsize=None)
 def all_cases() -> Tuple[Case, ...]:
     """Every case of the default run (`pytest` with no --scale): small and scale sets."""
-    cases, _ = casefiles.load_cases([ROOT / "cases"])
+    cases, _ = cases_load.load_cases([ROOT / "cases"])
     return tuple(c for c in cases if c.tier == "default")
 
 
@@ -71,7 +74,7 @@ def store() -> CachedStore:
 
 @lru_cache(maxsize=None)
 def table() -> ToleranceTable:
-    return load_table(ROOT / "cases" / casefiles.TOLERANCE_FILE)
+    return load_table(ROOT / "cases" / cases_model.TOLERANCE_FILE)
 
 
 def checks_of(case: Case) -> List[str]:

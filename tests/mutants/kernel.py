@@ -24,8 +24,9 @@ from typing import Any, Callable, Dict, FrozenSet, Mapping, Optional, Type
 
 import numpy as np
 
-from suite import dtypes, ops
-from suite.cases import Case
+from suite.common import dtypes
+from suite import ops
+from suite.cases.model import Case
 from suite.contract import PRODUCTS, AclnnError, OpCall
 from suite.ops.base import Operator, Signature, numel, present, reduced_axes, to_out
 

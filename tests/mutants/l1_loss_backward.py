@@ -8,8 +8,8 @@ from typing import Any, Dict, Tuple
 
 import numpy as np
 
-from suite import dtypes
-from suite import values as V
+from suite.common import dtypes
+from suite.cases.inputs import draw_inputs
 from suite.contract import ACLNN_ERR_PARAM_INVALID
 from suite.ops.base import broadcast, numel
 from suite.ops.flush import F32_TINY
@@ -90,7 +90,7 @@ def _numeric(case: Any) -> bool:
 @functools.lru_cache(maxsize=64)
 def _drawn(case: Any) -> Dict[str, np.ndarray]:
     """The case's inputs (drawn exactly as the suite draws them) in float64, broadcast to B."""
-    x = V.draw_inputs(case)
+    x = draw_inputs(case)
     b = tuple(case.out_shape)
     return {n: np.broadcast_to(np.asarray(a).astype(np.float64), b) for n, a in x.items()}
 

@@ -6,7 +6,7 @@ from typing import Tuple
 
 import numpy as np
 
-from suite import blocks as B
+from suite.common import blocks as B
 from suite.ops.base import broadcast, numel
 from suite.ops.mse_loss_backward import OP, MseLossBackward
 from tests.mutants.kit import Mutant, Variant

@@ -8,7 +8,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import List, NamedTuple, Sequence
 
-from suite.cases import Case
+from suite.cases.model import Case
 from tests.mutants import harness, registry
 
 BEGIN, END = "<!-- kill table: python -m tests.mutants.report -->", "<!-- end of kill table -->"

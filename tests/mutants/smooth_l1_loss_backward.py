@@ -10,7 +10,7 @@ from typing import Dict, Tuple
 
 import numpy as np
 
-from suite import values as V
+from suite.cases.inputs import draw_inputs
 from suite.ops.base import Shape, Signature, numel
 from suite.ops.smooth_l1_loss_backward import EPS, OP, SmoothL1LossBackward, beta32
 from tests.mutants.kit import Mutant, Variant
@@ -19,7 +19,7 @@ from tests.mutants.kit import Mutant, Variant
 @functools.lru_cache(maxsize=16)
 def _inputs32(case) -> Tuple[Dict[str, np.ndarray], Dict[str, Shape]]:
     """A numeric case's inputs widened to float32 (what the kernel computes from), and their shapes."""
-    x = V.draw_inputs(case)
+    x = draw_inputs(case)
     return {n: a.astype(np.float32) for n, a in x.items()}, {n: tuple(a.shape) for n, a in x.items()}
 
 

@@ -9,7 +9,9 @@ import math
 from functools import lru_cache
 from typing import Dict, List, Optional, Tuple
 
-from suite import dtypes, hardware, ops
+from suite.common import dtypes
+from suite.cases import hardware
+from suite import ops
 
 
 @lru_cache(maxsize=None)

@@ -1,0 +1,212 @@
+"""Expanding a case file's matrices and single cases into cases (the product of products, dtypes,
+reductions, shapes, layouts and value sets, less the excluded ones)."""
+from __future__ import annotations
+
+import itertools
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from suite.common import layout
+from suite.cases import hardware
+from suite.contract import PRODUCTS
+from suite.ops.base import Operator, Shape, Signature
+from suite.cases.shapegen import Generator
+from suite.common.yamlfile import FileError, LineDict, LineList
+from suite.cases.ids import _dtype_token, _ids
+from suite.cases.parse import _Ctx, _as_list, _attr_value, _bool, _choice, _products, _reduction, arrays_of, check_size, parse_dtypes, parse_shape
+from suite.cases.model import Case, Frozen, NUMBERS, STORED_LIMIT, TIERS, _elements
+
+
+# -- expansion ---------------------------------------------------------------------------------
+# Each operator adds its attributes' names to these (Operator.attributes).
+MATRIX_KEYS = {"name", "products", "dtypes", "reductions", "shapes", "layouts",
+               "values", "determinism", "exclude", "tier"}
+CASE_KEYS = {"name", "product", "dtypes", "reduction", "shapes", "out_shape",
+             "layout", "values", "expect", "determinism"}
+EXCLUDE_KEYS = {"product", "dtype", "reduction", "shapes", "layout", "values"}
+
+
+def _keys(base: set, op: Operator) -> set:
+    return base | {a.name for a in op.attributes}
+FILE_KEYS = {"op", "shapes", "matrices", "cases", "limits"}
+
+
+@dataclass
+class Expansion:
+    cases: List[Case] = field(default_factory=list)
+    dropped: int = 0                 # combinations outside the contract or layouts that don't apply
+    made: set = field(default_factory=set)   # ids the matrices made so far: a generated repeat is dropped
+
+
+def _triple(ctx: _Ctx, op: Operator, node: Any, key: Any, value: Any,
+            allow_null: bool = False) -> Dict[str, Optional[Shape]]:
+    """One shape per input, in the operator's signature order (a NULL one only where allowed:
+    anywhere in a single case, an optional input anywhere)."""
+    if not isinstance(value, list) or len(value) != len(op.inputs):
+        raise ctx.fail(node, key, f"a shape combination lists {len(op.inputs)} shapes "
+                                  f"({', '.join(op.inputs)}), got {value!r}")
+    return {n: parse_shape(ctx, f"shapes.{n}", value.line_of(i), s, allow_null or n in op.optional)
+            for i, (n, s) in enumerate(zip(op.inputs, value))}
+
+
+def _make_case(op: Operator, product: str, ins: Dict[str, Optional[str]], out_dtype: str,
+               attrs: Dict[str, Any], shapes: Dict[str, Optional[Shape]], out_shape: Optional[Shape],
+               layout_name: str, values: str, determinism: bool, source: str, tier: str = "default",
+               generated: bool = False, explicit_out: bool = False) -> Tuple[Optional[Case], Signature]:
+    # An optional input passed as NULL has no dtype (as in a Signature made of a call).
+    ins = {n: (None if shapes.get(n) is None and n in op.optional else d) for n, d in ins.items()}
+    sig = Signature(shapes, ins, out_shape, out_dtype, attrs, product)
+    status, why = op.check(sig)
+    case_id, datakey = _ids(op, product, ins, out_dtype, attrs, shapes, out_shape, explicit_out,
+                            layout_name, values)
+    case = Case(case_id, op.name, product, Frozen(ins), out_dtype, Frozen(shapes),
+                out_shape, Frozen(attrs), layout_name, values, status, why,
+                determinism and status == NUMBERS, source, datakey, tier, generated)
+    return case, sig
+
+
+def _generated(op: Operator, gen: Generator, hw: Dict[str, hardware.Hardware], product: str,
+               ins: Dict[str, str]) -> List[Dict[str, Shape]]:
+    names = {**hw[product].names(ins[op.primary]), **op.tiling(hw[product], ins)}
+    return gen.expand(names, op.inputs)
+
+
+def generator_names(op: Operator) -> List[str]:
+    """The names a shape generator may use for this operator."""
+    return ["cores", "ub", "block", "lanes", "reach", *op.tiling_names]
+
+
+def _first_layout(layouts: Sequence[str], shapes: Mapping[str, Optional[Shape]]) -> str:
+    """The first of `layouts` that applies to these shapes (contiguous always does)."""
+    return next(lay for lay in layouts if layout.applies(lay, shapes.values()))
+
+
+def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], out: Expansion,
+            hw: Dict[str, hardware.Hardware]) -> None:
+    allowed = _keys(MATRIX_KEYS, op)
+    for k in m:
+        if k not in allowed:
+            raise ctx.fail(m, k, f"unknown key (allowed: {', '.join(sorted(allowed))})")
+    source = f"{ctx.path}:{m.line}"
+    products = _products(ctx, m, "products")
+    dts = [parse_dtypes(ctx, op, lst, i, v) for lst in [_as_list(ctx, m, "dtypes")] for i, v in enumerate(lst)]
+    reds_node = m.get("reductions", "all")
+    reds = list(op.reductions.values()) if reds_node == "all" else [
+        _reduction(ctx, op, lst, i, v) for lst in [_as_list(ctx, m, "reductions")]
+        for i, v in enumerate(lst)]
+    # Every combination of the operator's attributes' values (each its matrix list, or all).
+    extras = list(itertools.product(*[
+        [_attr_value(ctx, a, lst, i, v) for lst in [_as_list(ctx, m, a.name, list(a.values))]
+         for i, v in enumerate(lst)] for a in op.attributes]))
+    literal: List[Tuple[str, Dict[str, Shape], Optional[int]]] = []   # set name, shapes, line
+    generated: List[Tuple[str, Generator]] = []
+    lst = _as_list(ctx, m, "shapes")
+    for i, entry in enumerate(lst):
+        if isinstance(entry, str):
+            if entry not in shape_sets:
+                raise ctx.fail(lst, i, f"unknown shape set {entry!r} (defined: {', '.join(shape_sets) or 'none'})")
+            if isinstance(shape_sets[entry], Generator):
+                generated.append((entry, shape_sets[entry]))
+            else:
+                literal.extend((entry, s, line) for s, line in shape_sets[entry])
+        else:
+            literal.append(("inline", _triple(ctx, op, lst, i, entry), lst.line_of(i)))
+    layouts = [_choice(ctx, lst, i, v, layout.LAYOUTS, "layout")
+               for lst in [_as_list(ctx, m, "layouts", ["contiguous"])] for i, v in enumerate(lst)]
+    vsets = [_choice(ctx, lst, i, v, op.value_sets, "value set")
+             for lst in [_as_list(ctx, m, "values", ["uniform"])] for i, v in enumerate(lst)]
+    determinism = _bool(ctx, m, "determinism", m.get("determinism", False))
+    tier = _choice(ctx, m, "tier", m.get("tier", "default"), TIERS, "tier")
+    for _, shapes, line in literal:
+        check_size(ctx, arrays_of(op, shapes), tier, line)
+    excludes = m.get("exclude", LineList())
+    if not isinstance(excludes, list):
+        raise ctx.fail(m, "exclude", "is a list of mappings")
+    excludes.name = "exclude"
+    exclude_keys = _keys(EXCLUDE_KEYS, op)
+    for i, ex in enumerate(excludes):
+        if not isinstance(ex, dict) or not ex:
+            raise ctx.fail(excludes, i, "each exclusion is a mapping of axis: value")
+        for k in ex:
+            if k not in exclude_keys:
+                raise ctx.fail(ex, k, f"unknown key (allowed: {', '.join(sorted(exclude_keys))})")
+
+    made = out.made
+    used: set = set()                          # the exclusions that took out a combination
+    for product, (ins, od) in itertools.product(products, dts):
+        combos = [(name, s, False) for name, s, _ in literal]
+        for name, gen in generated:
+            for s in _generated(op, gen, hw, product, ins):
+                check_size(ctx, arrays_of(op, s), tier, gen.line, f"shapes.{name}",
+                           f" (made for {product}, {_dtype_token(ins, od)})")
+                combos.append((name, s, True))
+        for red, extra, (set_name, shapes, gen), lay, vs in itertools.product(reds, extras, combos, layouts, vsets):
+            attrs: Dict[str, Any] = {"reduction": red, **{a.name: v for a, v in zip(op.attributes, extra)}}
+            point = {**attrs, "product": product, "dtype": _dtype_token(ins, od),
+                     "reduction": op.reduction_name(red), "shapes": set_name, "layout": lay, "values": vs}
+            excluded = {i for i, ex in enumerate(excludes) if all(point.get(k) == v for k, v in ex.items())}
+            if excluded:
+                used |= excluded
+                continue
+            case, sig = _make_case(op, product, dict(ins), od, attrs, dict(shapes), op.out_shape(shapes),
+                                   lay, vs, determinism, source, tier, gen)
+            # A rejection is made once per call, in the first of the matrix's layouts that applies
+            # to its shapes and the first value set. Large and generated (scale) shapes make none:
+            # the small sets have those, and a rejected call of a large shape would only cost memory.
+            if op.outside_contract(sig) or not layout.applies(lay, shapes.values()) or (gen and case.id in made) or (
+                    case.expect != NUMBERS and (gen or lay != _first_layout(layouts, shapes) or vs != vsets[0]
+                                                or _elements(op, shapes) > STORED_LIMIT)):
+                out.dropped += 1
+                continue
+            made.add(case.id)
+            out.cases.append(case)
+    for i, ex in enumerate(excludes):
+        if i not in used:   # a misspelt value (an alias such as bf16, a product, a set's name) excludes nothing
+            raise ctx.fail(excludes, i, "excludes nothing: no combination of this matrix has "
+                           + " and ".join(f"{k} {v!r}" for k, v in ex.items()))
+
+
+def _single(ctx: _Ctx, op: Operator, c: LineDict, out: Expansion) -> None:
+    allowed = _keys(CASE_KEYS, op)
+    for k in c:
+        if k not in allowed:
+            raise ctx.fail(c, k, f"unknown key (allowed: {', '.join(sorted(allowed))})")
+    for k in ("product", "dtypes", "shapes", "reduction"):
+        if k not in c:
+            raise FileError(ctx.path, c.line, k, "is required")
+    product = c["product"]
+    if product not in PRODUCTS:
+        raise ctx.fail(c, "product", f"unknown product {product!r} (known: {', '.join(PRODUCTS)})")
+    ins, od = parse_dtypes(ctx, op, c, "dtypes", c["dtypes"])
+    attrs: Dict[str, Any] = {"reduction": _reduction(ctx, op, c, "reduction", c["reduction"], single=True)}
+    for a in op.attributes:
+        attrs[a.name] = _attr_value(ctx, a, c, a.name, c.get(a.name, a.default))
+    shapes = _triple(ctx, op, c, "shapes", c["shapes"], allow_null=True)
+    explicit_out = "out_shape" in c
+    out_shape = parse_shape(ctx, "out_shape", c.line_of("out_shape"), c["out_shape"], allow_null=True) if explicit_out \
+        else op.out_shape(shapes)
+    if out_shape is None and not explicit_out:
+        out_shape = shapes.get(op.primary) or ()
+    check_size(ctx, arrays_of(op, shapes), "default", c.line_of("shapes"))
+    if explicit_out and out_shape is not None:
+        check_size(ctx, [("out_shape", out_shape)], "default", c.line_of("out_shape"))
+    lay = _choice(ctx, c, "layout", c.get("layout", "contiguous"), layout.LAYOUTS, "layout")
+    vs = _choice(ctx, c, "values", c.get("values", "uniform"), op.value_sets, "value set")
+    determinism = _bool(ctx, c, "determinism", c.get("determinism", False))
+    case, sig = _make_case(op, product, ins, od, attrs, shapes, out_shape, lay, vs, determinism,
+                           f"{ctx.path}:{c.line}", explicit_out=explicit_out)
+    reason = op.outside_contract(sig)
+    if reason:
+        raise FileError(ctx.path, c.line, None, f"this case is outside the documented contract: {reason}")
+    if "expect" in c:
+        want = c["expect"]
+        if isinstance(want, bool) or not isinstance(want, int):
+            raise ctx.fail(c, "expect", f"expect is an aclnn status integer, not {want!r}")
+        if want != case.expect:
+            derived = "success" if case.expect == NUMBERS else f"{case.expect} ({case.why})"
+            raise ctx.fail(c, "expect", f"says {want} but the contract gives {derived}")
+    if case.expect == NUMBERS and (out_shape is None or any(
+            s is None and n not in op.optional for n, s in shapes.items())):
+        raise FileError(ctx.path, c.line, "shapes", "NULL tensors are for rejection cases")
+    out.cases.append(case)

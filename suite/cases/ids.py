@@ -1,0 +1,37 @@
+"""A case's id and datakey, built from its fields by one rule (stable: goldens and results are keyed
+by them)."""
+from __future__ import annotations
+
+
+from typing import Mapping, Optional, Tuple
+
+from suite.ops.base import Operator, Shape
+
+
+# -- tokens ------------------------------------------------------------------------------------
+def shape_token(shape: Optional[Shape]) -> str:
+    if shape is None:
+        return "null"
+    return "x".join(str(n) for n in shape) if shape else "scalar"
+
+
+def _dtype_token(dts: Mapping[str, Optional[str]], out: Optional[str]) -> str:
+    dts = {k: v for k, v in dts.items() if v is not None}        # an optional input passed NULL
+    ins = list(dts.values())
+    if len(set(ins)) == 1:
+        head = ins[0]
+    else:
+        head = ".".join(f"{k[0]}{v}" for k, v in dts.items())     # g.. s.. t..
+    return head if out == ins[0] and len(set(ins)) == 1 else f"{head}-to-{out}"
+
+
+def _ids(op: Operator, product: str, dts, out_dtype, attrs, shapes, out_shape, explicit_out: bool,
+         layout_name: str, values: str) -> Tuple[str, str]:
+    parts = [_dtype_token(dts, out_dtype), op.reduction_name(attrs["reduction"])]
+    parts += [a.token(attrs[a.name]) for a in op.attributes if a.name in attrs]
+    parts.append(".".join(shape_token(s) for s in shapes.values()))
+    if explicit_out:
+        parts.append("out" + shape_token(out_shape))
+    datakey = "-".join([op.name, *parts, values])
+    case_id = "-".join([op.name, parts[0], product, *parts[1:], layout_name, values])
+    return case_id, datakey

@@ -1,0 +1,97 @@
+"""Loading case files: one file into its cases, a folder into all of them, with the duplicates refused."""
+from __future__ import annotations
+
+
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Optional, Tuple
+
+from suite.cases import hardware
+from suite import ops
+from suite.cases.shapegen import Generator
+from suite.common.yamlfile import FileError, LineDict, load
+from suite.cases.parse import _Ctx, _limits
+from suite.cases.expand import Expansion, FILE_KEYS, _matrix, _single, _triple, generator_names
+from suite.cases.model import Case, NOT_CASE_FILES
+
+
+def load_file(path: Path, hw: Optional[Dict[str, hardware.Hardware]] = None) -> Expansion:
+    path = Path(path)
+    doc = load(path)
+    ctx = _Ctx(path)
+    if not isinstance(doc, LineDict):
+        raise FileError(path, 1, None, "a case file is a mapping with keys op, shapes, matrices, cases")
+    for k in doc:
+        if k not in FILE_KEYS:
+            raise ctx.fail(doc, k, f"unknown key (allowed: {', '.join(sorted(FILE_KEYS))})")
+    if "op" not in doc:
+        raise FileError(path, doc.line, "op", "is required")
+    try:
+        op = ops.get(doc["op"])
+    except (KeyError, TypeError):
+        raise ctx.fail(doc, "op", f"unknown operator {doc['op']!r} (known: {', '.join(ops.OPERATORS)})") from None
+    _limits(ctx, doc)
+    shape_sets: Dict[str, Any] = {}       # name -> a Generator, or [(shapes, line)]
+    sets = doc.get("shapes")
+    sets = {} if sets is None else sets
+    if not isinstance(sets, dict):
+        raise ctx.fail(doc, "shapes", "is a mapping of set name to a list of shape combinations")
+    for name, combos in sets.items():
+        if isinstance(combos, LineDict) and set(combos) == {"generate"}:
+            shape_sets[name] = Generator(path, name, combos, op.inputs, generator_names(op))
+            continue
+        if not isinstance(combos, list) or not combos:
+            raise ctx.fail(sets, name, "a shape set is a non-empty list of shape combinations, "
+                                       "or a mapping with one key, generate")
+        combos.name = f"shapes.{name}"
+        shape_sets[name] = [(_triple(ctx, op, combos, i, v), combos.line_of(i))
+                            for i, v in enumerate(combos)]
+    if hw is None and any(isinstance(v, Generator) for v in shape_sets.values()):
+        # The hardware file next to the case file, else the data folder's.
+        beside = path.parent / hardware.HARDWARE_FILE
+        hw = hardware.load_hardware(beside if beside.exists() else None)
+    out = Expansion()
+    for key, handler in (("matrices", _matrix), ("cases", _single)):
+        items = doc.get(key)
+        if items is None:                  # absent, or given empty
+            continue
+        if not isinstance(items, list):
+            raise ctx.fail(doc, key, "is a list")
+        items.name = key
+        for i, item in enumerate(items):
+            if not isinstance(item, LineDict):
+                raise ctx.fail(items, i, f"each entry of {key} is a mapping")
+            if handler is _matrix:
+                _matrix(ctx, op, item, shape_sets, out, hw)
+            else:
+                _single(ctx, op, item, out)
+    return out
+
+
+def case_files(path: Path) -> List[Path]:
+    path = Path(path)
+    if path.is_dir():
+        return sorted(p for p in path.glob("*.yaml") if p.name not in NOT_CASE_FILES)
+    if path.exists():
+        return [path]
+    raise FileError(path, None, None, "no such case file or folder")
+
+
+def load_cases(paths: Iterable[Path]) -> Tuple[List[Case], int]:
+    """Every case of every file, checked for duplicate ids across files; and the dropped count."""
+    cases: List[Case] = []
+    dropped = 0
+    seen: Dict[str, Case] = {}
+    for p in paths:
+        for f in case_files(p):
+            exp = load_file(f)
+            dropped += exp.dropped
+            for c in exp.cases:
+                first = seen.get(c.id)
+                if first is not None:
+                    file, _, line = c.source.rpartition(":")
+                    raise FileError(file, int(line), "id",
+                                    f"duplicate case id {c.id} (also made by {first.source}); "
+                                    f"use 'exclude' or distinct shape sets")
+                seen[c.id] = c
+                cases.append(c)
+    return cases, dropped

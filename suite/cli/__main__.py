@@ -1,0 +1,6 @@
+"""`python -m suite.cli`: the aclnn-conform command."""
+import sys
+
+from suite.cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,266 @@
+"""aclnn-conform: the environment check (doctor), golden regeneration and checks, case-file
+validation and listing, and the report gate (diff two runs' results.json, merge shards)."""
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import List, Optional
+
+from suite.cases import model as cases_model
+from suite.cases import load as cases_load
+from suite.report import compare, journal
+from suite.golden import build as golden_build
+from suite.golden import source as golden_source
+from suite.report import results
+from suite.common.home import data_root
+from suite.common.yamlfile import FileError
+
+
+def _cases(paths: List[str]) -> List[cases_model.Case]:
+    return cases_load.load_cases([Path(p) for p in paths] or [data_root() / "cases"])[0]
+
+
+def _cannot_write(e: OSError, default: Path) -> FileError:
+    """A write the OS refused (read-only folder, a file where a folder goes, a full disk)."""
+    return FileError(e.filename or default, None, None, f"cannot write: {e.strerror or e}")
+
+
+def cmd_golden_generate(args: argparse.Namespace) -> int:
+    cases = _cases(args.cases)
+    try:
+        stats = golden_build.generate(cases, Path(args.golden_dir),
+                                progress=lambda s: print(f"  {s}", file=sys.stderr), fresh=args.fresh)
+    except OSError as e:
+        raise _cannot_write(e, Path(args.golden_dir)) from None
+    print(f"goldens: {stats['cases']} cases ({stats['large']} large, fingerprinted), "
+          f"{stats['bundles']} bundles, {stats['bytes'] / 1e6:.2f} MB; {stats['written']} bundles written, "
+          f"{stats['removed']} removed")
+    return 0
+
+
+def cmd_golden_check(args: argparse.Namespace) -> int:
+    tiers = ("default", "huge") if args.scale == "huge" else ("default",)
+    skipped: List[str] = []
+    problems = golden_build.check(_cases(args.cases), Path(args.golden_dir), tiers, skipped)
+    for p in problems:
+        print(p)
+    if problems:
+        print(f"golden check: {len(problems)} problems; run `aclnn-conform golden generate`", file=sys.stderr)
+        return 1
+    note = f" ({len(skipped)} huge-tier cases not recomputed: add --scale huge)" if skipped else ""
+    print(f"golden check: complete, intact and up to date{note}")
+    return 0
+
+
+def cmd_cases_validate(args: argparse.Namespace) -> int:
+    total = dropped = 0
+    for p in args.paths:
+        cs, d = cases_load.load_cases([Path(p)])
+        total, dropped = total + len(cs), dropped + d
+    print(f"ok: {total} cases ({dropped} combinations outside the contract or layouts that do not apply, dropped)")
+    return 0
+
+
+def cmd_cases_list(args: argparse.Namespace) -> int:
+    cs = _cases(args.cases)
+    if args.count:
+        by = Counter((c.op, "numbers" if c.expect == 0 else f"status {c.expect}") for c in cs)
+        for (op, kind), n in sorted(by.items()):
+            print(f"{n:7d}  {op}  {kind}")
+        print(f"{len(cs):7d}  total")
+        return 0
+    for c in cs:
+        print(c.id if not args.verbose else f"{c.id}  expect={c.expect}  {c.source}")
+    return 0
+
+
+def cmd_report_diff(args: argparse.Namespace) -> int:
+    base, new = results.read(Path(args.base)), results.read(Path(args.new))
+    if not args.allow_incomplete:
+        compare.refuse_incomplete([(args.base, base), (args.new, new)], "--allow-incomplete")
+    compare.refuse_empty([(args.base, base), (args.new, new)])
+    d = compare.diff(base, new, args.ulp_growth, args.ulp_ratio, args.allow_vanished, args.accept_golden_change)
+    print(compare.render_diff(d, args.limit))
+    return 1 if d.worse else 0
+
+
+def _output_file(path: Path) -> Path:
+    """-o names a file to write in a folder that exists: checked before anything is read."""
+    if path.is_dir():
+        raise FileError(path, None, None, "is a folder; -o names the file to write")
+    if not path.parent.is_dir():
+        what = "is not a folder" if path.parent.exists() else "does not exist"
+        raise FileError(path, None, None, f"{path.parent} {what}")
+    return path
+
+
+def cmd_report_merge(args: argparse.Namespace) -> int:
+    out = _output_file(Path(args.output))
+    docs = [(p, results.read(Path(p))) for p in args.paths]
+    merged = compare.merge(docs, allow_partial=args.allow_partial, allow_incomplete=args.allow_incomplete)
+    try:
+        results.write(out, merged)
+    except OSError as e:
+        raise _cannot_write(e, out) from None
+    c = merged["counts"]
+    print(f"merged {len(docs)} files into {args.output}: {len(merged['records'])} records "
+          f"({', '.join(f'{n} {o}' for o, n in c.items() if n)})")
+    for problem in compare.shard_set(docs):
+        print(f"partial: {problem}")
+    if not results.is_complete(merged):
+        print(f"incomplete: {merged['incomplete']}")
+    return 0
+
+
+def cmd_report_recover(args: argparse.Namespace) -> int:
+    """The reports of a run that was killed, from the journal it wrote as cases finished."""
+    folder = Path(args.dir)
+    doc = journal.recover(folder / journal.JOURNAL)
+    journal.write_reports(folder, doc)
+    c = doc["counts"]
+    print(f"recovered {len(doc['records'])} records into {folder}/results.json, summary.md, report.html "
+          f"({', '.join(f'{n} {o}' for o, n in c.items() if n) or 'none'}); marked incomplete: {doc['incomplete']}")
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    """Can the suite run here, against the selected backend? (suite/cli/doctor.py; imported only here.)"""
+    from suite.cli import doctor
+    return doctor.main(args)
+
+
+DOCTOR_HELP = """The first command on a new machine. Reports Python and its packages, the CANN toolkit (path,
+version, each library the aclnn backend needs, each operator's two symbols), the devices with each
+one's SoC and product family, and the dtypes the suite runs there; then runs one small case per
+operator through every backend that loads (reference; torch when installed; aclnn when CANN is found,
+else the host emulator when this is a checkout with a C compiler), as pytest runs them. Every problem
+comes with the command that fixes it. Exit 0: the selected backend can run here (its smoke cases
+passed); 1: it cannot, or a smoke case did not pass; 2: bad arguments."""
+
+
+DIFF_HELP = f"""Compare two results.json files (BASE: the last accepted run; NEW: this run). Exit 1 when NEW
+is worse: a case failing in NEW that did not fail in BASE (or is new and failing), a precision
+regression, an incident, a case of BASE missing from NEW, or run in BASE and skipped in NEW
+(unless --allow-vanished), or NEW judged by other goldens or another tolerance table than BASE
+(manifest_hash, tolerances_hash; unless --accept-golden-change). A precision regression is
+a case passing in both whose worst ulp error grew by more than --ulp-growth ulps AND to more than
+--ulp-ratio times its BASE value (defaults {compare.ULP_GROWTH:g} and {compare.ULP_RATIO:g}): a correctly
+rounded kernel sits at <= 0.5 ulp of the output dtype plus a few float32 ulps of accumulation slack,
+so run-to-run noise between correct kernels stays well under 1 ulp, while a kernel that loses a bit
+(e.g. computes in the output dtype) doubles its error and grows by >= 1 ulp."""
+
+
+def _threshold(text: str) -> float:
+    """A finite number >= 0: NaN would make every comparison false (no regression, ever), and
+    inf or a negative number is no threshold."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= v < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: give a finite number >= 0")
+    return v
+
+
+def _count(text: str) -> int:
+    """A whole number >= 0 (a negative one would cut the lists from their end)."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number >= 0")
+    return v
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="aclnn-conform", description=__doc__)
+    sub = p.add_subparsers(dest="group", required=True)
+
+    d = sub.add_parser("doctor", help="can the suite run here? (environment, CANN, devices, smoke cases)",
+                       description=DOCTOR_HELP)
+    from suite.cli.doctor import add_arguments
+    add_arguments(d)
+    d.set_defaults(fn=cmd_doctor)
+
+    g = sub.add_parser("golden", help="generate or check golden data").add_subparsers(dest="cmd", required=True)
+    for name, fn, hlp in (("generate", cmd_golden_generate, "write goldens for every numeric case"),
+                          ("check", cmd_golden_check, "fail on missing, stale, orphaned, corrupted or drifted goldens")):
+        s = g.add_parser(name, help=hlp)
+        s.add_argument("--cases", action="append", default=[], metavar="PATH", help="case file or folder (default: cases/ of $ACLNN_CONFORMANCE_HOME, else of this checkout)")
+        s.add_argument("--golden-dir", default=str(data_root() / "golden"), metavar="DIR",
+                       help="default: golden/ of $ACLNN_CONFORMANCE_HOME, else of this checkout")
+        if name == "generate":
+            s.add_argument("--fresh", action="store_true",
+                           help="recompute large cases' fingerprints even where the manifest has them")
+        else:
+            s.add_argument("--scale", choices=("default", "huge"), default="default",
+                           help="also recompute the huge tier's cases (minutes each)")
+        s.set_defaults(fn=fn)
+
+    c = sub.add_parser("cases", help="validate or list case files").add_subparsers(dest="cmd", required=True)
+    s = c.add_parser("validate", help="check case files against the schema")
+    s.add_argument("paths", nargs="+", metavar="PATH")
+    s.set_defaults(fn=cmd_cases_validate)
+    s = c.add_parser("list", help="list case ids")
+    s.add_argument("--cases", action="append", default=[], metavar="PATH")
+    s.add_argument("--count", action="store_true", help="counts per operator and expected outcome")
+    s.add_argument("-v", "--verbose", action="store_true")
+    s.set_defaults(fn=cmd_cases_list)
+
+    r = sub.add_parser("report", help="compare or merge results.json files (the CI gate)").add_subparsers(
+        dest="cmd", required=True)
+    s = r.add_parser("diff", help="what got worse from BASE to NEW; exit 1 if anything did",
+                     description=DIFF_HELP)
+    s.add_argument("base", metavar="BASE")
+    s.add_argument("new", metavar="NEW")
+    s.add_argument("--ulp-growth", type=_threshold, default=compare.ULP_GROWTH, metavar="ULPS",
+                   help="a regression grows the worst error by more than this many ulps (default %(default)s)")
+    s.add_argument("--ulp-ratio", type=_threshold, default=compare.ULP_RATIO, metavar="X",
+                   help="... and to more than X times its old value (default %(default)s)")
+    s.add_argument("--allow-vanished", action="store_true",
+                   help="cases of BASE missing from NEW do not make NEW worse")
+    s.add_argument("--allow-incomplete", action="store_true",
+                   help="compare runs that did not finish (killed, interrupted, stopped early): their "
+                        "missing cases count as vanished")
+    s.add_argument("--accept-golden-change", action="store_true",
+                   help="NEW's goldens (manifest_hash) or tolerance table (tolerances_hash) differing from "
+                        "BASE's do not make NEW worse (the output names the change)")
+    s.add_argument("--limit", type=_count, default=10, metavar="N", help="lines per list (default %(default)s)")
+    s.set_defaults(fn=cmd_report_diff)
+    s = r.add_parser("merge", help="join shards' results.json into one")
+    s.add_argument("paths", nargs="+", metavar="RESULTS")
+    s.add_argument("-o", "--output", required=True, metavar="OUT")
+    s.add_argument("--allow-partial", action="store_true",
+                   help="merge shards that are not one complete K/N set, saying what is missing")
+    s.add_argument("--allow-incomplete", action="store_true",
+                   help="merge shards whose runs did not finish; the result is marked incomplete")
+    s.set_defaults(fn=cmd_report_merge)
+    s = r.add_parser("recover", help="write the reports of a killed run from its journal")
+    s.add_argument("dir", metavar="DIR", help="the run's --report-dir")
+    s.set_defaults(fn=cmd_report_recover)
+    return p
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    # A record's text is the backend's: a lone surrogate in it must not crash the printing.
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+    args = build_parser().parse_args(argv)
+    try:
+        return args.fn(args)
+    except FileError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except (golden_source.GoldenError, results.ResultsError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,349 @@
+"""The pytest plugin (stage 6, the top of the flow with suite.cli): options, case parametrization,
+the backend's session, per-case records; its report hooks are suite/plugin/report.py.
+
+Everything the user passes reaches the code through `config`; nothing is global.
+
+May import: every stage below (suite.common .. suite.report). Loaded by `-p suite.plugin` or
+conftest.py's `pytest_plugins`; nothing in the suite imports it except suite/conformance/."""
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+import pytest
+
+from suite.cases import model as cases_model
+from suite.cases import load as cases_load
+from suite.run.backend import BackendError, make_backend, parse_opts
+from suite.contract import PRODUCTS
+from suite.run import confine
+from suite.golden import source as golden_source
+from suite.golden import cache as golden_cache
+from suite.golden.cache import GoldenCache
+from suite.golden.store import GoldenStore
+from suite.common.digest import file_sha256
+from suite.common.home import CHECKOUT, HOME_ENV, data_root
+from suite.run.host import Hosted
+from suite.run.calls import InProcess
+from suite.run.memory import parse_size
+from suite.report.results import case_fields
+from suite.cases.model import Kind
+from suite.run.runner import CaseFailure, CaseSkip, Runner, not_run_because
+from suite.judge.table import load_table
+from suite.common.yamlfile import FileError
+
+# Defaults are anchored at the suite's data folder (suite/common/home.py), not at pytest's rootdir, which
+# pytest derives from the command line before it knows this plugin's options.
+RECORD = pytest.StashKey[Dict[str, Any]]()
+STATE = pytest.StashKey["Conformance"]()
+SCALES = ("small", "default", "huge")
+pytest_plugins = ["suite.plugin.report"]          # reports, known failures, sharding
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    g = parser.getgroup("aclnn-conformance")
+    g.addoption("--backend", default=None, metavar="NAME",
+                help="backend under test: a registered name (reference, torch, aclnn, or an entry "
+                     "point of aclnn_conformance.backends) or package.module:attribute (default: reference)")
+    g.addoption("--backend-opt", action="append", default=[], metavar="KEY=VALUE",
+                help="keyword option for the backend (repeatable), e.g. device=cuda")
+    g.addoption("--product", action="append", default=[], metavar="PRODUCT",
+                help=f"product family to run (repeatable or comma-separated; default all: {', '.join(PRODUCTS)})")
+    g.addoption("--cases", action="append", default=[], metavar="PATH",
+                help="case file or folder (repeatable; default cases/)")
+    g.addoption("--golden-dir", default=None, metavar="DIR", help="golden data folder (default golden/)")
+    g.addoption("--tolerances", default=None, metavar="FILE",
+                help="tolerance table (default cases/tolerances.yaml)")
+    g.addoption("--standard", default=None, metavar="NAME",
+                help="judge every case by this standard instead of the table's per-operator choice")
+    g.addoption("--scale", default="default", choices=SCALES, metavar="TIER",
+                help="which cases run: small (committed goldens only, seconds), default (plus the "
+                     "scale sets: tile, core-split and reduction boundaries), huge (plus past 2^31 "
+                     "elements: a device machine's host memory)")
+    g.addoption("--golden-cache", default=None, metavar="DIR",
+                help="where computed goldens of large cases are kept (default: $ACLNN_CONFORMANCE_CACHE, "
+                     "else ~/.cache/aclnn-conformance); 'none' keeps nothing")
+    g.addoption("--isolation", default="process", choices=("process", "none"),
+                help="where the backend runs: 'process' (default) in a process of its own, so that "
+                     "a crash, exit or hang costs one case; 'none' in pytest's process (to debug it: "
+                     "a crash then ends the run)")
+    g.addoption("--case-timeout", default=60.0, type=float, metavar="SECONDS",
+                help="a backend call may take SECONDS plus 0.1 s per million elements it reads and "
+                     "writes, then its process is killed and the case fails (default 60; 0: no "
+                     "limit; the backend's start-up may take 3x, at least 120 s)")
+    g.addoption("--backend-restarts", default=8, type=int, metavar="N",
+                help="restart a backend whose process crashed, exited or hung at most N times in "
+                     "a row; after that every remaining case fails at once (default 8)")
+    g.addoption("--confine", default="auto", choices=("auto", "off"),
+                help="confine the backend's process (Linux Landlock): no writes to the suite, its data, "
+                     "the golden cache or the reports, no signals outside its own processes; 'auto' "
+                     "(default) where the kernel allows it, 'off' never (the run says which)")
+    g.addoption("--max-memory", default=None, metavar="SIZE",
+                help="skip cases whose arrays need more than SIZE (e.g. 16G; default: the memory "
+                     "available when each case starts)")
+
+
+class SetupError(str):
+    """Stands in for the cases when the session cannot start (bad backend, tolerance table...)."""
+
+
+class Conformance:
+    """One session's state: the options, the cases, and (made on first need) the backend."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        root = data_root()
+        opt = config.option
+        self.case_paths = [Path(p) for p in opt.cases] or [root / "cases"]
+        self.golden_dir = Path(opt.golden_dir) if opt.golden_dir else root / "golden"
+        self.tolerance_path = Path(opt.tolerances) if opt.tolerances else root / "cases" / cases_model.TOLERANCE_FILE
+        products: List[str] = []
+        for item in opt.product:
+            products.extend(p.strip() for p in item.split(",") if p.strip())
+        unknown = [p for p in products if p not in PRODUCTS]
+        if unknown:
+            raise pytest.UsageError(f"--product: unknown {', '.join(unknown)} (known: {', '.join(PRODUCTS)})")
+        self.products = products or list(PRODUCTS)
+        try:
+            self.backend_opts = parse_opts(opt.backend_opt)
+        except BackendError as e:
+            raise pytest.UsageError(str(e)) from None
+        cache = opt.golden_cache
+        self.cache_dir = None if cache == "none" else Path(cache) if cache else golden_cache.default_cache_dir()
+        try:
+            self.max_memory = parse_size(opt.max_memory) if opt.max_memory else None
+        except ValueError as e:
+            raise pytest.UsageError(f"--max-memory: {e}") from None
+        if opt.case_timeout < 0 or opt.case_timeout != opt.case_timeout:
+            raise pytest.UsageError(f"--case-timeout {opt.case_timeout:g}: seconds, 0 or more")
+        if opt.backend_restarts < 0:
+            raise pytest.UsageError(f"--backend-restarts {opt.backend_restarts}: 0 or more")
+        self._runner: Optional[Runner] = None
+        self.error: Optional[str] = None
+        self.incidents: List[str] = []         # what went wrong outside any case (the backend's close)
+        self.info: Optional[Any] = None        # the backend's BackendInfo, kept after it is closed
+        self._closed: Optional[Any] = None     # the closed backend object (--isolation none)
+        self._cases: Optional[List[cases_model.Case]] = None
+        self.protections = confine.in_force(opt.confine != "off", opt.isolation)
+        self.policy: Optional[confine.Policy] = None
+        self.tolerances_hash: Optional[str] = None   # sha256 of the table the run judged by
+        self.manifest_hash: Optional[str] = None     # and of the golden manifest (GoldenStore.pin)
+
+    def confinement(self) -> Optional[confine.Policy]:
+        """The backend's process may not write what this run reads or writes (suite/run/confine.py)."""
+        abi, _ = confine.landlock_abi()
+        if self.config.option.confine == "off" or abi < 1:
+            return None
+        report_dir = getattr(self.config.option, "report_dir", None)
+        paths = [CHECKOUT, data_root() / "cases", data_root() / "golden", self.golden_dir,
+                 self.tolerance_path, *self.case_paths] + ([self.cache_dir] if self.cache_dir else []) \
+            + ([Path(report_dir)] if report_dir else [])
+        return confine.make_policy(paths, abi)
+
+    def replay_args(self) -> str:
+        """Options to append to a one-line reproducer."""
+        opt, parts = self.config.option, []
+        if opt.backend:
+            parts += ["--backend", opt.backend]
+        for o in opt.backend_opt:
+            parts += ["--backend-opt", o]
+        for name in ("cases", "product"):
+            for v in getattr(opt, name):
+                parts += [f"--{name}", v]
+        for name in ("golden_dir", "tolerances", "standard", "golden_cache", "max_memory"):
+            v = getattr(opt, name)
+            if v:
+                parts += [f"--{name.replace('_', '-')}", v]
+        if opt.isolation != "process":
+            parts += ["--isolation", opt.isolation]
+        if opt.confine != "auto":
+            parts += ["--confine", opt.confine]
+        if opt.case_timeout != 60:
+            parts += ["--case-timeout", f"{opt.case_timeout:g}"]
+        if opt.scale == "huge":
+            parts += ["--scale", "huge"]
+        return "".join(" " + shlex.quote(p) for p in parts)
+
+    def _data_present(self) -> None:
+        """The default data folder exists: else one line that says how to name it."""
+        opt = self.config.option
+        if not (opt.cases and opt.tolerances) and not (data_root() / "cases").is_dir():
+            raise pytest.UsageError(f"no case files: {data_root() / 'cases'} is not a folder (set ${HOME_ENV} "
+                                    f"to the folder that holds cases/ and golden/, or pass --cases, "
+                                    f"--golden-dir and --tolerances)")
+
+    @property
+    def runner(self) -> Runner:
+        if self._runner is None:
+            self._data_present()
+            if self.info is not None:
+                raise RuntimeError("the backend was used after the session closed it")
+            opt = self.config.option
+            # The goldens' manifest and the tolerance table are read before the backend's process
+            # starts (it could rewrite any file): what the run judges by is what results.json hashes.
+            store = GoldenStore(self.golden_dir, cache=GoldenCache(self.cache_dir))
+            store.pin()
+            self.manifest_hash = store.manifest_hash()
+            try:
+                self.tolerances_hash = file_sha256(self.tolerance_path)
+                table = load_table(self.tolerance_path)
+                if opt.isolation == "none":
+                    host: Any = InProcess(make_backend(opt.backend, self.backend_opts))
+                else:
+                    host = Hosted(opt.backend, self.backend_opts, opt.case_timeout, opt.backend_restarts)
+                    host.policy = self.policy = self.confinement()
+                    host.start()
+                info = host.info
+            except (BackendError, FileError) as e:
+                raise pytest.UsageError(str(e)) from None
+            std = self.config.option.standard
+            if std and std not in table.standards:
+                raise pytest.UsageError(f"--standard {std}: not in {self.tolerance_path} "
+                                        f"({', '.join(table.standards)})")
+            self._runner = Runner(host, info, store, table, std, self.replay_args(), self.max_memory)
+            self.info = info
+        return self._runner
+
+    @property
+    def cases(self) -> List[cases_model.Case]:
+        if self._cases is None:
+            self._data_present()
+            try:
+                self._cases, _ = cases_load.load_cases(self.case_paths)
+            except FileError as e:
+                raise pytest.UsageError(str(e)) from None
+        return self._cases
+
+    def params(self, kind: Kind) -> list:
+        cases = self.cases          # read before the backend's process starts (it could rewrite them)
+        info = self.runner.info
+        run_products = [p for p in self.products if p in info.products]
+        if not run_products:
+            raise pytest.UsageError(
+                f"--product {', '.join(self.products)}: backend {info.name} stands for "
+                f"{', '.join(info.products)} only, so no case would run")
+        out = []
+        skip = not_run_because(kind, info)
+        scale = self.config.option.scale
+        for c in cases:
+            if c.product not in run_products or (c.tier == "huge" and scale != "huge") or (
+                    scale == "small" and c.expect == cases_model.NUMBERS and not golden_source.is_stored(c)):
+                continue
+            if kind not in cases_model.kinds_of(c):
+                continue
+            out.append(pytest.param(c, id=c.id, marks=[pytest.mark.skip(reason=skip)] if skip else []))
+        return out
+
+    @property
+    def backend(self) -> Optional[Any]:
+        """The backend if this session has made one in this process (--isolation none); never makes
+        one (for plugins that inspect it)."""
+        return self._runner.backend if self._runner is not None else self._closed
+
+    def close(self) -> None:
+        """Close the backend once; what went wrong is an incident of the run, not an exception."""
+        runner, self._runner = self._runner, None
+        if runner is not None:
+            self._closed = runner.backend
+            incident = runner.host.close()
+            if incident:
+                self.incidents.append(incident)
+        confine.cleanup(self.policy)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[STATE] = Conformance(config)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Close the backend before the reports are written, so that they can say how it went."""
+    state = session.config.stash.get(STATE, None)
+    if state is not None:
+        state.close()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    state = config.stash.get(STATE, None)
+    if state is not None:
+        state.close()
+
+
+def pytest_report_header(config: pytest.Config) -> Optional[str]:
+    opt = config.option
+    state = config.stash[STATE]
+    return (f"aclnn-conformance: backend {opt.backend or 'reference'}"
+            f"{' ' + ' '.join(opt.backend_opt) if opt.backend_opt else ''}; "
+            f"products {', '.join(state.products)}; scale {opt.scale}; "
+            f"golden cache {state.cache_dir or 'none'}; "
+            + ("backend in pytest's process (--isolation none)" if opt.isolation == "none" else
+               f"backend in its own process, {opt.case_timeout:g} s a call"
+               f"{' + 0.1 s per million elements' if opt.case_timeout else ' (no deadline)'}")
+            + "; protections: " + ", ".join(f"{k} {v}" for k, v in state.protections.items()))
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "case" not in metafunc.fixturenames:
+        return
+    try:
+        kind = Kind(getattr(metafunc.module, "CASE_KIND", None))
+    except ValueError:
+        raise pytest.UsageError(f"{metafunc.module.__name__}: CASE_KIND must be one of "
+                                f"{', '.join(k.value for k in Kind)}") from None
+    state = metafunc.config.stash[STATE]
+    try:
+        params = state.params(kind)
+    except pytest.UsageError as e:
+        # Raised again, once, after collection: a clean "ERROR: ..." line, not one per module.
+        # xdist workers cannot raise it cleanly, so there each module gets one failing item.
+        state.error = str(e)
+        params = [pytest.param(SetupError(state.error), id="setup-error")]
+    metafunc.parametrize("case", params)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
+    state = config.stash[STATE]
+    if state.error and not hasattr(config, "workerinput"):
+        raise pytest.UsageError(state.error)
+
+
+def check(request: pytest.FixtureRequest, case: cases_model.Case) -> Dict[str, Any]:
+    """Run one case as its test module's CASE_KIND says (the conformance tests' whole body).
+
+    A plain function of pytest's own `request`, not a fixture: a fixture costs every one of
+    thousands of small tests more than the check itself."""
+    if isinstance(case, SetupError):
+        pytest.fail(str(case), pytrace=False)
+    node = request.node
+    runner = node.config.stash[STATE].runner
+    node.stash[RECORD] = {"status": None}
+    skip = failure = None
+    try:
+        record = runner.check(Kind(node.module.CASE_KIND), case, node.nodeid)
+    except CaseSkip as e:
+        skip = e.reason
+    except CaseFailure as e:
+        failure = str(e)
+        if e.stop:  # the backend lost its device: every later case would fail for the same reason
+            node.session.shouldstop = e.stop
+        # The failure's metrics and reproducer go in the record too (suite/plugin/report.py writes them).
+        node.stash[RECORD] = {"status": None, **e.record, "message": e.summary, "reproduce": e.reproduce}
+    # Outside the except blocks, so pytest shows the message once, with no chained traceback.
+    if skip is not None:
+        pytest.skip(skip)
+    if failure is not None:
+        pytest.fail(failure, pytrace=False)
+    node.stash[RECORD] = record
+    return record
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    outcome = yield
+    report = outcome.get_result()
+    case = getattr(item, "callspec", None) and item.callspec.params.get("case")
+    if isinstance(case, cases_model.Case) and (report.when == "call" or report.skipped):
+        # Plain JSON on the report, so it travels from xdist workers to the controller.
+        report.aclnn = {**case_fields(case, str(getattr(item.module, "CASE_KIND", "")), item.nodeid),
+                        **item.stash.get(RECORD, {})}

@@ -1,0 +1,162 @@
+"""One call of a backend's run and what it came to (Outcome), in whichever process the backend
+lives; and the backend in pytest's own process (`--isolation none`). Moved from suite/run/host.py,
+which re-exports these names."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from suite.common import dtypes, layout
+from suite.run.backend import BackendInfo
+from suite.contract import AclnnError, DeviceFault, OpCall, Unsupported
+
+# A request: op, inputs (name -> contiguous array or None), layout, attrs, out_shape, out_dtype
+# (a dtype name or None), product. Plain values, so it crosses the process boundary as it is.
+Request = Dict[str, Any]
+
+
+
+@dataclass
+class Outcome:
+    """What one call of backend.run came to, in either process."""
+
+    array: Optional[np.ndarray] = None     # the result: an array of exactly out_shape and out_dtype
+    status: Optional[int] = None           # AclnnError's status
+    unsupported: Optional[str] = None      # Unsupported's reason
+    raised: Optional[str] = None           # any other exception: "TypeError: ..."
+    returned: Optional[str] = None         # what came back instead of such an array
+    aliased: Optional[str] = None          # the result shares memory with: "input NAME" or "an earlier result"
+    violation: Optional[str] = None        # what the backend gave breaks the contract: why
+    device_fault: Optional[str] = None     # DeviceFault's message (with its status)
+    device_lost: bool = False              # ... and the backend could not recover the device
+
+
+def call_of(req: Request) -> OpCall:
+    """The OpCall a backend receives: the inputs in the case's layout, read-only."""
+    views = {n: None if a is None else layout.view(req["layout"], a) for n, a in req["inputs"].items()}
+    out_dtype = None if req["out_dtype"] is None or req["out_shape"] is None else dtypes.dtype_of(req["out_dtype"])
+    return OpCall(op=req["op"], inputs=views, attrs=dict(req["attrs"]), out_shape=req["out_shape"],
+                  out_dtype=out_dtype, product=req["product"])
+
+
+def _describe(got: Any) -> str:
+    if not isinstance(got, np.ndarray):
+        return f"{type(got).__name__}, not a numpy array"
+    return f"shape {tuple(got.shape)} dtype {dtypes.name_of(got.dtype)}"
+
+
+MAX_WORDS = 2000                 # characters kept of a backend's own words (a message, a reason)
+
+
+def words(v: Any) -> str:
+    """A backend's own words as text, whatever they are: an object whose __str__ raises or returns
+    something else costs its case nothing (and never the backend's process), and a message of a
+    gigabyte is cut."""
+    try:
+        text = v if type(v) is str else str(v)
+        if type(text) is not str:
+            raise TypeError(f"__str__ returned {type(text).__name__}")
+    except Exception as e:
+        text = f"<unprintable {type(v).__name__}: its __str__ raised {type(e).__name__}>"
+    return text if len(text) <= MAX_WORDS else text[:MAX_WORDS] + f"... ({len(text) - MAX_WORDS} more characters)"
+
+
+def _device_fault(e: DeviceFault) -> Outcome:
+    message, code = words(getattr(e, "message", e)), getattr(e, "status", None)
+    if code is not None and type(code) is not int:
+        return Outcome(violation=f"DeviceFault's status is {words(repr(code))} ({type(code).__name__}), not an int")
+    status = "" if code is None or str(code) in message else f" (status {code})"
+    recovered = getattr(e, "recovered", True)
+    if type(recovered) is not bool:
+        # Not the promise the contract asks for: the device is taken as lost (the safe reading).
+        return Outcome(device_fault=f"{message}{status} [recovered={words(repr(recovered))} is not a bool: "
+                                    f"the device is taken as not recovered]", device_lost=True)
+    return Outcome(device_fault=f"{message}{status}", device_lost=not recovered)
+
+
+def _plain(got: Any) -> Tuple[Any, Optional[str]]:
+    """A result of a numpy subclass as a plain ndarray (np.matrix and the like are judged by their
+    values), or why it cannot be: a masked array with masked elements has no value there."""
+    if not isinstance(got, np.ndarray) or type(got) is np.ndarray:
+        return got, None
+    if isinstance(got, np.ma.MaskedArray):
+        masked = int(np.count_nonzero(np.ma.getmaskarray(got)))
+        if masked:
+            return None, (f"a numpy.ma.MaskedArray with {masked} masked elements: a masked element has "
+                          f"no value to judge; the contract asks for a plain numpy.ndarray")
+    return got.view(np.ndarray), None
+
+
+def call_once(backend: Any, req: Request, earlier: Sequence[np.ndarray]) -> Tuple[Outcome, Optional[np.ndarray]]:
+    """Run one call and classify what came back. Also returns the raw result, kept by the caller
+    so that a later call's result can be checked for sharing its memory."""
+    call = call_of(req)
+    try:
+        got = backend.run(call)
+    except AclnnError as e:
+        status = getattr(e, "status", None)
+        if type(status) is not int:
+            return Outcome(violation=f"AclnnError's status is {words(repr(status))} ({type(status).__name__}), "
+                                     f"not an int"), None
+        return Outcome(status=status), None
+    except Unsupported as e:
+        return Outcome(unsupported=words(e)), None
+    except DeviceFault as e:
+        return _device_fault(e), None
+    except Exception as e:
+        return Outcome(raised=f"{type(e).__name__}: {words(e)}"), None
+    got, refused = _plain(got)
+    if refused is not None:
+        return Outcome(violation=f"the backend returned {refused}"), None
+    want_dt = None if req["out_dtype"] is None else dtypes.dtype_of(req["out_dtype"])
+    if (not isinstance(got, np.ndarray) or req["out_shape"] is None
+            or tuple(got.shape) != tuple(req["out_shape"]) or got.dtype != want_dt):
+        return Outcome(returned=_describe(got)), None
+    aliased = None
+    if got.size:
+        aliased = next((f"input {n}" for n, a in call.inputs.items()
+                        if a is not None and np.may_share_memory(got, a)), None)
+        if aliased is None and any(np.may_share_memory(got, e) for e in earlier):
+            aliased = "an earlier result"
+    return Outcome(array=got, aliased=aliased), got
+
+
+def run_calls(backend: Any, req: Request, repeat: int) -> List[Outcome]:
+    """`repeat` calls on the same request (determinism makes two)."""
+    outs: List[Outcome] = []
+    kept: List[np.ndarray] = []
+    for _ in range(repeat):
+        out, raw = call_once(backend, req, kept)
+        outs.append(out)
+        if raw is not None:
+            kept.append(raw)
+    return outs
+
+
+# -- in pytest's own process ------------------------------------------------------------------
+class InProcess:
+    """`--isolation none`: the backend is an object in this process (a debugger reaches it; a crash
+    ends the run)."""
+
+    def __init__(self, backend: Any) -> None:
+        self.backend = backend
+        self.info = BackendInfo.of(backend)
+
+    def run(self, req: Request, repeat: int = 1, deadline: Optional[float] = None) -> List[Outcome]:
+        return run_calls(self.backend, req, repeat)
+
+    def close(self) -> Optional[str]:
+        return close_backend(self.backend)
+
+
+def close_backend(backend: Any) -> Optional[str]:
+    """Call the backend's optional close(); what went wrong comes back as one line."""
+    close = getattr(backend, "close", None)
+    if callable(close):
+        try:
+            close()
+        except Exception as e:
+            return f"the backend's close() raised {type(e).__name__}: {words(e)}"
+    return None

@@ -1,0 +1,245 @@
+"""Confining the backend's process: it may not write what the suite reads or writes (its code, the
+case files and goldens, the golden cache, the report folder and journal, the Python environment),
+and may not signal any process outside its own (pytest, the forkserver, xdist's controller).
+
+Why: a backend is untrusted code running as the user. Unconfined, it can append to
+suite/report/compare.py (the next `report diff` exits 0), rewrite golden/ or the cache (the next run
+agrees with it), rewrite results.json, or SIGSTOP pytest (the run hangs past every deadline).
+
+How, and why this way (the measurements are in docs/backend-contract.md, "Confinement"):
+Landlock (Linux 5.13+), applied by the backend's process to itself before the backend is made,
+after PR_SET_NO_NEW_PRIVS; no privilege, no dependency (three syscalls through ctypes). Only
+write-type rights are handled: reading, executing and ioctl on devices are never restricted.
+Landlock grants, it cannot deny below a grant, so the rules grant every write right on each
+*sibling* along the paths from / down to each protected path (every entry of every ancestor
+folder except the next step towards a protected path), and none on the protected paths or their
+ancestors themselves. Consequences: everything outside the protected trees is writable as before
+(temporary folders, /dev, $HOME/ascend, the backend's own build folders), except that no new entry
+can be made directly in an ancestor folder (e.g. a new file in $HOME when the cache is under it).
+For that, the suite makes a private temporary folder before confining and points TMPDIR at it, and
+makes $HOME/ascend (CANN's logs) if it is missing. Signals (ABI 6, Linux 6.12+): scoped to the
+backend's own domain, which its descendants inherit; the same for abstract Unix sockets.
+
+The alternative measured against it, user and mount namespaces with read-only bind mounts, is
+exact about new entries but fails where unprivileged user namespaces are refused (Docker's default
+seccomp profile, Ubuntu's AppArmor restriction), leaves the backend root of its namespace (able
+to undo its own mounts without a second namespace), does not stop signals to same-uid processes,
+and does not stop writes through /proc/<pytest>/root.
+
+Where Landlock is missing, the run says so (header, results.json `protections`, `doctor`) and goes
+on unconfined: a missing protection is reported, not an error.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import stat
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+_CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446     # the same number on every architecture
+_VERSION = 1                                                   # LANDLOCK_CREATE_RULESET_VERSION
+_PATH_BENEATH = 1                                              # LANDLOCK_RULE_PATH_BENEATH
+_NO_NEW_PRIVS = 38                                             # PR_SET_NO_NEW_PRIVS
+
+# LANDLOCK_ACCESS_FS_*: the write-type rights (reading, executing and device ioctl are not handled)
+WRITE_FILE, REMOVE_DIR, REMOVE_FILE = 1 << 1, 1 << 4, 1 << 5
+MAKE = sum(1 << b for b in range(6, 13))       # MAKE_CHAR, DIR, REG, SOCK, FIFO, BLOCK, SYM
+REFER, TRUNCATE = 1 << 13, 1 << 14             # ABI 2, ABI 3
+SCOPE_ABSTRACT_UNIX, SCOPE_SIGNAL = 1 << 0, 1 << 1   # ABI 6
+SIGNAL_ABI = 6
+
+
+class ConfineError(Exception):
+    """Confinement the kernel offered could not be applied (the backend is not started)."""
+
+
+def _libc():
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    return libc
+
+
+def landlock_abi() -> Tuple[int, str]:
+    """(ABI version, why not) : (0, the reason) where Landlock is not available."""
+    if not sys.platform.startswith("linux"):
+        return 0, f"no Landlock on {sys.platform}"
+    try:
+        libc = _libc()
+    except OSError as e:
+        return 0, f"no C library to call ({e})"
+    abi = libc.syscall(_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(_VERSION))
+    if abi < 0:
+        err = ctypes.get_errno()
+        return 0, ("Landlock is not enabled in this kernel (boot with lsm=...,landlock)" if err == 95
+                   else "this kernel has no Landlock (Linux 5.13+)" if err == 38 else os.strerror(err))
+    return int(abi), ""
+
+
+def write_rights(abi: int) -> Tuple[int, int]:
+    """(rights on a folder, rights on a file) handled at this ABI."""
+    folder = WRITE_FILE | REMOVE_DIR | REMOVE_FILE | MAKE | (REFER if abi >= 2 else 0) | (TRUNCATE if abi >= 3 else 0)
+    return folder, WRITE_FILE | (TRUNCATE if abi >= 3 else 0)
+
+
+def protections(abi: int, why: str, on: bool = True) -> Dict[str, str]:
+    """What the backend's process is confined by, in words (header, results.json, doctor)."""
+    if not on:
+        return {"writes": "off (--confine=off)", "signals": "off (--confine=off)"}
+    if abi < 1:
+        return {"writes": f"not available: {why}", "signals": f"not available: {why}"}
+    return {"writes": f"landlock abi {abi}",
+            "signals": "landlock scope" if abi >= SIGNAL_ABI else
+            f"not available: Landlock ABI {abi} has no signal scoping (ABI {SIGNAL_ABI}, Linux 6.12)"}
+
+
+def siblings(protected: Iterable[Path]) -> Tuple[List[str], List[str]]:
+    """The paths to grant write rights on: every entry of every folder on the way from / to a
+    protected path, except the steps of that way and the protected paths themselves. Also the
+    folders that could not be listed (nothing in them is granted). Symbolic links are not
+    granted (a write through one is judged at its target)."""
+    guarded = sorted({os.path.realpath(p) for p in protected})
+    keep: Set[str] = set()
+    for p in guarded:
+        parts = Path(p).parts
+        keep.update(os.path.join(*parts[:i]) for i in range(1, len(parts) + 1))
+
+    def inside(path: str) -> bool:            # a protected path, or below one
+        return any(path == q or path.startswith(q.rstrip("/") + "/") for q in guarded)
+
+    grant, unlisted = [], []
+    for folder in sorted(keep):
+        if inside(folder) or not os.path.isdir(folder) or os.path.islink(folder):
+            continue
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            unlisted.append(folder)
+            continue
+        for name in names:
+            path = os.path.join(folder, name)
+            if path not in keep and not os.path.islink(path):
+                grant.append(path)
+    return grant, unlisted
+
+
+@dataclass
+class Policy:
+    """What the backend's process is confined to: made in pytest's process, applied in the
+    backend's (it crosses the process boundary as plain data)."""
+
+    protected: List[str]
+    abi: int
+    tmpdir: Optional[str] = None           # the backend's own TMPDIR
+    made: List[str] = field(default_factory=list)
+
+    def apply(self) -> None:
+        """Confine this process (and everything it starts). ConfineError if the kernel refuses."""
+        if self.tmpdir:
+            os.environ["TMPDIR"] = self.tmpdir
+            tempfile.tempdir = None
+        libc = _libc()
+        folder_rights, file_rights = write_rights(self.abi)
+        scoped = SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL if self.abi >= SIGNAL_ABI else 0
+        attr = (ctypes.c_uint64 * 3)(folder_rights, 0, scoped)
+        size = 24 if self.abi >= SIGNAL_ABI else 8
+        fd = libc.syscall(_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
+        if fd < 0:
+            raise ConfineError(f"landlock_create_ruleset: {os.strerror(ctypes.get_errno())}")
+        try:
+            grant, _ = siblings(Path(p) for p in self.protected)
+            for path in grant:
+                self._grant(libc, fd, path, folder_rights, file_rights)
+            if libc.prctl(_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+                raise ConfineError(f"prctl(PR_SET_NO_NEW_PRIVS): {os.strerror(ctypes.get_errno())}")
+            if libc.syscall(_RESTRICT_SELF, fd, ctypes.c_uint32(0)) != 0:
+                raise ConfineError(f"landlock_restrict_self: {os.strerror(ctypes.get_errno())}")
+        finally:
+            os.close(fd)
+
+    @staticmethod
+    def _grant(libc, ruleset: int, path: str, folder_rights: int, file_rights: int) -> None:
+        try:
+            pfd = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            return                          # gone since it was listed: nothing to grant
+        try:
+            mode = os.fstat(pfd).st_mode
+            if stat.S_ISLNK(mode):
+                return
+            rule = _PathBeneath(folder_rights if stat.S_ISDIR(mode) else file_rights, pfd)
+            # EBADFD: a pseudo-filesystem Landlock takes no rules on; it stays unwritable
+            libc.syscall(_ADD_RULE, ruleset, _PATH_BENEATH, ctypes.byref(rule), ctypes.c_uint32(0))
+        finally:
+            os.close(pfd)
+
+
+class _PathBeneath(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+def python_environment() -> List[str]:
+    """The Python environment the next run's code comes from: a virtual environment whole, else
+    its site-packages folders (user site-packages where it exists and is used)."""
+    import site
+    import sysconfig
+    out = set()
+    if sys.prefix != sys.base_prefix:
+        out.add(sys.prefix)
+    for key in ("purelib", "platlib"):
+        out.add(sysconfig.get_paths()[key])
+    try:
+        out.update(site.getsitepackages())
+    except AttributeError:
+        pass
+    if site.ENABLE_USER_SITE and os.path.isdir(site.getusersitepackages()):
+        out.add(site.getusersitepackages())
+    return sorted(out)
+
+
+def make_policy(paths: Sequence[Path], abi: int) -> Policy:
+    """The policy for a session: `paths` (the suite's checkout or package, its data, reports and
+    cache) and the Python environment protected. Makes, in pytest's process, what the backend
+    could not make once confined: its private TMPDIR and $HOME/ascend where the folders they would
+    go in are on the way to a protected path."""
+    protected = sorted({os.path.realpath(p) for p in paths} | set(python_environment()))
+    on_the_way = set()
+    for p in protected:
+        q = Path(p)
+        on_the_way.update(str(a) for a in q.parents)
+    made: List[str] = []
+    tmp = os.path.realpath(tempfile.gettempdir())
+    tmpdir = None
+    if tmp in on_the_way or any(tmp == p or tmp.startswith(p + "/") for p in protected):
+        tmpdir = tempfile.mkdtemp(prefix="aclnn-backend-")
+        made.append(tmpdir)
+    home = os.path.realpath(os.path.expanduser("~"))
+    ascend = os.path.join(home, "ascend")
+    if home in on_the_way and not os.path.exists(ascend):
+        try:
+            os.mkdir(ascend)
+        except OSError:
+            pass
+    return Policy(protected=protected, abi=abi, tmpdir=tmpdir, made=made)
+
+
+def cleanup(policy: Optional[Policy]) -> None:
+    """Remove what make_policy made (the backend's TMPDIR), once the backend has ended."""
+    import shutil
+    for path in policy.made if policy is not None else ():
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def in_force(on: bool = True, isolation: str = "process") -> Dict[str, str]:
+    """Which protections a run with these options has here, in words: results.json's
+    `protections`, the run's header and `aclnn-conform doctor` show it."""
+    from suite.run import reaper
+    if isolation == "none":
+        why = "not available: --isolation none (the backend runs in pytest's process)"
+        return {"writes": why, "signals": why, "descendants": why}
+    abi, why = landlock_abi()
+    return {**protections(abi, why, on), "descendants": reaper.describe()}

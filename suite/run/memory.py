@@ -1,0 +1,76 @@
+"""Will a case fit? Its arrays are known from its shapes and dtypes, so a case too large for this
+machine is skipped with the numbers, instead of dying of a MemoryError halfway (or taking the
+machine down with it)."""
+from __future__ import annotations
+
+import os
+import re
+from typing import Optional
+
+from suite.common import dtypes, layout
+from suite import ops
+from suite.golden import store as golden
+from suite.common.blocks import BLOCK, numel
+from suite.cases.model import Case, Kind
+
+# Fixed costs on top of the case's arrays: the block temporaries of drawing, computing and judging
+# (a few dozen float64 blocks).
+BLOCK_BYTES = 48 * 8 * BLOCK
+# What a backend allocates beyond its output, in units of the bytes of the case's inputs and output,
+# when it does not say (its optional `working_memory` attribute): float32 copies of 16-bit data.
+WORKING_MEMORY = 2.0
+
+
+def parse_size(text: str) -> int:
+    """'24G', '512M', '1.5GiB', '1000000' -> bytes."""
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([kKmMgGtT]?)(i?[bB])?\s*", text)
+    if not m:
+        raise ValueError(f"{text!r} is not a size (write e.g. 24G, 512M)")
+    return int(float(m[1]) * 1024 ** " KMGT".index(m[2].upper() or " "))
+
+
+def available() -> Optional[int]:
+    """Memory this process could still take (Linux: MemAvailable), or None where unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def need(case: Case, kind: str, working: float = WORKING_MEMORY, copies: int = 0) -> int:
+    """Bytes a case takes at its peak, for `kind` numbers or determinism: its inputs (with the
+    layout's buffer), the output (twice for determinism: both runs are kept), the golden when it
+    is held, the backend's working memory (`working` times the inputs' and output's bytes) and the
+    block temporaries; and `copies` more of the inputs and outputs where the backend runs in a
+    process of its own (its copy of the inputs, the suite's of its results; for determinism also
+    the result its second process sends). (Measured on the huge tier's float16 MSE case: 4.1 GiB peak RSS against
+    4.4 GiB estimated.)"""
+    shapes = dict(case.shapes)
+    total = arrays = 0
+    for name, dt in case.dtypes.items():
+        s = shapes.get(name)
+        if s is None or dt is None:
+            continue
+        size = numel(s) * dtypes.dtype_of(dt).itemsize
+        total += size * (1 + layout.buffer_factor(case.layout, s))
+        arrays += size
+    out = numel(case.out_shape or ()) * dtypes.dtype_of(case.out_dtype).itemsize
+    outs = out * (2 if kind == Kind.DETERMINISM else 1)
+    total += outs + working * (arrays + out) + copies * (arrays + outs)
+    if kind == Kind.DETERMINISM and copies:
+        total += out                # the result of the call in the backend's second process
+    if kind == Kind.NUMBERS and not golden.lazy(case):
+        b = ops.get(case.op).b_shape({n: s for n, s in shapes.items() if s is not None})
+        total += out * 8 * (1 if tuple(b) == tuple(case.out_shape) else 2)
+    return int(total * 1.1) + BLOCK_BYTES          # 10%: what numpy and the allocator add
+
+
+def fmt(n: float) -> str:
+    return f"{n / 2 ** 30:.1f} GiB" if n >= 2 ** 30 else f"{n / 2 ** 20:.0f} MiB"

@@ -1,0 +1,107 @@
+"""What the backend's process may send back, field by field (docs/backend-contract.md, "A process
+of its own"). The backend shares that process with the suite's own serving code: a backend that
+writes to the wrong descriptor, or a bug in the serving code, must not turn into a traceback in
+pytest, a garbage reason, or a wrong answer to a later case. So every reply is checked whole,
+by type and range, before anything of it is used; any departure is a ProtocolError, and the
+host kills the process (its next reply could not be trusted either)."""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Tuple
+
+from suite.run.wire import ProtocolError
+
+# Each outcome of a call, as its header carries it (suite.host.Outcome, with `array` an index into
+# the message's arrays). Exactly one of RESULTS is set; `aliased` only with an array, `device_lost`
+# only with a device fault.
+RESULTS = ("array", "status", "unsupported", "raised", "returned", "violation", "device_fault")
+TEXTS = ("unsupported", "raised", "returned", "aliased", "violation", "device_fault")
+KEYS = frozenset(RESULTS + TEXTS + ("device_lost",))
+MAX_TEXT = 1 << 16                  # the child cuts a backend's own words far below this
+
+
+def _int(v: Any) -> bool:
+    return type(v) is int            # bool is an int subclass, and no status
+
+
+def _text(v: Any) -> bool:
+    return type(v) is str and len(v) <= MAX_TEXT
+
+
+def outcome(head: Any, n_arrays: int) -> Dict[str, Any]:
+    """One outcome's fields, checked (ProtocolError names the first one that is wrong)."""
+    if type(head) is not dict:
+        raise ProtocolError(f"an outcome that is a {type(head).__name__}, not a dict")
+    if set(head) != KEYS:
+        extra, missing = sorted(map(repr, set(head) - KEYS)), sorted(KEYS - set(head))
+        raise ProtocolError(f"an outcome with keys {', '.join(extra) or 'none'} too many and "
+                            f"{', '.join(missing) or 'none'} missing")
+    i = head["array"]
+    if i is not None and not (_int(i) and 0 <= i < n_arrays):
+        raise ProtocolError(f"array index {i!r} (the reply carries {n_arrays} arrays)")
+    if head["status"] is not None and not _int(head["status"]):
+        raise ProtocolError(f"status {head['status']!r}: not an int")
+    for k in TEXTS:
+        if head[k] is not None and not _text(head[k]):
+            raise ProtocolError(f"{k} {type(head[k]).__name__}: not a str of at most {MAX_TEXT} characters")
+    if type(head["device_lost"]) is not bool:
+        raise ProtocolError(f"device_lost {head['device_lost']!r}: not a bool")
+    set_ = [k for k in RESULTS if head[k] is not None]
+    if len(set_) != 1:
+        raise ProtocolError(f"an outcome with {len(set_)} results ({', '.join(set_) or 'none'}), not one")
+    if head["aliased"] is not None and i is None:
+        raise ProtocolError("aliased without an array")
+    if head["device_lost"] and head["device_fault"] is None:
+        raise ProtocolError("device_lost without a device fault")
+    return dict(head)
+
+
+def done(reply: Any, seq: int, repeat: int, n_arrays: int) -> List[Dict[str, Any]]:
+    """The outcomes of a 'run' request numbered `seq` that made `repeat` calls: ('done', seq,
+    [outcome] * repeat), each array of the message used by exactly one outcome."""
+    if type(reply) is not tuple or len(reply) != 3 or reply[0] != "done":
+        raise ProtocolError(f"a reply {_short(reply)}, not ('done', {seq}, outcomes)")
+    if reply[1] != seq or not _int(reply[1]):
+        raise ProtocolError(f"a reply to request {_short(reply[1])}, not to this one ({seq})")
+    heads = reply[2]
+    if type(heads) is not list or len(heads) != repeat:
+        raise ProtocolError(f"{_short(heads)} as the outcomes of {repeat} calls")
+    outs = [outcome(h, n_arrays) for h in heads]
+    used = [o["array"] for o in outs if o["array"] is not None]
+    if sorted(used) != list(range(n_arrays)):
+        raise ProtocolError(f"array indices {used} for the {n_arrays} arrays carried")
+    return outs
+
+
+READY = {"name": str, "capabilities": list, "products": list, "deterministic": bool, "working_memory": float}
+
+
+def ready(reply: Any) -> Tuple[str, Any]:
+    """The start-up reply, checked: ('ready', fields) with exactly READY's fields and types, or
+    ('error', text) when the backend could not be made."""
+    if type(reply) is tuple and len(reply) == 2 and reply[0] == "error" and _text(reply[1]):
+        return reply
+    if type(reply) is not tuple or len(reply) != 2 or reply[0] != "ready" or type(reply[1]) is not dict:
+        raise ProtocolError(f"a start-up reply {_short(reply)}")
+    fields = reply[1]
+    if set(fields) != set(READY) or any(type(fields[k]) is not t for k, t in READY.items()):
+        raise ProtocolError(f"start-up fields {_short(fields)}")
+    if not all(_text(c) for c in fields["capabilities"] + fields["products"]) or not _text(fields["name"]):
+        raise ProtocolError(f"start-up fields {_short(fields)}")
+    return reply
+
+
+def closed(reply: Any) -> Optional[str]:
+    """The reply to 'close': ('closed', incident or None)."""
+    if type(reply) is not tuple or len(reply) != 2 or reply[0] != "closed" or not (
+            reply[1] is None or _text(reply[1])):
+        raise ProtocolError(f"a reply {_short(reply)} to close")
+    return reply[1]
+
+
+def _short(v: Any) -> str:
+    """A bounded, printable description of whatever came (never its whole repr)."""
+    try:
+        text = repr(v)
+    except Exception:                 # a plain value's repr does not raise; be sure anyway
+        text = f"<{type(v).__name__}>"
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -1,0 +1,364 @@
+"""Running one case against the backend and saying, in numbers, what went wrong."""
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from functools import lru_cache
+
+from suite.common import dtypes
+from suite import ops
+from suite.golden import source as golden
+from suite.cases import hardware
+from suite.run import memory
+from suite.run.backend import BackendInfo
+from suite.cases.model import Case, Kind
+from suite.common.blocks import numel
+from suite.contract import OpCall, status_name
+from suite.golden.source import CaseData, GoldenError
+from suite.golden.store import GoldenStore
+from suite.cases.inputs import draw_inputs
+from suite.run.host import Fault
+from suite.run.calls import Outcome, Request, call_of
+from suite.run.output import Log, output_lines
+from suite.judge.judging import Element, Path, Verdict, judge
+from suite.judge.table import Standard, ToleranceTable
+
+
+class CaseFailure(AssertionError):
+    """A conformance failure: the message is the whole story, no traceback needed. The parts stay
+    data for the reports: `summary` (the first line), `reproduce` (the one-line command, or None)
+    and `record` (what was measured before failing: status, metrics, fault)."""
+
+    def __init__(self, case_id: str, what: str, details: Sequence[str] = (), reproduce: Optional[str] = None,
+                 record: Optional[Dict[str, Any]] = None, stop: Optional[str] = None) -> None:
+        self.summary = f"{case_id}: {what}"
+        self.reproduce = reproduce
+        self.record = record or {}
+        self.stop = stop  # why the whole run must stop after this case (None: it goes on)
+        lines = [self.summary, *details] + ([f"  reproduce: {reproduce}"] if reproduce else [])
+        super().__init__("\n".join(lines))
+
+
+class CaseSkip(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def request_of(case: Case, inputs: Dict[str, Optional[np.ndarray]]) -> Request:
+    """What the backend's process needs to make the case's call: contiguous inputs and the layout."""
+    out = case.out_dtype if case.out_dtype is not None and case.out_shape is not None else None
+    # Every input of the signature, in its order; one the data lacks is NULL (an optional input).
+    named = {n: inputs.get(n) for n in ops.get(case.op).inputs}
+    return {"op": case.op, "inputs": named, "layout": case.layout, "attrs": dict(case.attrs),
+            "out_shape": None if case.out_shape is None else tuple(case.out_shape),
+            "out_dtype": None if out is None else dtypes.canonical(out), "product": case.product}
+
+
+def build_call(case: Case, inputs: Dict[str, Optional[np.ndarray]]) -> OpCall:
+    return call_of(request_of(case, inputs))
+
+
+def _live(case: Case) -> Tuple[Tuple[str, str], ...]:
+    """The dtypes of the inputs a case passes (a NULL optional input has none)."""
+    return tuple((n, d) for n, d in case.dtypes.items() if case.shapes.get(n) is not None)
+
+
+@lru_cache(maxsize=4096)
+def _path_dtypes(op: str, live: Tuple[Tuple[str, str], ...], out: str) -> Tuple[np.dtype, np.dtype, np.dtype]:
+    """(result dtype, terms' dtype, judged dtype) of an operator's rounding path, per dtype set."""
+    o = ops.get(op)
+    through = dtypes.dtype_of(o.result_dtype(dict(live), out))
+    out_dt = dtypes.dtype_of(out)
+    judged = through if dtypes.finfo(through).mant_bits < dtypes.finfo(out_dt).mant_bits else out_dt
+    return through, dtypes.dtype_of(o.term_dtype(dict(live))), judged
+
+
+def result_dtype(case: Case, out_dtype: np.dtype) -> np.dtype:
+    """The dtype the operator rounds its result to before casting it to out (Operator.result_dtype)."""
+    return _path_dtypes(case.op, _live(case), dtypes.name_of(out_dtype))[0]
+
+
+@lru_cache(maxsize=None)
+def may_flush(product: str) -> bool:
+    """Whether a correct kernel on `product` may flush float32 subnormals (cases/hardware.yaml)."""
+    return hardware.load_hardware()[product].may_flush
+
+
+def rounding_path(case: Case, data: CaseData, out_dtype: np.dtype) -> Path:
+    """How the operator's kernel rounds on the way to out (suite.tolerance.Path): its result
+    dtype, the dtype of a sum's terms, and where the path can give what the golden's window does
+    not (a product that may flush, terms rounded to a 16-bit dtype), the vendor's computation."""
+    through, terms, _ = _path_dtypes(case.op, _live(case), dtypes.name_of(out_dtype))
+    flush = may_flush(case.product)
+    vendor = None
+    if flush or terms != np.float32:
+        op, attrs = ops.get(case.op), dict(case.attrs)
+
+        def vendor(idx: np.ndarray):
+            return op.vendor_at(data.inputs, attrs, idx, flush=flush)
+    return Path(through=through, terms=terms, vendor=vendor, flush=flush)
+
+
+def judged_dtype(case: Case, out_dtype: np.dtype) -> np.dtype:
+    """The dtype a result is judged in: out's, or the coarser one the operator rounds its result to
+    before casting it to out (Operator.result_dtype)."""
+    return _path_dtypes(case.op, _live(case), dtypes.name_of(out_dtype))[2]
+
+
+def not_run_because(kind: Kind, info: BackendInfo) -> Optional[str]:
+    """Why the backend's own declarations keep `kind` from running (the case is skipped with it)."""
+    if kind is Kind.REJECTION and "status" not in info.capabilities:
+        return f"backend {info.name} does not claim 'status' (aclnn's parameter validation)"
+    if kind is Kind.DETERMINISM and not info.deterministic:
+        return f"backend {info.name} declares itself nondeterministic (deterministic = False)"
+    return None
+
+
+def _fmt(v: float) -> str:
+    return repr(float(v))
+
+
+@dataclass
+class Runner:
+    host: Any                                 # suite.host.Hosted or InProcess: where the backend runs
+    info: BackendInfo
+    store: GoldenStore
+    table: ToleranceTable
+    standard_override: Optional[str] = None
+    replay: str = ""                          # options that reproduce this run's configuration
+    max_memory: Optional[int] = None          # bytes a case may need (None: what is available)
+    # What the backend's process printed during this case's calls: (who, suite.output.Log).
+    output: List[Tuple[str, Optional[Log]]] = field(default_factory=list)
+
+    def standard_for(self, case: Case) -> Standard:
+        return self.table.for_op(case.op, self.standard_override)
+
+    def reproducer(self, nodeid: str) -> str:
+        return f"pytest {shlex.quote(nodeid)}{self.replay}"
+
+    def _fail(self, case: Case, nodeid: str, what: str, details: Sequence[str] = (),
+              record: Optional[Dict[str, Any]] = None, stop: Optional[str] = None) -> CaseFailure:
+        details = [*details, *output_lines(self.output)]
+        return CaseFailure(case.id, what, details, self.reproducer(nodeid), record, stop)
+
+    def _take_output(self, host: Any, who: str = "the backend's process") -> None:
+        take = getattr(host, "take_output", None)
+        if take is not None:
+            self.output.append((who, take()))
+
+    @property
+    def backend(self) -> Any:
+        """The backend object when it lives in this process (--isolation none), else None."""
+        return getattr(self.host, "backend", None)
+
+    # -- calling -------------------------------------------------------------------------------
+    def _calls(self, case: Case, inputs: Dict[str, Optional[np.ndarray]], nodeid: str,
+               repeat: int = 1, host: Any = None, who: str = "the backend's process") -> List[Outcome]:
+        """What the backend made of `repeat` calls; a fault of its process fails the case."""
+        host = self.host if host is None else host
+        deadline = None
+        deadline_for = getattr(host, "deadline_for", None)
+        if deadline_for is not None:
+            elements = sum(numel(s) for s in case.shapes.values() if s is not None) + numel(case.out_shape or ())
+            deadline = deadline_for(elements)
+        try:
+            outs = host.run(request_of(case, inputs), repeat, deadline)
+        except Fault as e:
+            self._take_output(host, who)
+            what = str(e) if host is self.host else f"{who}: {e}"
+            raise self._fail(case, nodeid, what, record={"fault": e.kind}) from None
+        self._take_output(host, who)
+        for o in outs:
+            if o.device_fault is not None:
+                raise self._device_fault(case, nodeid, o)
+        return outs
+
+    def _device_fault(self, case: Case, nodeid: str, o: Outcome) -> CaseFailure:
+        """The device faulted in this case: it fails; the run goes on if the backend recovered."""
+        if o.device_lost:
+            stop = f"{case.id}: device fault, and the backend could not recover the device: {o.device_fault}"
+            return self._fail(case, nodeid, f"device fault: {o.device_fault}; the backend could not recover "
+                                            f"the device, so the run stops here", record={"fault": "device lost"},
+                              stop=stop)
+        return self._fail(case, nodeid, f"device fault: {o.device_fault}; the backend reset the device, the "
+                                        f"next case runs on a fresh one", record={"fault": "device"})
+
+    def _status(self, case: Case, o: Outcome, nodeid: str) -> Optional[int]:
+        """The status of a rejected call (None: accepted); crashes and skips become a failure or a skip."""
+        if o.unsupported is not None:
+            raise CaseSkip(f"backend cannot express this call: {o.unsupported}")
+        if o.raised is not None:
+            raise self._fail(case, nodeid, f"the backend crashed: {o.raised}")
+        if o.violation is not None:
+            raise self._fail(case, nodeid, f"the backend broke its contract: {o.violation}")
+        return o.status
+
+    def fits(self, case: Case, kind: Kind) -> None:
+        """Skip, with the numbers, a case whose arrays this machine cannot hold."""
+        if golden.is_stored(case):
+            return
+        want = memory.need(case, kind, self.info.working_memory, getattr(self.host, "copies", 0))
+        have = self.max_memory if self.max_memory is not None else memory.available()
+        if have is not None and want > have:
+            src = "--max-memory" if self.max_memory is not None else "available now"
+            raise CaseSkip(f"needs about {memory.fmt(want)} of memory for its arrays; "
+                           f"{memory.fmt(have)} {src}")
+
+    def _data(self, case: Case) -> CaseData:
+        try:
+            return self.store.load(case)
+        except GoldenError as e:
+            raise CaseFailure(case.id, str(e)) from None
+
+    def _inputs(self, case: Case) -> Dict[str, np.ndarray]:
+        try:
+            return self.store.inputs(case)
+        except GoldenError as e:
+            raise CaseFailure(case.id, str(e)) from None
+
+    def _check_array(self, case: Case, o: Outcome, nodeid: str) -> np.ndarray:
+        if o.array is None:
+            raise self._fail(case, nodeid, f"the backend returned {o.returned}; out is shape "
+                                           f"{tuple(case.out_shape)} dtype {case.out_dtype}")
+        return o.array
+
+    # -- the three kinds of test ---------------------------------------------------------------
+    def check(self, kind: Kind, case: Case, nodeid: str) -> Dict[str, Any]:
+        """Run `case` as a test of `kind`: its record, or CaseFailure / CaseSkip."""
+        self.output = []
+        return {Kind.NUMBERS: self.check_numbers, Kind.REJECTION: self.check_rejection,
+                Kind.DETERMINISM: self.check_determinism}[Kind(kind)](case, nodeid)
+
+    def check_numbers(self, case: Case, nodeid: str) -> Dict[str, Any]:
+        self.fits(case, Kind.NUMBERS)
+        data = self._data(case)
+        o = self._calls(case, data.inputs, nodeid)[0]
+        status = self._status(case, o, nodeid)
+        if status is not None:
+            raise self._fail(case, nodeid, f"the backend rejected a valid call with status {status} "
+                                           f"({status_name(status)}); the contract accepts it",
+                             record={"status": status})
+        got = self._check_array(case, o, nodeid)
+        std = self.standard_for(case)
+        path = rounding_path(case, data, got.dtype)
+        v = judge(got, data.golden, judged_dtype(case, got.dtype), std, self.table.slack_ulps,
+                  through=path.through, terms=path.terms, vendor=path.vendor, flush=path.flush)
+        record = {"status": 0, **v.metrics()}
+        if not v.passed:
+            worst = self._worst(case, data, v)
+            raise self._fail(case, nodeid, f"out {case.out_dtype}{list(case.out_shape)} fails standard "
+                                           f"'{v.standard}': {v.why}", self._numbers_details(case, data, v, worst),
+                             {**record, "worst": worst})
+        return record
+
+    def check_rejection(self, case: Case, nodeid: str) -> Dict[str, Any]:
+        status = self._status(case, self._calls(case, draw_inputs(case), nodeid)[0], nodeid)
+        if status is None:
+            raise self._fail(case, nodeid, f"the backend accepted a call that aclnn rejects with "
+                                           f"{case.expect} ({status_name(case.expect)}): {case.why}",
+                             record={"status": 0})
+        if status != case.expect:
+            raise self._fail(case, nodeid, f"status {status} ({status_name(status)}), expected {case.expect} "
+                                           f"({status_name(case.expect)}): {case.why}", record={"status": status})
+        return {"status": status}
+
+    def check_determinism(self, case: Case, nodeid: str) -> Dict[str, Any]:
+        """Two calls back to back in the backend's process, then (where it runs in a process of its
+        own) a third in its second process (suite.host.Hosted.twin): all three bit-identical."""
+        self.fits(case, Kind.DETERMINISM)
+        inputs = self._inputs(case)
+        outs = self._calls(case, inputs, nodeid, repeat=2)
+        twin = getattr(self.host, "twin", None)
+        if twin is not None:
+            outs += self._calls(case, inputs, nodeid, host=twin(), who="the backend's second process")
+        results = []
+        for o in outs:
+            status = self._status(case, o, nodeid)
+            if status is not None:
+                raise self._fail(case, nodeid, f"the backend rejected a valid call with status {status}",
+                                 record={"status": status})
+            got = self._check_array(case, o, nodeid)
+            if o.aliased is not None:
+                raise self._fail(case, nodeid, _aliased(o.aliased))
+            # A copy: a backend that hands back the same buffer twice must not compare it with itself.
+            results.append(np.array(got, copy=True) if len(results) < 2 else got)
+        _same(self, case, nodeid, results[0], results[1],
+              "two runs on identical inputs differ in {n} of {size} elements (the operator is documented "
+              "as deterministic)")
+        if len(results) > 2:
+            _same(self, case, nodeid, results[0], results[2],
+                  "a run in the backend's second process, on the same inputs received into fresh memory, "
+                  "differs from the first process's in {n} of {size} elements (two runs in one process "
+                  "agree: a result remembered there, not recomputed; the operator is documented as "
+                  "deterministic)")
+        return {"status": 0, "deterministic": True}
+
+    # -- messages ------------------------------------------------------------------------------
+    def _worst(self, case: Case, data: CaseData, v: Verdict) -> List[Dict[str, Any]]:
+        """The worst elements as data (results.json `worst`, docs/results-schema.md)."""
+        op = ops.get(case.op)
+        shape = tuple(case.out_shape)
+        return [worst_element(e, shape, op.element_values(data.inputs, shape, _index(e, shape)))
+                for e in v.elements]
+
+    def _numbers_details(self, case: Case, data: CaseData, v: Verdict,
+                         worst: Sequence[Dict[str, Any]]) -> List[str]:
+        """The measured numbers and the worst elements, each with the inputs that produced it."""
+        op = ops.get(case.op)
+        shape = tuple(case.out_shape)
+        lines = [f"  {v.n} elements, {v.n_over} over; max error {v.max_ulp:.4g} ulp, max abs {v.max_abs:.4g}, "
+                 f"max rel {v.max_rel:.4g}, rmse {v.rmse:.4g}",
+                 "  worst elements:"]
+        for e, w in zip(v.elements, worst):
+            index = _index(e, shape)
+            allowed = (_fmt(e.lo) if e.lo == e.hi else f"[{_fmt(e.lo)}, {_fmt(e.hi)}]")
+            tag = {"mismatch": " (NaN/inf mismatch)", "gross": " (gross error)"}.get(e.why, "")
+            error = (f"{w['error']:.4g} ulp of {case.out_dtype}" if w["unit"] == "ulp"
+                     else f"{w['error']:.4g} absolute (the golden is 0)")
+            lines.append(f"    index {index}: {op.describe(data.inputs, dict(case.attrs), shape, index)}")
+            lines.append(f"      golden {_fmt(e.golden)} (allowed {allowed}), got {_fmt(e.got)}, "
+                         f"error {error}{tag}")
+        return lines
+
+
+def _same(runner: Runner, case: Case, nodeid: str, first: np.ndarray, other: np.ndarray, what: str) -> None:
+    """Fail the case, with the first differing elements, unless `other` is bit-identical to
+    `first` (NaN matches any NaN)."""
+    a, b = dtypes.to_bits(first).reshape(-1), dtypes.to_bits(other).reshape(-1)
+    both_nan = np.isnan(first.astype(np.float32)).reshape(-1) & np.isnan(other.astype(np.float32)).reshape(-1)
+    differ = (a != b) & ~both_nan
+    if differ.any():
+        idx = np.flatnonzero(differ)
+        shape = case.out_shape
+        lines = [f"    index {tuple(int(i) for i in np.unravel_index(j, shape))}: "
+                 f"first {_fmt(first.reshape(-1)[j])}, second {_fmt(other.reshape(-1)[j])}"
+                 for j in idx[:5]]
+        raise runner._fail(case, nodeid, what.format(n=idx.size, size=a.size), lines)
+
+
+def _index(e: Element, shape: tuple) -> tuple:
+    return tuple(int(i) for i in np.unravel_index(e.index, shape)) if shape else ()
+
+
+def worst_element(e: Element, shape: tuple, inputs: Optional[Dict[str, Optional[float]]]) -> Dict[str, Any]:
+    """One of the worst elements as a results.json item: where, from what, against what. The error
+    is in ulps of out's dtype at the golden, or absolute where the golden is 0 (an ulp of 0 is the
+    subnormal spacing, which makes any real error look astronomical)."""
+    zero = e.golden == 0
+    return {"index": list(_index(e, shape)), "inputs": inputs, "golden": e.golden, "lo": e.lo, "hi": e.hi,
+            "got": e.got, "error": e.abs if zero else e.ulp, "unit": "abs" if zero else "ulp", "why": e.why}
+
+
+def _aliased(aliased: str) -> str:
+    """A result must be the backend's own new memory: not a view of an input, and not a buffer it
+    handed out before (an earlier result would change under the caller)."""
+    if aliased.startswith("input "):
+        return (f"the result shares memory with {aliased}: the backend returned a view of its input, "
+                f"not a result of its own")
+    return ("the second call's result shares memory with the first's: the backend hands out a buffer "
+            "it reuses, so an earlier result changes under the caller")
