@@ -6,14 +6,21 @@ from __future__ import annotations
 import socket
 import time
 import weakref
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from suite import dtypes, layout
 from suite.backend import BackendError
+from suite.calls import call_once
+from suite.cases import Kind, kinds_of, load_cases
+from suite.golden import GoldenStore
 from suite.host import Fault, Hosted, InProcess, recv, send
+from suite.runner import CaseFailure, CaseSkip, Runner
+from suite.tolerance import load_table
 from suite.wire import ProtocolError
+from tests.careless_backends import Unfinished
 
 SHAPES = [(), (0, 3), (2, 3), (3, 1, 4)]
 
@@ -440,3 +447,34 @@ def test_the_twin_is_another_process_of_the_same_backend_and_closes_with_the_fir
     h.twin().run(_req((2, 3)), 1, 30)
     found = h.close()
     assert found.count("during close() or its exit handlers") == 2 and "the backend's second process: " in found, found
+
+
+# -- NotImplementedError is a crash, not a skip (issue 20, item 10e) -----------------------------
+def test_not_implemented_is_a_crash_of_the_backends_never_unsupported():
+    """Only suite.Unsupported skips a case. A backend that raises NotImplementedError computes
+    nothing; if that were a skip, a backend with no kernel at all would make a run of skips."""
+    o, raw = call_once(Unfinished(), _req((2, 3)), [])
+    assert raw is None and o.unsupported is None and o.array is None
+    assert o.raised == "NotImplementedError: not written yet"
+
+
+def test_not_implemented_fails_each_kind_of_case_in_the_runner():
+    """The verdict the plugin turns into pass/fail/skip: every kind of check of a backend that
+    raises NotImplementedError is a CaseFailure naming it, none a CaseSkip."""
+    root = Path(__file__).resolve().parents[1]
+    cases, _ = load_cases([root / "cases" / "mse_loss_backward.yaml"])
+    host = InProcess(Unfinished())
+    runner = Runner(host, host.info, GoldenStore(root / "golden"), load_table(root / "cases" / "tolerances.yaml"))
+    picked = {}
+    for c in cases:
+        if c.tier == "default" and c.product == "atlas-a2" and c.layout == "contiguous" and "float32" in c.id:
+            for k in kinds_of(c):
+                picked.setdefault(k, c)
+    assert set(picked) == set(Kind)
+    for kind, case in picked.items():
+        with pytest.raises(CaseFailure) as e:
+            try:
+                runner.check(kind, case, f"suite/conformance/test_{kind.value}.py::t[{case.id}]")
+            except CaseSkip as skip:                      # the defect: reported, not raised past pytest.raises
+                pytest.fail(f"{kind.value}: skipped ({skip.reason}), not failed")
+        assert "the backend crashed: NotImplementedError: not written yet" in str(e.value), (kind, str(e.value))
