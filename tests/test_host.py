@@ -14,6 +14,7 @@ import pytest
 from suite import dtypes, layout
 from suite.backend import BackendError
 from suite.calls import call_once
+from suite.contract import DeviceFault
 from suite.cases import Kind, kinds_of, load_cases
 from suite.golden import GoldenStore
 from suite.host import Fault, Hosted, InProcess, recv, send
@@ -478,3 +479,45 @@ def test_not_implemented_fails_each_kind_of_case_in_the_runner():
             except CaseSkip as skip:                      # the defect: reported, not raised past pytest.raises
                 pytest.fail(f"{kind.value}: skipped ({skip.reason}), not failed")
         assert "the backend crashed: NotImplementedError: not written yet" in str(e.value), (kind, str(e.value))
+
+
+class _Raises:
+    name = "raises"
+
+    def __init__(self, e: BaseException) -> None:
+        self.e = e
+
+    def run(self, call):
+        raise self.e
+
+
+def _device(message="boom", status=None, recovered=True, then=None):
+    e = DeviceFault(message, status, recovered)
+    for k, v in (then or {}).items():              # what a backend may set after making it
+        setattr(e, k, v)
+    return e
+
+
+class _BareFault(DeviceFault):
+    """A subclass that never calls DeviceFault.__init__: no message, status or recovered of its own."""
+
+    def __init__(self) -> None:
+        Exception.__init__(self, "bare words")
+
+
+@pytest.mark.parametrize("e, fault, lost, violation", [
+    (_device(), "boom", False, None),                                   # no status: nothing appended
+    (_device(status=7), "boom (status 7)", False, None),
+    (_device("rc 507015: AI core", 507015), "rc 507015: AI core", False, None),   # already named
+    (_device(recovered=False), "boom", True, None),
+    (_device(recovered="no"), "boom [recovered='no' is not a bool: the device is taken as not recovered]", True, None),
+    (_device(status=7, then={"status": "7"}), None, False, "DeviceFault's status is '7' (str), not an int"),
+    (_device("own", then={"message": "aclGetRecentErrMsg text"}), "aclGetRecentErrMsg text", False, None),
+    (_BareFault(), "bare words", False, None),                          # recovered defaults to True
+], ids=["no-status", "status", "status-in-message", "lost", "recovered-not-bool", "status-str",
+        "message-attribute", "bare-subclass"])
+def test_a_device_fault_is_classified_exactly(e, fault, lost, violation):
+    """What a DeviceFault comes to decides the case (a device fault) and the run (lost: it stops)."""
+    o, raw = call_once(_Raises(e), _req((2, 3)), [])
+    assert raw is None and o.raised is None and o.array is None
+    assert (o.device_fault, o.device_lost, o.violation) == (fault, lost, violation)
