@@ -399,3 +399,23 @@ def test_stored_inputs_that_differ_from_the_draw_are_stale(small) -> None:
     for inputs in (missing, other):
         bad = golden.CaseData(inputs, stored.golden)
         assert golden._drift(key, case, bad) == [f"stale golden {key}: input {name} differs from what the generator draws now"]
+
+
+def test_compare_goldens_checks_the_shape_of_every_array_judging_reads() -> None:
+    out = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    fresh = Golden(out=out, scale=np.abs(out) + 1, nterms=4, path=np.abs(out) + 2)
+    same = lambda **kw: Golden(**{"out": out, "scale": fresh.scale, "nterms": 4, "path": fresh.path, **kw})  # noqa: E731
+    assert golden.compare_goldens("k", fresh, same()) == []
+    # the same bytes in another shape is another golden
+    assert golden.compare_goldens("k", fresh, same(out=out.reshape(3, 2))) == [
+        "drifted golden k: shape or NaN positions differ"]
+    assert golden.compare_goldens("k", fresh, same(out=out.reshape(3, 2), scale=fresh.scale.reshape(3, 2),
+                                                   path=fresh.path.reshape(3, 2))) == [
+        "drifted golden k: shape or NaN positions differ"]
+    assert golden.compare_goldens("k", fresh, same(scale=np.ones(3))) == [
+        "drifted golden k: the scale has shape (3,), not (2, 3)"]
+    assert golden.compare_goldens("k", fresh, same(path=np.ones((3, 2)))) == [
+        "drifted golden k: the path has shape (3, 2), not (2, 3)"]
+    flat = Golden(out=out, scale=np.full((), 7.0), nterms=4, path=np.full((), 8.0))    # 0-d: the same everywhere
+    assert golden.compare_goldens("k", flat, Golden(out=out, scale=np.full((2, 3), 7.0), nterms=4,
+                                                   path=np.full((2, 3), 8.0))) == []
