@@ -7,8 +7,10 @@ from types import SimpleNamespace
 
 import pytest
 
+from suite import plugin
+from suite.plugin import report
 from suite.run.interrupts import Interrupts
-from suite.plugin.report import Reporter, exit_status
+from suite.plugin.report import REPORTER, Reporter, exit_status
 
 E = pytest.ExitCode
 
@@ -116,3 +118,61 @@ def test_install_takes_over_only_the_default_handlers():
     finally:
         for s, h in saved.items():
             signal.signal(s, h)
+
+
+# -- an incident reaches the exit status from wherever it happened (issue 20, item 10f) ------------
+def test_every_incident_is_counted_the_processes_own_and_the_workers():
+    """all_incidents (what exit_status and the reports read) is this process's and the workers'."""
+    rep = SimpleNamespace(state=lambda: SimpleNamespace(incidents=["own close"]), incidents=["gw1: its close"])
+    assert Reporter.all_incidents(rep) == ["own close", "gw1: its close"]
+
+
+class _Host:
+    """A backend process whose close() went wrong (host.close gives it back as one line)."""
+
+    def close(self):
+        return "the backend's process exited with code 0 during close() or its exit handlers"
+
+
+def _config(stash, **worker):
+    opt = SimpleNamespace(report_dir=None, shard=None, known_failures=None, baseline=None, backend="x:Y")
+    return SimpleNamespace(option=opt, stash=stash, pluginmanager=SimpleNamespace(getplugin=lambda name: None),
+                           **worker)
+
+
+def _session(config):
+    return SimpleNamespace(config=config, exitstatus=E.OK, shouldfail=False, shouldstop=False)
+
+
+def _state():
+    """What plugin.Conformance holds at the session's end: a runner whose host is still open."""
+    return SimpleNamespace(_runner=SimpleNamespace(backend=None, host=_Host()), _closed=None, incidents=[],
+                           policy=None, info=None, error=None)
+
+
+@pytest.mark.parametrize("where", ["serial", "xdist worker"])
+def test_an_incident_in_the_backends_close_fails_a_run_whose_every_case_passed(where):
+    """The session's end as pytest runs it: the plugin closes the backend (its incident kept), a
+    worker hands its incidents to the controller, and the controller's exit status is 1."""
+    st = _state()
+    st.close = lambda: plugin.Conformance.close(st)
+    stash = {plugin.STATE: st}
+    config = _config(stash) if where == "serial" else _config(stash, workerinput={}, workeroutput={})
+    rep = stash[REPORTER] = Reporter(config)
+    rep.records = {"k": {"outcome": "passed", "reason": None}}
+    session = _session(config)
+    plugin.pytest_sessionfinish(session)
+    report.pytest_sessionfinish(session)
+    assert st.incidents == [_Host().close()]
+    if where == "xdist worker":
+        assert session.exitstatus == E.OK          # a worker's own status is not the run's
+        cstash = {plugin.STATE: SimpleNamespace(incidents=[], error=None, info=None)}
+        controller = _config(cstash)
+        rep = cstash[REPORTER] = Reporter(controller)
+        rep.records = {"k": {"outcome": "passed", "reason": None}}
+        node = SimpleNamespace(workeroutput=config.workeroutput, gateway=SimpleNamespace(id="gw0"))
+        report._Collector(rep).pytest_testnodedown(node, None)
+        assert rep.all_incidents() == [f"gw0: {_Host().close()}"]
+        session = _session(controller)
+        report.pytest_sessionfinish(session)
+    assert session.exitstatus == E.TESTS_FAILED

@@ -341,3 +341,86 @@ def test_generate_in_a_fresh_clone_with_an_empty_cache_leaves_git_clean(tmp_path
     status = subprocess.run(["git", "-C", str(clone), "status", "--porcelain"], capture_output=True,
                             text=True, check=True).stdout
     assert status == "", status
+
+
+# -- GoldenCache.read field by field, and _drift's input checks (mutation survivors, issue 20 item 10)
+def _sha(data: bytes) -> str:
+    import hashlib
+    return hashlib.sha256(data).hexdigest()
+
+
+def test_a_cache_entry_reads_back_every_field_and_the_shas_it_was_checked_against(large, tmp_path: Path) -> None:
+    cases, _ = large
+    cache = GoldenCache(tmp_path / "cache")
+    out = np.array([1.0, -2.0, 3.0])
+    summed = Golden(out=out, scale=np.array([5.0, 6.0, 7.0]), nterms=2, path=np.array([8.0, 9.0, 10.0]))
+    written = cache.put(cases[0], summed)
+    got, shas = cache.read(cases[0])
+    assert shas == written == {n: _sha(cache.files(summed)[n]) for n in ("out.npy", "scale.npy", "path.npy")}
+    assert got.nterms == 2 and np.array_equal(got.out, out)
+    assert np.array_equal(got.scale, summed.scale) and np.array_equal(got.path, summed.path)
+    flat = Golden(out=out, scale=np.abs(out))                  # elementwise: out.npy alone
+    assert set(cache.put(cases[1], flat)) == {"out.npy"}
+    got, _ = cache.read(cases[1])
+    assert got.nterms == 1 and np.array_equal(got.scale, np.abs(out)) and np.array_equal(got.path, np.abs(out))
+
+
+def _rewrite(cache: GoldenCache, case: Case, files: Dict[str, bytes], nterms: int) -> None:
+    """An entry with consistent sha256s (what a rewrite of the cache can make)."""
+    d = cache._dir(case)
+    for f in d.iterdir():
+        f.unlink()
+    for name, data in files.items():
+        (d / name).write_bytes(data)
+    (d / "meta.json").write_text(json.dumps({"spec": golden_source.spec_hash(case), "nterms": nterms,
+                                             "files": {n: _sha(b) for n, b in files.items()}}))
+
+
+def test_a_cache_entry_of_a_sum_without_path_or_with_a_pickle_is_no_entry(large, tmp_path: Path) -> None:
+    import io
+    cases, _ = large
+    cache = GoldenCache(tmp_path / "cache")
+    g = Golden(out=np.ones(3), scale=np.ones(3), nterms=2, path=np.ones(3))
+    cache.put(cases[0], g)
+    files = cache.files(g)
+    _rewrite(cache, cases[0], {k: v for k, v in files.items() if k != "path.npy"}, 2)
+    assert cache.read(cases[0]) is None                       # a sum's window needs its path
+    buf = io.BytesIO()
+    np.save(buf, np.array([1.0, 2.0, 3.0], dtype=object), allow_pickle=True)   # numbers, as objects
+    _rewrite(cache, cases[0], {"out.npy": buf.getvalue()}, 1)
+    assert cache.read(cases[0]) is None                       # never unpickled
+
+
+def test_stored_inputs_that_differ_from_the_draw_are_stale(small) -> None:
+    cases, root = small
+    case = cases[0]
+    key = case.datakey
+    stored = GoldenStore(root).load(case)
+    assert golden_build._drift(key, case, stored) == []
+    name = next(iter(stored.inputs))
+    missing = dict(stored.inputs)
+    del missing[name]
+    other = dict(stored.inputs, **{name: stored.inputs[name].view(np.int32)})   # the same bits, another dtype
+    for inputs in (missing, other):
+        bad = golden_source.CaseData(inputs, stored.golden)
+        assert golden_build._drift(key, case, bad) == [f"stale golden {key}: input {name} differs from what the generator draws now"]
+
+
+def test_compare_goldens_checks_the_shape_of_every_array_judging_reads() -> None:
+    out = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    fresh = Golden(out=out, scale=np.abs(out) + 1, nterms=4, path=np.abs(out) + 2)
+    same = lambda **kw: Golden(**{"out": out, "scale": fresh.scale, "nterms": 4, "path": fresh.path, **kw})  # noqa: E731
+    assert golden_build.compare_goldens("k", fresh, same()) == []
+    # the same bytes in another shape is another golden
+    assert golden_build.compare_goldens("k", fresh, same(out=out.reshape(3, 2))) == [
+        "drifted golden k: shape or NaN positions differ"]
+    assert golden_build.compare_goldens("k", fresh, same(out=out.reshape(3, 2), scale=fresh.scale.reshape(3, 2),
+                                                   path=fresh.path.reshape(3, 2))) == [
+        "drifted golden k: shape or NaN positions differ"]
+    assert golden_build.compare_goldens("k", fresh, same(scale=np.ones(3))) == [
+        "drifted golden k: the scale has shape (3,), not (2, 3)"]
+    assert golden_build.compare_goldens("k", fresh, same(path=np.ones((3, 2)))) == [
+        "drifted golden k: the path has shape (3, 2), not (2, 3)"]
+    flat = Golden(out=out, scale=np.full((), 7.0), nterms=4, path=np.full((), 8.0))    # 0-d: the same everywhere
+    assert golden_build.compare_goldens("k", flat, Golden(out=out, scale=np.full((2, 3), 7.0), nterms=4,
+                                                   path=np.full((2, 3), 8.0))) == []

@@ -6,16 +6,24 @@ from __future__ import annotations
 import socket
 import time
 import weakref
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from suite.common import dtypes, layout
 from suite.run.backend import BackendError
+from suite.run.calls import InProcess, call_once
+from suite.contract import DeviceFault
+from suite.cases.model import Kind, kinds_of
+from suite.cases.load import load_cases
+from suite.golden.store import GoldenStore
 from suite.run.host import Fault, Hosted
-from suite.run.calls import InProcess
+from suite.run.runner import CaseFailure, CaseSkip, Runner
+from suite.judge.table import load_table
 from suite.run.wire import recv, send
 from suite.run.wire import ProtocolError
+from tests.careless_backends import Unfinished
 
 SHAPES = [(), (0, 3), (2, 3), (3, 1, 4)]
 
@@ -443,3 +451,76 @@ def test_the_twin_is_another_process_of_the_same_backend_and_closes_with_the_fir
     h.twin().run(_req((2, 3)), 1, 30)
     found = h.close()
     assert found.count("during close() or its exit handlers") == 2 and "the backend's second process: " in found, found
+
+
+# -- NotImplementedError is a crash, not a skip (issue 20, item 10e) -----------------------------
+def test_not_implemented_is_a_crash_of_the_backends_never_unsupported():
+    """Only suite.Unsupported skips a case. A backend that raises NotImplementedError computes
+    nothing; if that were a skip, a backend with no kernel at all would make a run of skips."""
+    o, raw = call_once(Unfinished(), _req((2, 3)), [])
+    assert raw is None and o.unsupported is None and o.array is None
+    assert o.raised == "NotImplementedError: not written yet"
+
+
+def test_not_implemented_fails_each_kind_of_case_in_the_runner():
+    """The verdict the plugin turns into pass/fail/skip: every kind of check of a backend that
+    raises NotImplementedError is a CaseFailure naming it, none a CaseSkip."""
+    root = Path(__file__).resolve().parents[1]
+    cases, _ = load_cases([root / "cases" / "mse_loss_backward.yaml"])
+    host = InProcess(Unfinished())
+    runner = Runner(host, host.info, GoldenStore(root / "golden"), load_table(root / "cases" / "tolerances.yaml"))
+    picked = {}
+    for c in cases:
+        if c.tier == "default" and c.product == "atlas-a2" and c.layout == "contiguous" and "float32" in c.id:
+            for k in kinds_of(c):
+                picked.setdefault(k, c)
+    assert set(picked) == set(Kind)
+    for kind, case in picked.items():
+        with pytest.raises(CaseFailure) as e:
+            try:
+                runner.check(kind, case, f"suite/conformance/test_{kind.value}.py::t[{case.id}]")
+            except CaseSkip as skip:                      # the defect: reported, not raised past pytest.raises
+                pytest.fail(f"{kind.value}: skipped ({skip.reason}), not failed")
+        assert "the backend crashed: NotImplementedError: not written yet" in str(e.value), (kind, str(e.value))
+
+
+class _Raises:
+    name = "raises"
+
+    def __init__(self, e: BaseException) -> None:
+        self.e = e
+
+    def run(self, call):
+        raise self.e
+
+
+def _device(message="boom", status=None, recovered=True, then=None):
+    e = DeviceFault(message, status, recovered)
+    for k, v in (then or {}).items():              # what a backend may set after making it
+        setattr(e, k, v)
+    return e
+
+
+class _BareFault(DeviceFault):
+    """A subclass that never calls DeviceFault.__init__: no message, status or recovered of its own."""
+
+    def __init__(self) -> None:
+        Exception.__init__(self, "bare words")
+
+
+@pytest.mark.parametrize("e, fault, lost, violation", [
+    (_device(), "boom", False, None),                                   # no status: nothing appended
+    (_device(status=7), "boom (status 7)", False, None),
+    (_device("rc 507015: AI core", 507015), "rc 507015: AI core", False, None),   # already named
+    (_device(recovered=False), "boom", True, None),
+    (_device(recovered="no"), "boom [recovered='no' is not a bool: the device is taken as not recovered]", True, None),
+    (_device(status=7, then={"status": "7"}), None, False, "DeviceFault's status is '7' (str), not an int"),
+    (_device("own", then={"message": "aclGetRecentErrMsg text"}), "aclGetRecentErrMsg text", False, None),
+    (_BareFault(), "bare words", False, None),                          # recovered defaults to True
+], ids=["no-status", "status", "status-in-message", "lost", "recovered-not-bool", "status-str",
+        "message-attribute", "bare-subclass"])
+def test_a_device_fault_is_classified_exactly(e, fault, lost, violation):
+    """What a DeviceFault comes to decides the case (a device fault) and the run (lost: it stops)."""
+    o, raw = call_once(_Raises(e), _req((2, 3)), [])
+    assert raw is None and o.raised is None and o.array is None
+    assert (o.device_fault, o.device_lost, o.violation) == (fault, lost, violation)

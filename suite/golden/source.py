@@ -14,6 +14,10 @@ from suite import ops
 from suite.cases.model import NUMBERS, STORED_LIMIT, Case
 from suite.ops.base import Golden, present
 
+# The default of the `blocks` methods: inside their classes the name `blocks` is the method once it is
+# defined (mutmut defines copies of each method after it), not the module.
+_BLOCK = blocks.BLOCK
+
 
 GENERATOR_VERSION = "2"
 FORMAT = 3
@@ -42,7 +46,7 @@ class GoldenSource:
     shape: Tuple[int, ...]
     nterms: int
 
-    def blocks(self, limit: int = blocks.BLOCK) -> Iterator[Tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
+    def blocks(self, limit: int = _BLOCK) -> Iterator[Tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
         """(flat start, golden, sum of the terms' magnitudes, sum of the partial sums' magnitudes)
         of consecutive runs of the flattened output (see ops.base.Golden)."""
         raise NotImplementedError
@@ -54,7 +58,7 @@ class Materialized(GoldenSource):
         self.shape = tuple(golden.out.shape)
         self.nterms = golden.nterms
 
-    def blocks(self, limit: int = blocks.BLOCK):
+    def blocks(self, limit: int = _BLOCK):
         out = self.golden.out.reshape(-1)
         scale = np.broadcast_to(self.golden.scale, self.shape).reshape(-1)
         path = np.broadcast_to(self.golden.path, self.shape).reshape(-1)
@@ -80,7 +84,7 @@ class Elementwise(GoldenSource):
         self.shape = tuple(self.op.out_shape({n: tuple(a.shape) for n, a in self.inputs.items()}))
         self.nterms = 1
 
-    def blocks(self, limit: int = blocks.BLOCK):
+    def blocks(self, limit: int = _BLOCK):
         start = 0
         for _, t in self.op.term_blocks(self.inputs, self.attrs, np.float64, limit):
             t = t.reshape(-1)
