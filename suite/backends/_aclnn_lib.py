@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import ctypes
 import os
-import platform
 from dataclasses import dataclass, field
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from suite import ops
+from suite.backends.cann import RUNTIME_LIB, library_dirs
 
-RUNTIME_LIB = "libascendcl.so"
 TENSOR_LIB = "libnnopbase.so"
 OP_LIBS = ("libopapi_nn.so", "libopapi.so")  # searched in this order for each operator
 
@@ -84,25 +83,9 @@ class LibraryError(Exception):
 
 
 def search_dirs(lib_dir: Optional[str], environ: Mapping[str, str]) -> List[Tuple[str, str]]:
-    """Directories to search, each with why: lib_dir alone if given, else the toolkit variables."""
-    if lib_dir:
-        return [(lib_dir, "lib_dir"), (os.path.join(lib_dir, "lib64"), "lib_dir/lib64")]
-    dirs = []
-    arch = f"{platform.machine()}-linux"
-    for var in ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME"):
-        if environ.get(var):
-            dirs.append((os.path.join(environ[var], "lib64"), f"${var}/lib64"))
-            dirs.append((os.path.join(environ[var], arch, "lib64"), f"${var}/{arch}/lib64"))
-    if environ.get("ASCEND_OPP_PATH"):
-        parent = os.path.dirname(os.path.normpath(environ["ASCEND_OPP_PATH"]))
-        dirs.append((os.path.join(parent, "lib64"), "$ASCEND_OPP_PATH/../lib64"))
-        dirs.append((os.path.join(parent, arch, "lib64"), f"$ASCEND_OPP_PATH/../{arch}/lib64"))
-    seen, unique = set(), []
-    for d, why in dirs:
-        if d not in seen:
-            seen.add(d)
-            unique.append((d, why))
-    return unique
+    """Directories to search, each with why: lib_dir alone if given, else the toolkit variables
+    (suite/backends/cann.py's library_dirs, the search the doctor reports too)."""
+    return [(d.dir, d.why) for d in library_dirs(lib_dir, environ)]
 
 
 @dataclass

@@ -1,16 +1,19 @@
-"""The CANN toolkit on disk: which folder the aclnn backend will use and what named it, where CANN
+"""The CANN toolkit on disk: where the aclnn backend looks for CANN's libraries (library_dirs, the
+one search the backend and the doctor share), which toolkit that is and what named it, where CANN
 installs by default and records a custom install, its version and set_env.sh (what the doctor
-reports; the aclnn backend's own library search is suite/backends/_aclnn_lib.py's search_dirs)."""
+reports)."""
 from __future__ import annotations
 
 import os
 import platform
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 
-
+RUNTIME_LIB = "libascendcl.so"           # the first library the backend loads (suite/backends/_aclnn_lib.py)
 TOOLKIT_VARS = ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME")
+OPP_VAR = "ASCEND_OPP_PATH"              # <toolkit>/opp, also exported by set_env.sh
 # Where CANN installs by default when no variable names it (CANN's install guide, "File Paths":
 # root installs under /usr/local/Ascend, others under $HOME/Ascend; 8.0 names the toolkit
 # ascend-toolkit/latest, 8.5 names it cann), and the files that record a custom install path
@@ -38,32 +41,67 @@ def recorded_installs() -> List[Tuple[Path, str]]:
     return found
 
 
-def toolkit_of(lib_dir: Optional[str], environ: Mapping[str, str]) -> Dict[str, Any]:
-    """The toolkit folder the backend will use, and what named it: lib_dir (its lib64/ and arch
-    folder stripped), else the variables set_env.sh exports, else nothing. `installed` lists the
-    default and recorded install places that exist, named by nothing in the environment."""
-    named: Optional[Path] = None
-    why = ""
+@dataclass(frozen=True)
+class LibraryDir:
+    """One folder the aclnn backend looks for CANN's libraries in: the folder, what named it (as
+    messages show it), the toolkit folder it belongs to and the option or variable behind that."""
+
+    dir: str
+    why: str                              # "lib_dir", "$ASCEND_HOME_PATH/lib64", ...
+    toolkit: str
+    source: str                           # "lib_dir", "$ASCEND_HOME_PATH", "$ASCEND_OPP_PATH/.."
+
+
+def _toolkit_of_lib_dir(lib_dir: str) -> Path:
+    """lib_dir with its lib64/ and arch folder stripped: the toolkit it is part of."""
+    p = Path(lib_dir).expanduser().resolve()
+    if p.name == "lib64":
+        p = p.parent
+    if p.name.endswith("-linux"):
+        p = p.parent
+    return p
+
+
+def library_dirs(lib_dir: Optional[str], environ: Mapping[str, str]) -> List[LibraryDir]:
+    """Where the backend looks for CANN's libraries, in its order: lib_dir and lib_dir/lib64 if
+    given (taken literally), else <toolkit>/lib64 and <toolkit>/<arch>-linux/lib64 of each
+    variable set_env.sh exports ($ASCEND_HOME_PATH, $ASCEND_TOOLKIT_HOME, then $ASCEND_OPP_PATH/..),
+    each folder once. The backend loads each library from the first that holds it; the doctor
+    names the toolkit of that folder, so the two never disagree about which CANN is used."""
     if lib_dir:
-        p = Path(lib_dir).expanduser().resolve()
-        if p.name == "lib64":
-            p = p.parent
-        if p.name.endswith("-linux"):
-            p = p.parent
-        named, why = p, "lib_dir"
-    else:
-        for var in TOOLKIT_VARS:
-            if environ.get(var):
-                named, why = Path(environ[var]), f"${var}"
-                break
-        if named is None and environ.get("ASCEND_OPP_PATH"):
-            named, why = Path(os.path.normpath(environ["ASCEND_OPP_PATH"])).parent, "$ASCEND_OPP_PATH/.."
+        tk = str(_toolkit_of_lib_dir(lib_dir))
+        return [LibraryDir(lib_dir, "lib_dir", tk, "lib_dir"),
+                LibraryDir(os.path.join(lib_dir, "lib64"), "lib_dir/lib64", tk, "lib_dir")]
+    roots = [(environ[var], f"${var}") for var in TOOLKIT_VARS if environ.get(var)]
+    if environ.get(OPP_VAR):
+        roots.append((os.path.dirname(os.path.normpath(environ[OPP_VAR])), f"${OPP_VAR}/.."))
+    arch = f"{platform.machine()}-linux"
+    places: List[LibraryDir] = []
+    seen = set()
+    for root, source in roots:
+        for d, why in ((os.path.join(root, "lib64"), f"{source}/lib64"),
+                       (os.path.join(root, arch, "lib64"), f"{source}/{arch}/lib64")):
+            if d not in seen:
+                seen.add(d)
+                places.append(LibraryDir(d, why, str(Path(root)), source))
+    return places
+
+
+def toolkit_of(lib_dir: Optional[str], environ: Mapping[str, str]) -> Dict[str, Any]:
+    """The toolkit folder the backend will use, and what named it: the toolkit of the first of
+    library_dirs that holds the runtime library (the one the backend loads), else of the first
+    of them (none holds it: the first named), else nothing. `installed` lists the default and
+    recorded install places that exist, named by nothing in the environment."""
+    dirs = library_dirs(lib_dir, environ)
+    hit = next((d for d in dirs if os.path.isfile(os.path.join(d.dir, RUNTIME_LIB))), dirs[0] if dirs else None)
+    named = None if hit is None else Path(hit.toolkit)
+    why = "" if hit is None else hit.source
     places = [(_expand(d), "") for d in DEFAULT_TOOLKITS] + recorded_installs()
     installed = [{"path": str(p), "why": w or "a default install path"} for p, w in places if p.is_dir()]
     return {"path": None if named is None else str(named), "from": why,
             "exists": named is not None and named.is_dir(), "installed": installed,
             "looked_in": [f"{p} ({w})" if w else str(p) for p, w in places],
-            "variables": {v: environ.get(v) for v in (*TOOLKIT_VARS, "ASCEND_OPP_PATH")}}
+            "variables": {v: environ.get(v) for v in (*TOOLKIT_VARS, OPP_VAR)}}
 
 
 def _key_values(path: Path) -> Dict[str, str]:

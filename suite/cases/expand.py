@@ -50,16 +50,18 @@ def _triple(ctx: _Ctx, op: Operator, node: Any, key: Any, value: Any,
             for i, (n, s) in enumerate(zip(op.inputs, value))}
 
 
-def _make_case(op: Operator, product: str, ins: Dict[str, Optional[str]], out_dtype: str,
+def _make_case(op: Operator, product: str, ins: Dict[str, Optional[str]], out_dtype: str, *,
                attrs: Dict[str, Any], shapes: Dict[str, Optional[Shape]], out_shape: Optional[Shape],
                layout_name: str, values: str, determinism: bool, source: str, tier: str = "default",
                generated: bool = False, explicit_out: bool = False) -> Tuple[Optional[Case], Signature]:
+    """The case of one combination, and the Signature its status was derived from. Keyword-only
+    past the dtypes: a dozen fields, several of the same type, that a position could swap."""
     # An optional input passed as NULL has no dtype (as in a Signature made of a call).
     ins = {n: (None if shapes.get(n) is None and n in op.optional else d) for n, d in ins.items()}
     sig = Signature(shapes, ins, out_shape, out_dtype, attrs, product)
     status, why = op.check(sig)
-    case_id, datakey = _ids(op, product, ins, out_dtype, attrs, shapes, out_shape, explicit_out,
-                            layout_name, values)
+    case_id, datakey = _ids(op, product, ins, out_dtype, attrs=attrs, shapes=shapes, out_shape=out_shape,
+                            explicit_out=explicit_out, layout_name=layout_name, values=values)
     case = Case(case_id, op.name, product, Frozen(ins), out_dtype, Frozen(shapes),
                 out_shape, Frozen(attrs), layout_name, values, status, why,
                 determinism and status == NUMBERS, source, datakey, tier, generated)
@@ -149,8 +151,9 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
             if excluded:
                 used |= excluded
                 continue
-            case, sig = _make_case(op, product, dict(ins), od, attrs, dict(shapes), op.out_shape(shapes),
-                                   lay, vs, determinism, source, tier, gen)
+            case, sig = _make_case(op, product, dict(ins), od, attrs=attrs, shapes=dict(shapes),
+                                   out_shape=op.out_shape(shapes), layout_name=lay, values=vs,
+                                   determinism=determinism, source=source, tier=tier, generated=gen)
             # A rejection is made once per call, in the first of the matrix's layouts that applies
             # to its shapes and the first value set. Large and generated (scale) shapes make none:
             # the small sets have those, and a rejected call of a large shape would only cost memory.
@@ -194,8 +197,9 @@ def _single(ctx: _Ctx, op: Operator, c: LineDict, out: Expansion) -> None:
     lay = _choice(ctx, c, "layout", c.get("layout", "contiguous"), layout.LAYOUTS, "layout")
     vs = _choice(ctx, c, "values", c.get("values", "uniform"), op.value_sets, "value set")
     determinism = _bool(ctx, c, "determinism", c.get("determinism", False))
-    case, sig = _make_case(op, product, ins, od, attrs, shapes, out_shape, lay, vs, determinism,
-                           f"{ctx.path}:{c.line}", explicit_out=explicit_out)
+    case, sig = _make_case(op, product, ins, od, attrs=attrs, shapes=shapes, out_shape=out_shape,
+                           layout_name=lay, values=vs, determinism=determinism, source=f"{ctx.path}:{c.line}",
+                           explicit_out=explicit_out)
     reason = op.outside_contract(sig)
     if reason:
         raise FileError(ctx.path, c.line, None, f"this case is outside the documented contract: {reason}")

@@ -25,8 +25,10 @@ def _dtype_token(dts: Mapping[str, Optional[str]], out: Optional[str]) -> str:
     return head if out == ins[0] and len(set(ins)) == 1 else f"{head}-to-{out}"
 
 
-def _ids(op: Operator, product: str, dts, out_dtype, attrs, shapes, out_shape, explicit_out: bool,
+def _ids(op: Operator, product: str, dts, out_dtype, *, attrs, shapes, out_shape, explicit_out: bool,
          layout_name: str, values: str) -> Tuple[str, str]:
+    """(case id, datakey). Keyword-only past the dtypes: ten fields of like types, where a swapped
+    pair (layout and values, say) would silently rename every case and orphan every golden."""
     parts = [_dtype_token(dts, out_dtype), op.reduction_name(attrs["reduction"])]
     parts += [a.token(attrs[a.name]) for a in op.attributes if a.name in attrs]
     parts.append(".".join(shape_token(s) for s in shapes.values()))

@@ -179,16 +179,16 @@ def diagnose(backend: str, opts: Dict[str, str], smoke: bool = True, timeout: fl
                             f"emulator (it exports aclemu_*): it proves the marshalling, not Huawei's kernels")
     report.families = {"dtypes": dtypes_by_family(), "cases": case_counts(data.cases)}
     if smoke and not data.error:
-        report.smoke = _smoke_all(report, backend, opts, data, cann_ok, probe, timeout)
+        report.smoke = _smoke_all(report, backend, opts, data, cann_ok=cann_ok, probe=probe, timeout=timeout)
     elif not smoke and (backend != "aclnn" or cann_ok):
-        report.smoke = [run_smoke(backend, opts, backend, data, timeout, backend == "aclnn" and probe["emulator"],
-                                  with_cases=False)]
+        report.smoke = [run_smoke(backend, opts, backend, data, timeout,
+                                  emulator=backend == "aclnn" and probe["emulator"], with_cases=False)]
     _smoke_problems(report)
     _verdict(report, smoke)
     return report
 
 
-def _smoke_all(report: Report, backend: str, opts: Dict[str, str], data: Suite, cann_ok: bool,
+def _smoke_all(report: Report, backend: str, opts: Dict[str, str], data: Suite, *, cann_ok: bool,
                probe: Dict[str, Any], timeout: float) -> List[Dict[str, Any]]:
     """Reference always; torch when it is installed; aclnn when CANN's libraries load, else the host
     emulator when its sources and a compiler are here; the selected backend in any case."""
@@ -199,7 +199,8 @@ def _smoke_all(report: Report, backend: str, opts: Dict[str, str], data: Suite, 
     if cann_ok:
         label = "aclnn" + (" (these libraries are the host emulator: they prove the marshalling, not the kernels)"
                            if probe["emulator"] else "")
-        rows.append(run_smoke("aclnn", opts if backend == "aclnn" else {}, label, data, timeout, probe["emulator"]))
+        rows.append(run_smoke("aclnn", opts if backend == "aclnn" else {}, label, data, timeout,
+                              emulator=probe["emulator"]))
     else:
         rows.append(_emulator_smoke(report, data, timeout))
         if backend == "aclnn":

@@ -72,10 +72,10 @@ def load_suite() -> Suite:
     return Suite(cs, root / "golden", table)
 
 
-def run_smoke(spec: str, opts: Dict[str, str], label: str, data: Suite, timeout: float,
+def run_smoke(spec: str, opts: Dict[str, str], label: str, data: Suite, timeout: float, *,
               emulator: bool = False, substitute: bool = False, with_cases: bool = True) -> Dict[str, Any]:
     """One smoke case per operator through `spec`, by the suite's own machinery: the backend in a
-    process of its own (suite.host.Hosted), each case judged by suite.runner.Runner as the pytest
+    process of its own (suite.run.host.Hosted), each case judged by suite.run.runner.Runner as the pytest
     plugin judges it. Each row: operator, case id, passed/failed/skipped, the one-line why, seconds.
     Without cases (--no-smoke), the backend is only started and closed: can it be made at all?"""
     from suite.golden.store import GoldenStore

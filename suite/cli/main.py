@@ -10,7 +10,7 @@ from typing import List, Optional
 
 from suite.cases import model as cases_model
 from suite.cases import load as cases_load
-from suite.report import compare, journal
+from suite.report import compare, formats, journal
 from suite.golden import build as golden_build
 from suite.golden import source as golden_source
 from suite.report import results
@@ -117,10 +117,10 @@ def cmd_report_merge(args: argparse.Namespace) -> int:
 def cmd_report_recover(args: argparse.Namespace) -> int:
     """The reports of a run that was killed, from the journal it wrote as cases finished."""
     folder = Path(args.dir)
-    doc = journal.recover(folder / journal.JOURNAL)
-    journal.write_reports(folder, doc)
+    doc = journal.recover(folder / formats.JOURNAL)
+    formats.write_reports(folder, doc)
     c = doc["counts"]
-    print(f"recovered {len(doc['records'])} records into {folder}/results.json, summary.md, report.html "
+    print(f"recovered {len(doc['records'])} records into {folder}/{formats.file_list()} "
           f"({', '.join(f'{n} {o}' for o, n in c.items() if n) or 'none'}); marked incomplete: {doc['incomplete']}")
     return 0
 

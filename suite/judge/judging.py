@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import List, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
 from suite.common import dtypes
 from suite.judge.table import Standard
-from suite.judge.rules import Computed, Excess, F32_SUB, F32_TINY, F32_U, Param, RULES, Rule, Tally
+from suite.judge.rules import Computed, Excess, F32_SUB, F32_TINY, F32_U, Param, RULES, Rule, RuleCount
 
 
 @dataclass(frozen=True)
@@ -109,8 +109,10 @@ def window(g: np.ndarray, scale: np.ndarray, nterms: int, slack_ulps: float,
     return w
 
 
-class _Tally:
-    """What judging keeps across blocks: counts, sums and maxima, and a few candidate elements."""
+class _Totals:
+    """What judging adds up across blocks: element counts (judged, over, over the rule, mismatched,
+    gross), error sums and maxima, and a few candidate elements for the message. The rule's verdict
+    reads three of them (rules.RuleCount)."""
 
     def __init__(self, keep: int) -> None:
         self.keep = keep
@@ -136,7 +138,7 @@ class Path:
 
 
 def judge(got: np.ndarray, golden, out_dtype: np.dtype, standard: Standard,
-          slack_ulps: float, worst: int = 5, block: int = 1 << 16,
+          slack_ulps: float, *, worst: int = 5, block: int = 1 << 16,
           through: Optional[np.dtype] = None, terms: Optional[np.dtype] = None,
           vendor: Optional[Computed] = None, flush: bool = False) -> Verdict:
     """Measure `got` (already of the right shape and dtype) against `golden` (a Golden, or a
@@ -156,13 +158,13 @@ def judge(got: np.ndarray, golden, out_dtype: np.dtype, standard: Standard,
     gross = gross_limit(standard, dname)
     first = dt if through is None else np.dtype(through)
     then = None if first == flat.dtype else flat.dtype
-    t = _Tally(worst)
-    rule = RULES[standard.rule]
+    t = _Totals(worst)
     how = _How(Path(through, terms, vendor, flush), nterms=src.nterms, slack_ulps=slack_ulps, first=first,
                then=then, tiny=fi.tiny)
+    by = _Judging(how=how, dt=dt, fi=fi, rule=RULES[standard.rule], p=p, gross=gross)
     for start, g, scale, path in src.blocks(block):
         x = flat[start:start + g.size].astype(np.float64)
-        _measure(t, start, x, g, scale, path, how, dt, fi, rule, p, gross)
+        _measure(t, by, start, x, g=g, scale=scale, path=path)
     return _verdict(t, standard, p, slack_ulps, gross)
 
 
@@ -204,8 +206,21 @@ class _How:
         return self.nterms * F32_TINY if self.nterms > 1 and self.path.flush else 0.0
 
 
-def _measure(t: _Tally, start: int, x: np.ndarray, g: np.ndarray, scale: np.ndarray, path: np.ndarray,
-             how: _How, dt: np.dtype, fi, rule: Rule, p: Param, gross: float) -> None:
+@dataclass(frozen=True)
+class _Judging:
+    """What every block is judged by, resolved once by judge: the window (how), out's dtype and its
+    finfo, the standard's rule and parameters, and the gross-error guard."""
+
+    how: _How
+    dt: np.dtype
+    fi: Any                               # suite.common.dtypes.finfo(dt)
+    rule: Rule
+    p: Param
+    gross: float
+
+
+def _measure(t: _Totals, by: _Judging, start: int, x: np.ndarray, *, g: np.ndarray, scale: np.ndarray,
+             path: np.ndarray) -> None:
     """One block. Most elements of a correct result lie inside the rounded window with finite
     values: for those the error beyond the window is 0 by definition, so only the distance to the
     unrounded window (for the ulp metrics) is computed on every element, and everything else on
@@ -213,6 +228,7 @@ def _measure(t: _Tally, start: int, x: np.ndarray, g: np.ndarray, scale: np.ndar
     also measured against that computation's window, and one inside it has no error either; where
     the computation itself is NaN or infinite (a term past a 16-bit dtype's range), the same NaN or
     infinity is its golden."""
+    how, dt, fi, rule, p, gross = by.how, by.dt, by.fi, by.rule, by.p, by.gross
     with np.errstate(all="ignore"):
         rlo, rhi, lo, hi = how.rounded(g, scale, path)
         inside = (x >= rlo) & (x <= rhi)
@@ -312,11 +328,11 @@ def _top(idx: np.ndarray, u: np.ndarray, k: int) -> np.ndarray:
     return np.concatenate([above, idx[uu == kth][:k - above.size]])
 
 
-def _verdict(t: _Tally, standard: Standard, p, slack_ulps: float, gross: float) -> Verdict:
+def _verdict(t: _Totals, standard: Standard, p, slack_ulps: float, gross: float) -> Verdict:
     if t.n == 0:
         return Verdict(True, standard.name, 0)
     mean = t.sum_ulp / t.n
-    ok, why = RULES[standard.rule].passes(Tally(t.n, t.n_rule, mean), p, slack_ulps)
+    ok, why = RULES[standard.rule].passes(RuleCount(t.n, t.n_rule, mean), p, slack_ulps)
     if t.n_gross:
         why = (f"{t.n_gross} elements are grossly wrong (relative error beyond the allowed window "
                f"> {gross:g}, e.g. 0, garbage or a flipped sign); " + why)

@@ -37,7 +37,7 @@ class Excess:
 
 
 @dataclass(frozen=True)
-class Tally:
+class RuleCount:
     """What a rule's verdict reads: elements judged, how many its `over` flagged (every mismatch
     among them), the mean ulp error (inf when some error is infinite)."""
 
@@ -54,7 +54,7 @@ class Rule:
 
     params: Tuple[str, ...]
     over: Callable[[Excess, Param], np.ndarray]
-    passes: Callable[[Tally, Param, float], Tuple[bool, str]]
+    passes: Callable[[RuleCount, Param, float], Tuple[bool, str]]
     optional: Tuple[str, ...] = ()
     every_element: bool = False
     shares: Tuple[str, ...] = ()          # parameters that are a share of elements: at most 1
@@ -64,7 +64,7 @@ def _share_over(e: Excess, p: Param) -> np.ndarray:
     return e.rel > p("threshold")
 
 
-def _share_passes(t: Tally, p: Param, slack: float) -> Tuple[bool, str]:
+def _share_passes(t: RuleCount, p: Param, slack: float) -> Tuple[bool, str]:
     share = t.n_rule / t.n
     return share < p("threshold"), (f"{share:.4%} of elements have relative error > {p('threshold'):g} "
                                      f"(limit: below that share)")
@@ -74,14 +74,14 @@ def _ulp_over(e: Excess, p: Param) -> np.ndarray:
     return e.ulp > p("max_ulp")
 
 
-def _ulp_passes(t: Tally, p: Param, slack: float) -> Tuple[bool, str]:
+def _ulp_passes(t: RuleCount, p: Param, slack: float) -> Tuple[bool, str]:
     share, mean_lim = t.n_rule / t.n, p("mean_ulp")
     ok = share < p("share") or (mean_lim is not None and t.mean_ulp < mean_lim)
     return ok, (f"{share:.4%} of elements are over {p('max_ulp'):g} ulp (limit {p('share'):g})" + (
         f" and the mean ulp error {t.mean_ulp:.3g} is not below {mean_lim:g}" if mean_lim is not None else ""))
 
 
-def _none_over(t: Tally, why: str) -> Tuple[bool, str]:
+def _none_over(t: RuleCount, why: str) -> Tuple[bool, str]:
     """A rule that forgives no element it flags."""
     return t.n_rule == 0, why
 
@@ -90,7 +90,7 @@ def _abs_rel_over(e: Excess, p: Param) -> np.ndarray:
     return np.where(np.abs(e.golden) < p("small_value"), e.abs > p("atol"), e.abs / e.ref > p("rtol"))
 
 
-def _abs_rel_passes(t: Tally, p: Param, slack: float) -> Tuple[bool, str]:
+def _abs_rel_passes(t: RuleCount, p: Param, slack: float) -> Tuple[bool, str]:
     return _none_over(t, f"{t.n_rule} elements over: |golden| < {p('small_value'):g} needs abs error <= "
                          f"{p('atol'):g}, others relative error <= {p('rtol'):g}")
 
@@ -99,7 +99,7 @@ def _allclose_over(e: Excess, p: Param) -> np.ndarray:
     return e.abs > p("atol") + p("rtol") * np.abs(e.golden)
 
 
-def _allclose_passes(t: Tally, p: Param, slack: float) -> Tuple[bool, str]:
+def _allclose_passes(t: RuleCount, p: Param, slack: float) -> Tuple[bool, str]:
     return _none_over(t, f"{t.n_rule} elements over |got - golden| <= {p('atol'):g} + {p('rtol'):g}*|golden|")
 
 
@@ -107,7 +107,7 @@ def _exact_over(e: Excess, p: Param) -> np.ndarray:
     return e.abs > 0
 
 
-def _exact_passes(t: Tally, p: Param, slack: float) -> Tuple[bool, str]:
+def _exact_passes(t: RuleCount, p: Param, slack: float) -> Tuple[bool, str]:
     return _none_over(t, f"{t.n_rule} elements are not a correct rounding of the golden (+- {slack:g} float32 ulps)")
 
 

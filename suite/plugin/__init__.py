@@ -8,6 +8,7 @@ conftest.py's `pytest_plugins`; nothing in the suite imports it except suite/con
 from __future__ import annotations
 
 import shlex
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
@@ -26,6 +27,7 @@ from suite.common.digest import file_sha256
 from suite.common.home import CHECKOUT, HOME_ENV, data_root
 from suite.run.host import Hosted
 from suite.run.calls import InProcess
+from suite.run.seams import Backend, Host
 from suite.run.memory import parse_size
 from suite.report.results import case_fields
 from suite.cases.model import Kind
@@ -84,8 +86,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      "available when each case starts)")
 
 
-class SetupError(str):
-    """Stands in for the cases when the session cannot start (bad backend, tolerance table...)."""
+@dataclass(frozen=True)
+class SetupError:
+    """Stands in for the cases when the session cannot start (bad backend, tolerance table...): the
+    one parameter of each conformance module, whose test fails with `message` (xdist workers cannot
+    raise a usage error cleanly). Its own type, so no case field or string is taken for it."""
+
+    message: str
 
 
 class Conformance:
@@ -189,11 +196,12 @@ class Conformance:
                 self.tolerances_hash = file_sha256(self.tolerance_path)
                 table = load_table(self.tolerance_path)
                 if opt.isolation == "none":
-                    host: Any = InProcess(make_backend(opt.backend, self.backend_opts))
+                    host: Host = InProcess(make_backend(opt.backend, self.backend_opts))
                 else:
-                    host = Hosted(opt.backend, self.backend_opts, opt.case_timeout, opt.backend_restarts)
-                    host.policy = self.policy = self.confinement()
-                    host.start()
+                    hosted = Hosted(opt.backend, self.backend_opts, opt.case_timeout, opt.backend_restarts)
+                    hosted.policy = self.policy = self.confinement()
+                    hosted.start()
+                    host = hosted
                 info = host.info
             except (BackendError, FileError) as e:
                 raise pytest.UsageError(str(e)) from None
@@ -236,7 +244,7 @@ class Conformance:
         return out
 
     @property
-    def backend(self) -> Optional[Any]:
+    def backend(self) -> Optional[Backend]:
         """The backend if this session has made one in this process (--isolation none); never makes
         one (for plugins that inspect it)."""
         return self._runner.backend if self._runner is not None else self._closed
@@ -314,7 +322,7 @@ def check(request: pytest.FixtureRequest, case: cases_model.Case) -> Dict[str, A
     A plain function of pytest's own `request`, not a fixture: a fixture costs every one of
     thousands of small tests more than the check itself."""
     if isinstance(case, SetupError):
-        pytest.fail(str(case), pytrace=False)
+        pytest.fail(case.message, pytrace=False)
     node = request.node
     runner = node.config.stash[STATE].runner
     node.stash[RECORD] = {"status": None}

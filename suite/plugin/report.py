@@ -6,18 +6,18 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from pathlib import Path
 from collections import Counter
 from typing import Any, Dict, List, Optional
 
 import pytest
 
-from suite.report import compare, journal, knownfail, shard, summary
+from suite.report import compare, formats, journal, knownfail, shard, summary
 from suite.report import results
 from suite.common.digest import file_sha256
 from suite.golden.store import GoldenStore
 from suite.run.interrupts import Interrupts
+from suite.plugin.outcomes import outcome_of
 from suite.common.yamlfile import FileError
 
 REPORTER = pytest.StashKey["Reporter"]()
@@ -31,7 +31,7 @@ CASE_NODE = re.compile(r"(.+?\.py)::[^\[]+\[(.+)\]")   # a conformance test's no
 def pytest_addoption(parser: pytest.Parser) -> None:
     g = parser.getgroup("aclnn-conformance")
     g.addoption("--report-dir", default=None, metavar="DIR",
-                help="write results.json, summary.md and report.html for the run into DIR")
+                help=f"write {formats.file_list()} for the run into DIR")
     g.addoption("--known-failures", default=None, metavar="FILE",
                 help="YAML list of expected failures (case id globs with a reason): they xfail; "
                      "one that passes is XPASS, and fails the run if strict")
@@ -69,8 +69,9 @@ class Reporter:
                 raise pytest.UsageError(f"--baseline: {e}") from None
             self.baseline = {r["key"]: r["outcome"] for r in base["records"]}
         self.unexcused: List[str] = []                # listed as known failures, but passed in the baseline
-        if self.dir is not None and not _is_worker(config):
-            _check_writable(self.dir)
+        why = None if self.dir is None or _is_worker(config) else formats.unwritable(self.dir)
+        if why:
+            raise pytest.UsageError(f"--report-dir {self.dir}: {why}")
         self.records: Dict[str, Dict[str, Any]] = {}
         self.backend: Optional[Dict[str, Any]] = None
         self.incidents: List[str] = []                # from workers (the own process's: state.incidents)
@@ -85,27 +86,11 @@ class Reporter:
         from suite.plugin import STATE
         return self.config.stash[STATE]
 
-    def outcome(self, report: pytest.TestReport) -> Optional[tuple]:
-        """(outcome, reason) of a report that finishes a case's test, else None."""
-        xfail = getattr(report, "wasxfail", None)
-        if report.when == "call":
-            if report.passed:
-                return ("xpassed", xfail) if xfail is not None else ("passed", None)
-            if report.failed:
-                return "failed", None
-        if report.skipped:
-            if xfail is not None:
-                return "xfailed", xfail
-            lr = report.longrepr
-            reason = lr[2] if isinstance(lr, tuple) and len(lr) == 3 else str(lr)
-            return "skipped", reason[len("Skipped: "):] if reason.startswith("Skipped: ") else reason
-        return None
-
     def add(self, report: pytest.TestReport) -> None:
         fields = getattr(report, "aclnn", None)
         if fields is None and report.failed:
             fields = self._fields_of_crash(report)
-        got = self.outcome(report) if fields else None
+        got = outcome_of(report) if fields else None
         if got is None and fields and report.failed:
             got = ("failed", None)                 # a worker that died mid-test (xdist's "???" report)
         if got is None:
@@ -176,11 +161,11 @@ class Reporter:
         """Before the first case: reports that say the run has not finished (replacing any earlier
         run's), and the journal."""
         run = self.run_fields()
-        journal.write_reports(self.dir, results.make_document(run, (), journal.IN_PROGRESS))
+        formats.write_reports(self.dir, results.make_document(run, (), journal.IN_PROGRESS))
         self.journal = journal.Journal(self.dir, run)
 
     def finish(self, incomplete: Optional[str]) -> Path:
-        journal.write_reports(self.dir, self.document(incomplete))
+        formats.write_reports(self.dir, self.document(incomplete))
         if self.journal is not None:
             # Only a finished run's journal goes: an unfinished one is the record of what ran.
             self.journal.close(remove=incomplete is None)
@@ -210,18 +195,6 @@ class Reporter:
             return None
         first = recs[0].get("reason") or ""
         return f"every one of the {len(recs)} cases was skipped, so none was judged (the first: {first})"
-
-
-def _check_writable(folder: Path) -> None:
-    """Found before the run, not after it: a report folder that cannot be written."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(dir=folder, prefix=".write-test-")
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as e:
-        raise pytest.UsageError(f"--report-dir {folder}: cannot write there: "
-                                f"{e.strerror or e}") from None
 
 
 def _info_dict(info: Any) -> Dict[str, Any]:
@@ -412,4 +385,4 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     for line in lines:
         terminalreporter.write_line(line)
     if rep.dir is not None:
-        terminalreporter.write_line(f"reports: {rep.dir}/results.json, summary.md, report.html")
+        terminalreporter.write_line(f"reports: {rep.dir}/{formats.file_list()}")

@@ -1,7 +1,7 @@
 """The run's journal: every record appended to --report-dir as its case finishes, so that a run
 killed halfway (SIGKILL, a machine that went down, a CI job cancelled) still leaves every finished
-case on disk. `aclnn-conform report recover DIR` turns it into the three reports, marked
-incomplete. A run that ends normally writes its reports and removes the journal.
+case on disk. `aclnn-conform report recover DIR` turns it into the reports (suite/report/formats.py),
+marked incomplete. A run that ends normally writes its reports and removes the journal.
 
 Format: JSON lines. The first is {"journal": 1, "run": {...}} with the run's fields known at its
 start; every other line is one results.json record. A line cut short by the kill is dropped."""
@@ -11,27 +11,17 @@ import json
 from pathlib import Path
 from typing import Any, Dict, IO, Mapping, Optional
 
-from suite.report import html, summary
 from suite.report import results
-from suite.common.files import atomic_write
+from suite.report.formats import JOURNAL
 from suite.report.results import ResultsError
 
-JOURNAL = "results.journal"
 VERSION = 1
 IN_PROGRESS = ("the run is in progress, or ended without writing its reports (killed?): "
                f"`aclnn-conform report recover DIR` recovers its finished cases from {JOURNAL}")
 
 
-def write_reports(folder: Path, doc: Mapping) -> None:
-    """results.json, summary.md and report.html, each written atomically."""
-    folder = Path(folder)
-    results.write(folder / "results.json", doc)
-    atomic_write(folder / "summary.md", summary.markdown(doc).encode())
-    atomic_write(folder / "report.html", html.render(doc).encode())
-
-
 class Journal:
-    """Appends records to DIR/results.journal, one flushed line each."""
+    """Appends records to DIR/<JOURNAL>, one flushed line each."""
 
     def __init__(self, folder: Path, run: Mapping[str, Any]) -> None:
         self.path = Path(folder) / JOURNAL

@@ -140,15 +140,30 @@ class InProcess:
     """`--isolation none`: the backend is an object in this process (a debugger reaches it; a crash
     ends the run)."""
 
+    copies = 0                                # the backend reads the case's own arrays
+
     def __init__(self, backend: Any) -> None:
         self.backend = backend
-        self.info = BackendInfo.of(backend)
+        self.info: Optional[BackendInfo] = BackendInfo.of(backend)
 
     def run(self, req: Request, repeat: int = 1, deadline: Optional[float] = None) -> List[Outcome]:
         return run_calls(self.backend, req, repeat)
 
     def close(self) -> Optional[str]:
         return close_backend(self.backend)
+
+    # The answers of a host that has no process of the backend's (suite/run/seams.py, Host).
+    def deadline_for(self, elements: int) -> Optional[float]:
+        """None: nothing can end a call in pytest's own process without ending the run."""
+        return None
+
+    def take_output(self) -> None:
+        """None: the backend prints into pytest's capture, as any code in the process does."""
+        return None
+
+    def twin(self) -> None:
+        """None: one process, so the determinism tests make their two calls only."""
+        return None
 
 
 def close_backend(backend: Any) -> Optional[str]:

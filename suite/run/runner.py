@@ -24,6 +24,7 @@ from suite.cases.inputs import draw_inputs
 from suite.run.host import Fault
 from suite.run.calls import Outcome, Request, call_of
 from suite.run.output import Log, output_lines
+from suite.run.seams import Backend, Host
 from suite.judge.judging import Element, Path, Verdict, judge
 from suite.judge.table import Standard, ToleranceTable
 
@@ -125,7 +126,7 @@ def _fmt(v: float) -> str:
 
 @dataclass
 class Runner:
-    host: Any                                 # suite.host.Hosted or InProcess: where the backend runs
+    host: Host                                # suite.run.host.Hosted or calls.InProcess: where the backend runs
     info: BackendInfo
     store: GoldenStore
     table: ToleranceTable
@@ -146,26 +147,21 @@ class Runner:
         details = [*details, *output_lines(self.output)]
         return CaseFailure(case.id, what, details, self.reproducer(nodeid), record, stop)
 
-    def _take_output(self, host: Any, who: str = "the backend's process") -> None:
-        take = getattr(host, "take_output", None)
-        if take is not None:
-            self.output.append((who, take()))
+    def _take_output(self, host: Host, who: str = "the backend's process") -> None:
+        self.output.append((who, host.take_output()))
 
     @property
-    def backend(self) -> Any:
+    def backend(self) -> Optional[Backend]:
         """The backend object when it lives in this process (--isolation none), else None."""
-        return getattr(self.host, "backend", None)
+        return self.host.backend
 
     # -- calling -------------------------------------------------------------------------------
     def _calls(self, case: Case, inputs: Dict[str, Optional[np.ndarray]], nodeid: str,
-               repeat: int = 1, host: Any = None, who: str = "the backend's process") -> List[Outcome]:
+               repeat: int = 1, host: Optional[Host] = None, who: str = "the backend's process") -> List[Outcome]:
         """What the backend made of `repeat` calls; a fault of its process fails the case."""
         host = self.host if host is None else host
-        deadline = None
-        deadline_for = getattr(host, "deadline_for", None)
-        if deadline_for is not None:
-            elements = sum(numel(s) for s in case.shapes.values() if s is not None) + numel(case.out_shape or ())
-            deadline = deadline_for(elements)
+        elements = sum(numel(s) for s in case.shapes.values() if s is not None) + numel(case.out_shape or ())
+        deadline = host.deadline_for(elements)
         try:
             outs = host.run(request_of(case, inputs), repeat, deadline)
         except Fault as e:
@@ -202,7 +198,7 @@ class Runner:
         """Skip, with the numbers, a case whose arrays this machine cannot hold."""
         if golden.is_stored(case):
             return
-        want = memory.need(case, kind, self.info.working_memory, getattr(self.host, "copies", 0))
+        want = memory.need(case, kind, self.info.working_memory, self.host.copies)
         have = self.max_memory if self.max_memory is not None else memory.available()
         if have is not None and want > have:
             src = "--max-memory" if self.max_memory is not None else "available now"
@@ -269,13 +265,13 @@ class Runner:
 
     def check_determinism(self, case: Case, nodeid: str) -> Dict[str, Any]:
         """Two calls back to back in the backend's process, then (where it runs in a process of its
-        own) a third in its second process (suite.host.Hosted.twin): all three bit-identical."""
+        own) a third in its second process (suite.run.host.Hosted.twin): all three bit-identical."""
         self.fits(case, Kind.DETERMINISM)
         inputs = self._inputs(case)
         outs = self._calls(case, inputs, nodeid, repeat=2)
-        twin = getattr(self.host, "twin", None)
+        twin = self.host.twin()
         if twin is not None:
-            outs += self._calls(case, inputs, nodeid, host=twin(), who="the backend's second process")
+            outs += self._calls(case, inputs, nodeid, host=twin, who="the backend's second process")
         results = []
         for o in outs:
             status = self._status(case, o, nodeid)
