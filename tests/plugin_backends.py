@@ -2,6 +2,8 @@
 notice and report (named by `package.module:attr` on the --backend option)."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from suite.backends.reference import ReferenceBackend
@@ -44,6 +46,24 @@ class NoStatus(ReferenceBackend):
 class Nondeterministic(ReferenceBackend):
     name = "nondeterministic"
     deterministic = False
+
+
+class DriftsLater(ReferenceBackend):
+    """Correct for its first $DRIFT_AFTER calls; from then on the last bit of out's first element is
+    flipped on every call: bit-identical back to back, not over the session (a result that drifts
+    with time or with what ran before)."""
+    name = "drifts-later"
+
+    def __init__(self, **opts) -> None:
+        super().__init__(**opts)
+        self.after, self.calls = int(os.environ["DRIFT_AFTER"]), 0
+
+    def run(self, call):
+        self.calls += 1
+        out = np.array(super().run(call))
+        if self.calls > self.after and out.size:
+            out.reshape(-1).view(f"u{out.dtype.itemsize}")[0] ^= 1
+        return out
 
 
 class WrongShape(ReferenceBackend):

@@ -134,6 +134,40 @@ def test_a_difference_in_the_first_process_is_named_before_the_second():
     assert "two runs on identical inputs differ in 1 of" in str(e.value)
 
 
+NUMBERS_NODE = "suite/conformance/test_numerics.py::test_results[{}]"
+
+
+@pytest.mark.parametrize("twin", [False, True], ids=["one-process", "two-processes"])
+def test_a_result_that_changed_since_the_numbers_test_fails(twin):
+    """Correct when the case's numbers test called it; later every call (in either process) gives
+    the same other bits: the runs agree with each other, not with the same call earlier."""
+    case = _case("float32")
+    later = Drifting([4], bad=2)
+    host = WithTwin(later, Drifting([4], bad=1)) if twin else InProcess(later)
+    runner = _runner(host)
+    node = NUMBERS_NODE.format(case.id)
+    assert runner.check(Kind.NUMBERS, case, node)["status"] == 0
+    with pytest.raises(CaseFailure) as e:
+        runner.check(Kind.DETERMINISM, case, f"suite/conformance/test_determinism.py::t[{case.id}]")
+    msg = str(e.value)
+    assert "the same call earlier in this session gave other bits" in msg and f"earlier: {node}" in msg, msg
+    assert "two runs on identical inputs" not in msg and "second process" not in msg
+
+
+def test_the_same_bits_as_the_numbers_test_pass_and_other_cases_are_not_compared():
+    case = _case("float32")
+    runner = _runner(InProcess(ReferenceBackend()))
+    runner.check(Kind.NUMBERS, case, NUMBERS_NODE.format(case.id))
+    assert set(runner.earlier) == {case.id}
+    assert runner.check(Kind.DETERMINISM, case, "d")["deterministic"] is True
+    other = _case("float16")          # its numbers test did not run in this session: nothing to compare
+    assert _runner(InProcess(Drifting([0], bad=1))).check(Kind.DETERMINISM, other, "d")["deterministic"]
+    no_determinism = next(c for c in _mse_cases() if not c.determinism and c.expect == 0 and c.tier == "default"
+                          and c.product == "atlas-a2" and c.elements < 4096)
+    runner.check(Kind.NUMBERS, no_determinism, "n")
+    assert set(runner.earlier) == {case.id}       # only cases with a determinism test are remembered
+
+
 @pytest.mark.parametrize("caps,deterministic,kind,why", [
     (frozenset(), True, Kind.REJECTION, "backend b does not claim 'status' (aclnn's parameter validation)"),
     (frozenset({"status"}), True, Kind.REJECTION, None),

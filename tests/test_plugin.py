@@ -121,6 +121,25 @@ def test_nondeterministic_backend_skips_determinism(suite_dir: pytest.Pytester) 
     assert "declares itself nondeterministic" in r.stdout.str()
 
 
+def test_determinism_tests_run_last_and_catch_a_result_that_drifts(suite_dir: pytest.Pytester, monkeypatch) -> None:
+    """Each determinism test runs after every numbers test and compares with the call its case's
+    numbers test made. A backend correct for as many calls as the other tests make (one each, one
+    process), then 1 ulp off at element 0 on every call: when the determinism tests ran first, all
+    but the one straddling the change passed (and the numbers tests, 1 ulp off, passed too)."""
+    collected = run(suite_dir, "--collect-only", "-q").stdout.lines
+    ids = [ln for ln in collected if "::" in ln]
+    det = [i for i, ln in enumerate(ids) if "test_determinism.py" in ln]
+    assert det and det == list(range(len(ids) - len(det), len(ids))), "determinism tests are not last"
+    monkeypatch.setenv("DRIFT_AFTER", str(len(ids) - len(det)))
+    r = run(suite_dir, "--isolation=none", "--junitxml=o.xml", backend=B + "DriftsLater")
+    got = outcomes(suite_dir, "o.xml")
+    failed = sorted(n for n, o in got.items() if o == "failed")
+    assert failed and all("test_determinism.py" in n for n in failed), failed
+    assert len(failed) == len(det), (len(failed), len(det))
+    assert r.stdout.str().count("the same call earlier in this session gave other bits") == len(det)
+    assert r.ret == 1
+
+
 def test_wrong_shape_and_dtype_is_a_clear_failure(suite_dir: pytest.Pytester) -> None:
     r = run(suite_dir, "-k", "test_results and MseLossBackward and float16 and not bfloat16 and atlas-a2 and none and 2x3",
             backend=B + "WrongShape")

@@ -314,6 +314,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
     state = config.stash[STATE]
     if state.error and not hasattr(config, "workerinput"):
         raise pytest.UsageError(state.error)
+    # The determinism tests last (stable: every other item keeps its place): each then compares its
+    # calls with the same call its case's numbers test made earlier in the session (Runner.earlier).
+    items[:] = sorted(items, key=_determinism_last)
+
+
+def _determinism_last(item: pytest.Item) -> bool:
+    return getattr(getattr(item, "module", None), "CASE_KIND", None) == Kind.DETERMINISM
 
 
 def check(request: pytest.FixtureRequest, case: cases_model.Case) -> Dict[str, Any]:

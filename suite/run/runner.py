@@ -1,6 +1,8 @@
 """Running one case against the backend and saying, in numbers, what went wrong."""
 from __future__ import annotations
 
+import hashlib
+
 import shlex
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -135,6 +137,9 @@ class Runner:
     max_memory: Optional[int] = None          # bytes a case may need (None: what is available)
     # What the backend's process printed during this case's calls: (who, suite.output.Log).
     output: List[Tuple[str, Optional[Log]]] = field(default_factory=list)
+    # case id -> (digest of out, node id) of the numbers test of a case that has a determinism test
+    # too: that test runs later in the session (the plugin orders it last) and must get the same bits.
+    earlier: Dict[str, Tuple[str, str]] = field(default_factory=dict)
 
     def standard_for(self, case: Case) -> Standard:
         return self.table.for_op(case.op, self.standard_override)
@@ -240,6 +245,8 @@ class Runner:
                                            f"({status_name(status)}); the contract accepts it",
                              record={"status": status})
         got = self._check_array(case, o, nodeid)
+        if case.determinism:
+            self.earlier[case.id] = (_digest(got), nodeid)
         std = self.standard_for(case)
         path = rounding_path(case, data, got.dtype)
         v = judge(got, data.golden, judged_dtype(case, got.dtype), std, self.table.slack_ulps,
@@ -265,7 +272,9 @@ class Runner:
 
     def check_determinism(self, case: Case, nodeid: str) -> Dict[str, Any]:
         """Two calls back to back in the backend's process, then (where it runs in a process of its
-        own) a third in its second process (suite.run.host.Hosted.twin): all three bit-identical."""
+        own) a third in its second process (suite.run.host.Hosted.twin): all three bit-identical, and
+        identical to what the same call gave earlier in the session (the case's numbers test, where
+        it ran in this pytest process: a result that drifts with time or with what ran before)."""
         self.fits(case, Kind.DETERMINISM)
         inputs = self._inputs(case)
         outs = self._calls(case, inputs, nodeid, repeat=2)
@@ -292,6 +301,12 @@ class Runner:
                   "differs from the first process's in {n} of {size} elements (two runs in one process "
                   "agree: a result remembered there, not recomputed; the operator is documented as "
                   "deterministic)")
+        before = self.earlier.get(case.id)
+        if before is not None and _digest(results[0]) != before[0]:
+            raise self._fail(case, nodeid, "the same call earlier in this session gave other bits (the runs "
+                                           "now agree with each other: a result that changes with time or "
+                                           "with what ran before; the operator is documented as deterministic)",
+                             [f"  earlier: {before[1]}"])
         return {"status": 0, "deterministic": True}
 
     # -- messages ------------------------------------------------------------------------------
@@ -320,6 +335,14 @@ class Runner:
             lines.append(f"      golden {_fmt(e.golden)} (allowed {allowed}), got {_fmt(e.got)}, "
                          f"error {error}{tag}")
         return lines
+
+
+def _digest(a: np.ndarray) -> str:
+    """sha256 of an output's dtype, shape and bits (NaN payloads included: a deterministic kernel
+    gives the same ones)."""
+    h = hashlib.sha256(f"{a.dtype.str}{a.shape}".encode())
+    h.update(np.ascontiguousarray(a).view(np.uint8).reshape(-1).data)
+    return h.hexdigest()
 
 
 def _same(runner: Runner, case: Case, nodeid: str, first: np.ndarray, other: np.ndarray, what: str) -> None:
