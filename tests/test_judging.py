@@ -227,13 +227,6 @@ def test_msprobe_abs_uses_atol_below_small_value() -> None:
     assert not run([big + 2 * 2.0 ** -11], [big], F16, "msprobe-abs").passed
 
 
-@pytest.mark.parametrize("std", STANDARDS)
-def test_empty_arrays_pass(std: str) -> None:
-    v = judge(np.zeros((0, 3), F16), Golden(np.zeros((0, 3)), np.zeros((0, 3))), F16,
-              TABLE.standards[std], TABLE.slack_ulps)
-    assert v.passed and v.n == 0
-
-
 # -- the verdict's numbers ---------------------------------------------------------------------
 def test_verdict_metrics_on_a_known_case() -> None:
     g = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
@@ -252,11 +245,6 @@ def test_verdict_metrics_on_a_known_case() -> None:
     assert v.mean_ulp == pytest.approx((raw / ulp_of_g).mean(), rel=1e-12)
     assert v.worst == [3, 1, 4]                        # the elements over: 3 ulps, 2 ulps, 0.5 ulp
     assert [e.why for e in v.elements] == ["over"] * 3 and v.n_gross == 0
-
-
-def test_a_mismatch_is_the_worst_element() -> None:
-    v = run([1.0, np.nan, 3.0 + 2 ** -8 * 8], [1.0, 2.0, 3.0], F16, "cann")
-    assert not v.passed and v.worst[0] == 1 and v.mismatches == 1
 
 
 # -- rules are data ----------------------------------------------------------------------------
