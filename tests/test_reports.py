@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from suite.report import html, shard
-from suite.report import compare, results
+from suite.report import results
 from suite.cases.load import load_cases
 from suite.golden.store import GoldenStore
 from tests.reportkit import ROOT, cli, comparable, run_suite
@@ -172,57 +172,6 @@ def test_shards_merge_back_to_the_unsharded_run(plain, tmp_path):
     assert merged["counts"] == plain[2]["counts"] and merged["merged_from"] == ["1/3", "2/3", "3/3"]
     # the same unsharded run diffs clean against the merge
     assert cli(["report", "diff", str(plain[0] / "rep" / "results.json"), str(out)]).returncode == 0
-
-
-def test_merge_refuses_conflicts_and_mixed_runs(plain, tmp_path):
-    doc = plain[2]
-    other = copy.deepcopy(doc)
-    other["records"][0]["outcome"] = "failed"
-    other["counts"] = results.count_outcomes(other["records"])
-    with pytest.raises(results.ResultsError, match="conflicting records"):
-        compare.merge([("a", doc), ("b", other)])
-    other = copy.deepcopy(doc)
-    other["manifest_hash"] = "0" * 64
-    with pytest.raises(results.ResultsError, match="manifest_hash"):
-        compare.merge([("a", doc), ("b", other)])
-    results.write(tmp_path / "a.json", doc)
-    (tmp_path / "bad.json").write_text(json.dumps({"schema_version": 1}))
-    p = cli(["report", "merge", str(tmp_path / "a.json"), str(tmp_path / "bad.json"), "-o", str(tmp_path / "o")])
-    assert p.returncode == 2 and "bad.json" in p.stderr and "missing field" in p.stderr
-
-
-def _shard(doc, spec):
-    d = copy.deepcopy(doc)
-    d["shard"] = spec
-    return d
-
-
-@pytest.mark.parametrize("specs,says", [
-    (["1/3", "3/3"], "missing shard 2/3"),
-    (["1/3", "2/3", "2/3", "3/3"], "shard given twice: 2/3"),
-    (["1/3", "2/3", "1/2"], "different schemes"),
-    (["1/2", None], "not a shard"),
-])
-def test_merge_refuses_an_incomplete_shard_set(plain, tmp_path, specs, says):
-    doc = plain[2]
-    docs = [(f"s{i}", _shard(doc, s)) for i, s in enumerate(specs)]
-    with pytest.raises(results.ResultsError, match=says):
-        compare.merge(docs)
-    assert compare.merge(docs, allow_partial=True)["records"]
-    paths = []
-    for name, d in docs:
-        results.write(tmp_path / f"{name}.json", d)
-        paths.append(str(tmp_path / f"{name}.json"))
-    p = cli(["report", "merge", *paths, "-o", str(tmp_path / "o.json")])
-    assert p.returncode == 2 and says in p.stderr and "--allow-partial" in p.stderr
-    p = cli(["report", "merge", *paths, "-o", str(tmp_path / "o.json"), "--allow-partial"])
-    assert p.returncode == 0 and f"partial: " in p.stdout and says in p.stdout
-
-
-def test_merge_of_a_complete_set_in_any_order(plain):
-    doc = plain[2]
-    merged = compare.merge([("c", _shard(doc, "3/3")), ("a", _shard(doc, "1/3")), ("b", _shard(doc, "2/3"))])
-    assert compare.shard_set([("x", merged)]) == [] and merged["shard"] is None
 
 
 def test_non_finite_attributes_are_written_as_strings(tmp_path):
