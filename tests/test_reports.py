@@ -6,13 +6,11 @@ from __future__ import annotations
 import hashlib
 import re
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 
-from suite.report import html, shard
+from suite.report import html
 from suite.report import results
-from suite.cases.load import load_cases
 from suite.golden.store import GoldenStore
 from tests.reportkit import ROOT, cli, comparable, run_suite
 
@@ -117,18 +115,6 @@ def test_shards_partition_the_real_case_files():
     for k, ids in enumerate(seen):
         for i in ids:
             assert owner.setdefault(case(i), k) == k
-
-
-def test_shard_assignment_is_stable_and_balanced():
-    ids = [c.id for c in load_cases([ROOT / "cases"])[0]]
-    a, b = shard.assign(ids, 4), shard.assign(list(reversed(ids)), 4)
-    assert a == b
-    sizes = [list(a.values()).count(k) for k in (1, 2, 3, 4)]
-    assert max(sizes) - min(sizes) <= 1
-    with pytest.raises(shard.ShardError):
-        shard.parse("4/3")
-    with pytest.raises(shard.ShardError):
-        shard.parse("x")
 
 
 def test_shards_merge_back_to_the_unsharded_run(plain, tmp_path):
