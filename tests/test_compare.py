@@ -137,8 +137,16 @@ def test_a_regression_needs_a_good_outcome_on_both_sides() -> None:
 
 
 def test_a_case_skipped_in_both_or_newly_run_is_not_vanished() -> None:
+    """A passing case skipped now (a smaller gate machine: --max-memory, MemAvailable; a backend that
+    lost a capability) is no longer tested: vanished, worse unless allowed. Skipped in both, or
+    skipped before and run now, is not."""
     d = compare.diff(run(rec("k", "skipped")), run(rec("k", "skipped")))
     assert d.vanished == [] and not d.worse
+    d = compare.diff(run(rec("k", "skipped")), run(rec("k")))
+    assert d.vanished == [] and not d.worse
+    d = compare.diff(run(rec("k")), run(rec("k", "skipped")))
+    assert d.worse and [r["key"] for r in d.vanished] == ["k"]
+    assert not compare.diff(run(rec("k")), run(rec("k", "skipped")), allow_vanished=True).worse
 
 
 # -- diff: precision regressions at both thresholds ---------------------------------------------
