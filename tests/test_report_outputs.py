@@ -1,5 +1,5 @@
 """Reports of a real run: results.json (its records, metrics and hashes; the schema itself:
-tests/test_results_schema.py), summary.md, report.html, the terminal table,
+tests/test_report_results.py), summary.md, report.html, the terminal table,
 --junitxml alongside, xdist, and sharding + merge on the real case files."""
 from __future__ import annotations
 

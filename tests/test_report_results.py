@@ -15,7 +15,7 @@ import pytest
 import suite
 from suite.report import results
 from suite.report.results import ResultsError
-from tests.test_compare import RUN, rec, run
+from tests.test_report_compare import RUN, rec, run
 
 def _bad(mutate: Callable[[dict], Any]) -> List[str]:
     doc = run(rec("a"), rec("b", "failed"))

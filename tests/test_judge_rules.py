@@ -1,7 +1,7 @@
 """Every comparison rule of cases/tolerances.yaml on hand-made arrays whose right answer is known:
 specials, range, subnormals, correct rounding, ulp shares, the float32 slack window, the
 condition-aware budget for sums, allclose boundaries and the Verdict's metrics (the table's
-loader: tests/test_tolerance_table.py)."""
+loader: tests/test_judge_table.py)."""
 from __future__ import annotations
 
 import math

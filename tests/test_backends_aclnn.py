@@ -408,7 +408,7 @@ def test_two_backends_in_one_process(emu_dir, soc):
     ("Ascend310P3", "atlas-inference"), ("Ascend910", None), ("Ascend910ProA", "atlas-training"),
     ("Ascend910PremiumA", "atlas-training"), ("Ascend310B1", None), ("Ascend950PR_9599", None), ("", None)])
 def test_product_for_soc(name, product):
-    """The backend's detection is suite/backends/soc.py's table (tests/test_soc.py holds it name by name)."""
+    """The backend's detection is suite/backends/soc.py's table (tests/test_backends_soc.py holds it name by name)."""
     assert product_for_soc(name) == product
 
 
@@ -623,7 +623,7 @@ FAULTS_ELSEWHERE = {"no_kl_symbol": "test_missing_operator_symbol_skips_only_tha
 
 def operator_faults_without_battery():
     """Faults an operator's own emulator file declares that no battery here plants: each is proven
-    by tests/test_aclnn_suite.py::test_operator_fault_is_caught (the operator's own cases), so a new
+    by tests/test_backends_aclnn_suite.py::test_operator_fault_is_caught (the operator's own cases), so a new
     operator's fault needs no entry in this file."""
     return sorted(f.name for f in emulator_build.FAULTS.values()
                   if f.module is not None and f.name not in FAULTS and f.name not in FAULTS_ELSEWHERE)
@@ -821,11 +821,11 @@ def test_smooth_l1_boundary_epsilon_and_nan(backend):
 
 # ---- the emulator's bfloat16 rule is suite/backends/soc.py's table ------------------------------------------------
 def test_emulator_bfloat16_rule_follows_the_soc_table(emu_dir, monkeypatch):
-    """A bfloat16 call on every name tests/test_soc.py lists, each prefix variant and the unknown
+    """A bfloat16 call on every name tests/test_backends_soc.py lists, each prefix variant and the unknown
     ones: the emulator (whose C table the build generates from suite/backends/soc.py) accepts it exactly where
     soc.has_bfloat16 says, and rejects it with 161002 elsewhere."""
     from suite.backends import soc as soc_table
-    from tests.test_soc import LISTED, UNKNOWN, VARIANTS
+    from tests.test_backends_soc import LISTED, UNKNOWN, VARIANTS
     op = next(o for o in ops.OPERATORS.values() if "bfloat16" in o.product_dtypes.get("atlas-a2", ()))
     inputs = {n: np.full((2, 3), 0.5, dtype=ml_dtypes.bfloat16) for n in op.inputs}
     out_shape = op.out_shape({n: (2, 3) for n in op.inputs})
