@@ -352,7 +352,7 @@ def test_nothing_leaks_over_many_calls_including_errors(backend, monkeypatch):
 
 def test_workspace_allocation_failure_releases_everything(backend, monkeypatch):
     n = 256  # KL with self (n, 1), target (1, n): workspace n*4 bytes, every tensor n*2 bytes
-    call = C.kl(np.random.default_rng(2), ((), (n, 1), (1, n)), (C.F16,) * 3, C.F16, 0)
+    call = C.kl(np.random.default_rng(2), ((), (n, 1), (1, n)), (C.F16,) * 3, C.F16, reduction=0)
     assert backend.run(call) is not None
     monkeypatch.setenv("ACLNN_EMU_MALLOC_LIMIT", str(3 * n))
     with pytest.raises(AclRuntimeError, match="aclrtMalloc"):
@@ -673,7 +673,7 @@ def _dyadic(rng, shape, dtype=C.F32):
     return (rng.integers(-32, 33, size=shape) / 8.0).astype(dtype)
 
 
-def probe(x, y, w, mode=0, negate=False, scale=1.0, out_dtype=C.F32):
+def probe(x, y, w, *, mode=0, negate=False, scale=1.0, out_dtype=C.F32):
     out_shape = np.broadcast_shapes(*[a.shape for a in (x, y, w) if a is not None]) if mode == 0 else x.shape
     return C.positional(C.PROBE.name, (x, y, w), (mode, negate, scale), out_shape, out_dtype)
 
