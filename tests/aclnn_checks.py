@@ -246,14 +246,14 @@ def view(v: np.ndarray, layout: str, rng: np.random.Generator) -> np.ndarray:
     raise ValueError(layout)
 
 
-def mse(rng, shapes, dtype, out_dtype=None, reduction=1, layouts="ccc", product="atlas-a2") -> OpCall:
+def mse(rng, shapes, dtype, out_dtype=None, *, reduction=1, layouts="ccc", product="atlas-a2") -> OpCall:
     g, s, t = (view(values(rng, sh, dtype), lay, rng) for sh, lay in zip(shapes, layouts))
     B = np.broadcast_shapes(*shapes)
     return OpCall("MseLossBackward", {"gradOutput": g, "self": s, "target": t}, {"reduction": reduction},
                   tuple(B), np.dtype(out_dtype or dtype), product)
 
 
-def kl(rng, shapes, dtypes, out_dtype, reduction=1, log_target=False, layouts="ccc", product="atlas-a2") -> OpCall:
+def kl(rng, shapes, dtypes, out_dtype, *, reduction=1, log_target=False, layouts="ccc", product="atlas-a2") -> OpCall:
     lims = [(-5, 5), (-5, 5), (-3, 3) if log_target else (-5, 5)]
     g, s, t = (view(values(rng, sh, dt, *lim), lay, rng)
                for sh, dt, lim, lay in zip(shapes, dtypes, lims, layouts))
@@ -261,7 +261,7 @@ def kl(rng, shapes, dtypes, out_dtype, reduction=1, log_target=False, layouts="c
                   {"reduction": reduction, "logTarget": log_target}, tuple(shapes[1]), np.dtype(out_dtype), product)
 
 
-def l1(rng, shapes, dtypes, out_dtype, reduction=1, layouts="ccc", product="atlas-a2", same=0.0) -> OpCall:
+def l1(rng, shapes, dtypes, out_dtype, *, reduction=1, layouts="ccc", product="atlas-a2", same=0.0) -> OpCall:
     """L1LossBackward (gradOutput, self, target, reduction); `same`: the share of elements where
     target is set to self's value (sign 0)."""
     g, s, t = (values(rng, sh, dt) for sh, dt in zip(shapes, dtypes))
@@ -273,7 +273,7 @@ def l1(rng, shapes, dtypes, out_dtype, reduction=1, layouts="ccc", product="atla
     return positional("L1LossBackward", (g, s, t), (reduction,), B, out_dtype, product)
 
 
-def smooth_l1(rng, shapes, dtypes, out_dtype, reduction=1, beta=1.0, layouts="ccc", product="atlas-a2",
+def smooth_l1(rng, shapes, dtypes, out_dtype, *, reduction=1, beta=1.0, layouts="ccc", product="atlas-a2",
               grid=None, span=2.0) -> OpCall:
     """SmoothL1LossBackward (gradOut, self, target, reduction, beta); `grid`: self and target drawn
     from multiples of `grid` in [-span, span] (exact in every dtype), so |self - target| meets beta
@@ -316,60 +316,68 @@ def numeric_calls(seed: int = 0) -> List[Tuple[str, OpCall]]:
     for red in (0, 1, 2, 3):
         for lt in (False, True):
             dt = (F32, F16, BF16)[(red + lt) % 3]
-            calls.append((f"kl same {dt.name} r{red} lt{int(lt)}", kl(r, (S, S, S), (dt,) * 3, dt, red, lt)))
+            calls.append((f"kl same {dt.name} r{red} lt{int(lt)}", kl(r, (S, S, S), (dt,) * 3, dt, reduction=red,
+                                                                      log_target=lt)))
     calls += [
-        ("kl mixed dtypes", kl(r, (S, S, S), (F16, F32, BF16), F16, 1, False)),
-        ("kl mixed dtypes lt", kl(r, (S, S, S), (BF16, F16, F32), F32, 2, True, "tco")),
-        ("kl self broadcast dim0", kl(r, ((3, 4), (1, 4), (3, 4)), (F32,) * 3, F32, 0, False)),
-        ("kl self leading dims batchmean", kl(r, ((3, 1), (4,), (2, 3, 4)), (F32,) * 3, F32, 3, False, "ccs")),
-        ("kl self both ways lt", kl(r, ((), (2, 1, 3), (2, 5, 3)), (F16,) * 3, BF16, 1, True)),
-        ("kl sum 50 terms", kl(r, ((50, 64), (1, 64), (50, 64)), (F16, F16, F16), F32, 0, False, "tco")),
-        ("kl views", kl(r, ((6, 7), (6, 7), (6, 7)), (F32,) * 3, F32, 1, False, "sot")),
-        ("kl 0-d", kl(r, ((), (), ()), (F32,) * 3, F32, 1, True)),
-        ("kl 0-d self, 1-d target", kl(r, ((3,), (), (3,)), (F32,) * 3, F16, 1, False)),
-        ("kl empty self", kl(r, ((4,), (0, 4), (0, 4)), (F32,) * 3, F32, 1, False)),
-        ("kl rank 8", kl(r, ((1, 2, 1, 2, 1, 2, 1, 2),) * 3, (F32,) * 3, F32, 2, False, "tst")),
+        ("kl mixed dtypes", kl(r, (S, S, S), (F16, F32, BF16), F16, reduction=1, log_target=False)),
+        ("kl mixed dtypes lt", kl(r, (S, S, S), (BF16, F16, F32), F32, reduction=2, log_target=True, layouts="tco")),
+        ("kl self broadcast dim0", kl(r, ((3, 4), (1, 4), (3, 4)), (F32,) * 3, F32, reduction=0, log_target=False)),
+        ("kl self leading dims batchmean", kl(r, ((3, 1), (4,), (2, 3, 4)), (F32,) * 3, F32, reduction=3,
+                                              log_target=False, layouts="ccs")),
+        ("kl self both ways lt", kl(r, ((), (2, 1, 3), (2, 5, 3)), (F16,) * 3, BF16, reduction=1, log_target=True)),
+        ("kl sum 50 terms", kl(r, ((50, 64), (1, 64), (50, 64)), (F16, F16, F16), F32, reduction=0, log_target=False,
+                               layouts="tco")),
+        ("kl views", kl(r, ((6, 7), (6, 7), (6, 7)), (F32,) * 3, F32, reduction=1, log_target=False, layouts="sot")),
+        ("kl 0-d", kl(r, ((), (), ()), (F32,) * 3, F32, reduction=1, log_target=True)),
+        ("kl 0-d self, 1-d target", kl(r, ((3,), (), (3,)), (F32,) * 3, F16, reduction=1, log_target=False)),
+        ("kl empty self", kl(r, ((4,), (0, 4), (0, 4)), (F32,) * 3, F32, reduction=1, log_target=False)),
+        ("kl rank 8", kl(r, ((1, 2, 1, 2, 1, 2, 1, 2),) * 3, (F32,) * 3, F32, reduction=2, log_target=False,
+                         layouts="tst")),
     ]
     R8 = (1, 2, 1, 2, 1, 2, 1, 2)
     for red in (0, 1, 2):
         for dt in (F32, F16, BF16):
-            calls.append((f"l1 same {dt.name} r{red}", l1(r, (S, S, S), (dt,) * 3, dt, red, same=0.3)))
+            calls.append((f"l1 same {dt.name} r{red}", l1(r, (S, S, S), (dt,) * 3, dt, reduction=red, same=0.3)))
     calls += [
-        ("l1 mean divides by numel(B)", l1(r, ((2, 3, 4), (3, 4), (2, 1, 4)), (F32,) * 3, F32, 1)),
-        ("l1 mean, self and target broadcast", l1(r, ((5, 1, 6), (1, 6), (5, 4, 1)), (BF16,) * 3, F32, 1)),
-        ("l1 mixed f16 f32", l1(r, (S, S, S), (F16, F32, F16), F16, 1, same=0.3)),
-        ("l1 mixed bf16 f16", l1(r, (S, S, S), (BF16, F16, BF16), BF16, 2)),
-        ("l1 f16 into f32 out", l1(r, (S, S, S), (F16,) * 3, F32, 1)),
-        ("l1 bf16 into f16 out", l1(r, (S, S, S), (BF16,) * 3, F16, 1)),
-        ("l1 int32 self", l1(r, (S, S, S), (F16, I32, F16), F16, 1)),
-        ("l1 views", l1(r, (S, S, S), (F32,) * 3, F32, 1, "tso", same=0.3)),
-        ("l1 views f16", l1(r, ((17, 33),) * 3, (F16,) * 3, F16, 0, "sot")),
-        ("l1 broadcast all", l1(r, ((), (3, 1), (1, 4)), (F32,) * 3, F32, 1)),
-        ("l1 0-d", l1(r, ((), (), ()), (F32,) * 3, F32, 1)),
-        ("l1 empty", l1(r, ((1, 3), (0, 3), (0, 3)), (F32,) * 3, F32, 1)),
-        ("l1 rank 8", l1(r, (R8,) * 3, (F32,) * 3, F32, 0, "tst")),
+        ("l1 mean divides by numel(B)", l1(r, ((2, 3, 4), (3, 4), (2, 1, 4)), (F32,) * 3, F32, reduction=1)),
+        ("l1 mean, self and target broadcast", l1(r, ((5, 1, 6), (1, 6), (5, 4, 1)), (BF16,) * 3, F32, reduction=1)),
+        ("l1 mixed f16 f32", l1(r, (S, S, S), (F16, F32, F16), F16, reduction=1, same=0.3)),
+        ("l1 mixed bf16 f16", l1(r, (S, S, S), (BF16, F16, BF16), BF16, reduction=2)),
+        ("l1 f16 into f32 out", l1(r, (S, S, S), (F16,) * 3, F32, reduction=1)),
+        ("l1 bf16 into f16 out", l1(r, (S, S, S), (BF16,) * 3, F16, reduction=1)),
+        ("l1 int32 self", l1(r, (S, S, S), (F16, I32, F16), F16, reduction=1)),
+        ("l1 views", l1(r, (S, S, S), (F32,) * 3, F32, reduction=1, layouts="tso", same=0.3)),
+        ("l1 views f16", l1(r, ((17, 33),) * 3, (F16,) * 3, F16, reduction=0, layouts="sot")),
+        ("l1 broadcast all", l1(r, ((), (3, 1), (1, 4)), (F32,) * 3, F32, reduction=1)),
+        ("l1 0-d", l1(r, ((), (), ()), (F32,) * 3, F32, reduction=1)),
+        ("l1 empty", l1(r, ((1, 3), (0, 3), (0, 3)), (F32,) * 3, F32, reduction=1)),
+        ("l1 rank 8", l1(r, (R8,) * 3, (F32,) * 3, F32, reduction=0, layouts="tst")),
     ]
     for red in (0, 1, 2):
         for dt in (F32, F16, BF16):
-            calls.append((f"smooth_l1 same {dt.name} r{red}", smooth_l1(r, (S, S, S), (dt,) * 3, dt, red)))
+            calls.append((f"smooth_l1 same {dt.name} r{red}", smooth_l1(r, (S, S, S), (dt,) * 3, dt, reduction=red)))
     calls += [
-        ("smooth_l1 beta 0.1", smooth_l1(r, (S, S, S), (F32,) * 3, F32, 1, 0.1)),
-        ("smooth_l1 beta 0", smooth_l1(r, (S, S, S), (F16,) * 3, F16, 0, 0.0, grid=0.25)),
-        ("smooth_l1 beta -0.0", smooth_l1(r, (S, S, S), (F32,) * 3, F32, 2, -0.0, grid=0.25)),
-        ("smooth_l1 beta 1e-3", smooth_l1(r, (S, S, S), (F32,) * 3, F32, 2, 1e-3, grid=2.0 ** -12, span=2.0 ** -10)),
-        ("smooth_l1 beta 1e30", smooth_l1(r, (S, S, S), (BF16,) * 3, BF16, 1, 1e30)),
-        ("smooth_l1 beta inf", smooth_l1(r, (S, S, S), (F32,) * 3, F32, 0, float("inf"))),
-        ("smooth_l1 boundary grid", smooth_l1(r, ((4, 25),) * 3, (F32, F16, BF16), F32, 0, 0.5, grid=0.125)),
-        ("smooth_l1 boundary grid f16", smooth_l1(r, ((4, 25),) * 3, (F16,) * 3, F16, 1, 0.375, grid=0.125)),
-        ("smooth_l1 mean divides by numel(self)", smooth_l1(r, ((2, 3, 4), (3, 4), (2, 1, 4)), (F32,) * 3, F32, 1)),
-        ("smooth_l1 mixed", smooth_l1(r, (S, S, S), (F16, F32, BF16), F16, 1, 2.0)),
-        ("smooth_l1 mixed bf16 f16", smooth_l1(r, (S, S, S), (BF16, F16, BF16), BF16, 0, 0.5)),
-        ("smooth_l1 f16 into f32 out", smooth_l1(r, (S, S, S), (F16,) * 3, F32, 1, 3.0)),
-        ("smooth_l1 views", smooth_l1(r, ((17, 33),) * 3, (F32,) * 3, F32, 2, 1.5, "ots")),
-        ("smooth_l1 broadcast all", smooth_l1(r, ((3, 1), (), (1, 4)), (F32,) * 3, F16, 1, 1.0)),
-        ("smooth_l1 0-d", smooth_l1(r, ((), (), ()), (F32,) * 3, F32, 1)),
-        ("smooth_l1 empty", smooth_l1(r, ((2, 0), (1, 0), (2, 1)), (F16,) * 3, F16, 0)),
-        ("smooth_l1 rank 8", smooth_l1(r, (R8,) * 3, (F32,) * 3, F32, 0, 1.0, "tst")),
+        ("smooth_l1 beta 0.1", smooth_l1(r, (S, S, S), (F32,) * 3, F32, reduction=1, beta=0.1)),
+        ("smooth_l1 beta 0", smooth_l1(r, (S, S, S), (F16,) * 3, F16, reduction=0, beta=0.0, grid=0.25)),
+        ("smooth_l1 beta -0.0", smooth_l1(r, (S, S, S), (F32,) * 3, F32, reduction=2, beta=-0.0, grid=0.25)),
+        ("smooth_l1 beta 1e-3", smooth_l1(r, (S, S, S), (F32,) * 3, F32, reduction=2, beta=1e-3, grid=2.0 ** -12,
+                                          span=2.0 ** -10)),
+        ("smooth_l1 beta 1e30", smooth_l1(r, (S, S, S), (BF16,) * 3, BF16, reduction=1, beta=1e30)),
+        ("smooth_l1 beta inf", smooth_l1(r, (S, S, S), (F32,) * 3, F32, reduction=0, beta=float("inf"))),
+        ("smooth_l1 boundary grid", smooth_l1(r, ((4, 25),) * 3, (F32, F16, BF16), F32, reduction=0, beta=0.5,
+                                              grid=0.125)),
+        ("smooth_l1 boundary grid f16", smooth_l1(r, ((4, 25),) * 3, (F16,) * 3, F16, reduction=1, beta=0.375,
+                                                  grid=0.125)),
+        ("smooth_l1 mean divides by numel(self)", smooth_l1(r, ((2, 3, 4), (3, 4), (2, 1, 4)), (F32,) * 3, F32,
+                                                            reduction=1)),
+        ("smooth_l1 mixed", smooth_l1(r, (S, S, S), (F16, F32, BF16), F16, reduction=1, beta=2.0)),
+        ("smooth_l1 mixed bf16 f16", smooth_l1(r, (S, S, S), (BF16, F16, BF16), BF16, reduction=0, beta=0.5)),
+        ("smooth_l1 f16 into f32 out", smooth_l1(r, (S, S, S), (F16,) * 3, F32, reduction=1, beta=3.0)),
+        ("smooth_l1 views", smooth_l1(r, ((17, 33),) * 3, (F32,) * 3, F32, reduction=2, beta=1.5, layouts="ots")),
+        ("smooth_l1 broadcast all", smooth_l1(r, ((3, 1), (), (1, 4)), (F32,) * 3, F16, reduction=1, beta=1.0)),
+        ("smooth_l1 0-d", smooth_l1(r, ((), (), ()), (F32,) * 3, F32, reduction=1)),
+        ("smooth_l1 empty", smooth_l1(r, ((2, 0), (1, 0), (2, 1)), (F16,) * 3, F16, reduction=0)),
+        ("smooth_l1 rank 8", smooth_l1(r, (R8,) * 3, (F32,) * 3, F32, reduction=0, beta=1.0, layouts="tst")),
     ]
     return calls
 
@@ -516,18 +524,20 @@ def accepted_controls(product: str = "atlas-a2") -> List[Tuple[str, OpCall]]:
     return [
         ("mse rank 8", mse(r, (R8, R8, R8), F32, product=product)),
         ("kl rank 8", kl(r, (R8, R8, R8), (F32,) * 3, F32, product=product)),
-        ("kl reduction 3", kl(r, ((2, 3),) * 3, (F16,) * 3, F16, 3, product=product)),
-        ("kl mixed f16/f32", kl(r, ((2, 3),) * 3, (F16, F32, F16), F32, 1, product=product)),
+        ("kl reduction 3", kl(r, ((2, 3),) * 3, (F16,) * 3, F16, reduction=3, product=product)),
+        ("kl mixed f16/f32", kl(r, ((2, 3),) * 3, (F16, F32, F16), F32, reduction=1, product=product)),
         ("mse f16 -> f32 out", mse(r, ((2, 3),) * 3, F16, F32, product=product)),
         ("l1 rank 8", l1(r, (R8, R8, R8), (F32,) * 3, F32, product=product)),
-        ("l1 int32 self with float16", l1(r, ((2, 3),) * 3, (F16, I32, F16), F16, 1, product=product)),
-        ("l1 bool target with float32", l1(r, ((2, 3),) * 3, (F32, F32, BOOL), F32, 2, product=product)),
-        ("l1 mixed f16/f32", l1(r, ((2, 3),) * 3, (F16, F32, F16), F16, 1, product=product)),
-        ("l1 reduction 2 with 0-d gradient", l1(r, ((), (2, 3), (2, 3)), (F32,) * 3, F32, 2, product=product)),
+        ("l1 int32 self with float16", l1(r, ((2, 3),) * 3, (F16, I32, F16), F16, reduction=1, product=product)),
+        ("l1 bool target with float32", l1(r, ((2, 3),) * 3, (F32, F32, BOOL), F32, reduction=2, product=product)),
+        ("l1 mixed f16/f32", l1(r, ((2, 3),) * 3, (F16, F32, F16), F16, reduction=1, product=product)),
+        ("l1 reduction 2 with 0-d gradient", l1(r, ((), (2, 3), (2, 3)), (F32,) * 3, F32, reduction=2,
+                                                product=product)),
         ("smooth_l1 rank 8", smooth_l1(r, (R8, R8, R8), (F32,) * 3, F32, product=product)),
-        ("smooth_l1 beta -0.0", smooth_l1(r, ((2, 3),) * 3, (F32,) * 3, F32, 1, -0.0, product=product)),
-        ("smooth_l1 beta inf", smooth_l1(r, ((2, 3),) * 3, (F32,) * 3, F32, 1, float("inf"), product=product)),
-        ("smooth_l1 mixed f16/f32", smooth_l1(r, ((2, 3),) * 3, (F16, F32, F16), F32, 1, product=product)),
+        ("smooth_l1 beta -0.0", smooth_l1(r, ((2, 3),) * 3, (F32,) * 3, F32, reduction=1, beta=-0.0, product=product)),
+        ("smooth_l1 beta inf", smooth_l1(r, ((2, 3),) * 3, (F32,) * 3, F32, reduction=1, beta=float("inf"),
+                                         product=product)),
+        ("smooth_l1 mixed f16/f32", smooth_l1(r, ((2, 3),) * 3, (F16, F32, F16), F32, reduction=1, product=product)),
     ]
 
 

@@ -304,6 +304,8 @@ BAD_RESULTS = {
     "record-key-list": (json.dumps(_results(records=[{"key": [1]}])).encode(), "records[0]: field 'key' is [1]"),
     "newline-field": (json.dumps(_results(**{"a\nb": 1})).encode(), "run: unknown field 'a\\nb'"),
     "long-value": (json.dumps(_results(backend="x" * 10**6)).encode(), "field 'backend' is 'xxxxxx"),
+    "fields-missing": (b'{"schema_version": 1}', ": not a results.json of schema 2: run: missing field 'suite_version'; "
+                       "run: missing field 'backend'; "),
     "shard-1e12": (json.dumps(_results(shard="1/1000000000000")).encode(),
                    "run: shard '1/1000000000000' is not K/N with 1 <= K <= N <= 100000"),
 }

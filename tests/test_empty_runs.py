@@ -20,7 +20,7 @@ def _pytest_in(folder, args):
 
 @pytest.mark.parametrize("workers", [0, 2], ids=["serial", "n2"])
 def test_a_backend_named_where_only_the_projects_own_tests_are_fails(workers):
-    p = _pytest_in(ROOT / "tests", ["--backend", "tests.plugin_backends:WrongKL", "test_shard.py"]
+    p = _pytest_in(ROOT / "tests", ["--backend", "tests.plugin_backends:WrongKL", "test_report_shard.py"]
                    + (["-n", str(workers)] if workers else []))
     out = p.stdout + p.stderr
     assert p.returncode == 4, out[-2000:]

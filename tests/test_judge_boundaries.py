@@ -18,7 +18,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import ml_dtypes
 import numpy as np
@@ -71,7 +71,7 @@ def half_width(g, scale, nterms: int, path, terms: Optional[str] = None):
     return w
 
 
-def _rounded_window(g, scale, nterms, path, dt, terms, extra=0.0):
+def _rounded_window(g, scale, nterms, path, *, dt, terms, extra=0.0):
     _, tiny, _, _ = info(dt)
     w = half_width(g, scale, nterms, path, terms) + extra
     lo, hi = g - w, g + w
@@ -83,7 +83,7 @@ def _rounded_window(g, scale, nterms, path, dt, terms, extra=0.0):
     return rlo, rhi, lo, hi
 
 
-def measure(g, x, dt: str, scale=None, nterms: int = 1, path=None, terms: Optional[str] = None,
+def measure(g, x, dt: str, *, scale=None, nterms: int = 1, path=None, terms: Optional[str] = None,
             vendor: Optional[Tuple[float, float, float]] = None, flush: bool = True) -> Dict[str, np.ndarray]:
     """Per element: the rounded window (widened to 0 where it reaches the subnormal range), whether
     the result is inside, a mismatch, its error from the unrounded window (raw, in ulps, relative:
@@ -97,11 +97,12 @@ def measure(g, x, dt: str, scale=None, nterms: int = 1, path=None, terms: Option
     scale = np.abs(g) if scale is None else np.broadcast_to(np.asarray(scale, np.float64), g.shape)
     path = scale if path is None else np.broadcast_to(np.asarray(path, np.float64), g.shape)
     with np.errstate(all="ignore"):
-        rlo, rhi, lo, hi = _rounded_window(g, scale, nterms, path, dt, terms)
+        rlo, rhi, lo, hi = _rounded_window(g, scale, nterms, path, dt=dt, terms=terms)
         inside = (x >= rlo) & (x <= rhi)
         if vendor is not None:
             fg, fs, fp = (np.full(g.shape, v) for v in vendor)
-            f = _rounded_window(fg, fs, nterms, fp, dt, terms, nterms * 2.0 ** -126 if nterms > 1 and flush else 0.0)
+            f = _rounded_window(fg, fs, nterms, fp, dt=dt, terms=terms,
+                                extra=nterms * 2.0 ** -126 if nterms > 1 and flush else 0.0)
             special = (np.isnan(x) & np.isnan(fg)) | (np.isinf(fg) & (x == fg))
             ok = ~inside & (((x >= f[0]) & (x <= f[1])) | special)
             rlo, rhi, lo, hi = (np.where(ok, b, a) for a, b in zip((rlo, rhi, lo, hi), f))
@@ -129,7 +130,7 @@ def metrics(m: Dict[str, np.ndarray]) -> Dict[str, float]:
             "rmse": math.sqrt(float((m["raw"] ** 2).sum()) / n)}
 
 
-def says(std: Standard, dt: str, n: int, n_rule: int, mean: float, n_gross: int, mismatches: int) -> str:
+def says(std: Standard, dt: str, n: int, *, n_rule: int, mean: float, n_gross: int, mismatches: int) -> str:
     """The failure's `why`, as the rules word it."""
     p = lambda key: std.param(key, dt)  # noqa: E731
     rule = {
@@ -181,7 +182,7 @@ class Row:
     flush: bool = True                 # ... with float32 subnormals flushed
 
 
-def padded(std: Standard, dt: str, g: float, x: float, pad: int, passed: bool, n_over: int,
+def padded(std: Standard, dt: str, g: float, x: float, *, pad: int, passed: bool, n_over: int,
            spec: Tuple = (None, 1, None), **kw) -> Row:
     """One element under test among pad - 1 correct ones (the golden, exact), in the middle."""
     at = pad // 2
@@ -193,6 +194,12 @@ def padded(std: Standard, dt: str, g: float, x: float, pad: int, passed: bool, n
 # golden specs: elementwise, a sum whose budget is the worst case n*S (4 terms, S = 8192), a sum
 # whose budget is the partial sums' P + 16*(sqrt(n)*|golden| + S) (10^6 terms, S = 1024, P = 32768)
 SPECS = {"elementwise": (None, 1, None), "sum n*S": (8192.0, 4, 16384.0), "sum P": (1024.0, 10 ** 6, 32768.0)}
+
+
+def spec_kw(spec: Tuple) -> Dict[str, Any]:
+    """A golden spec (S, n, P) as measure's keywords."""
+    return {"scale": spec[0], "nterms": spec[1], "path": spec[2]}
+
 # where the rounded window of golden 1.5 ends, in grid steps from 1.5 (the same both sides)
 WINDOW = {("elementwise", "float16"): 0, ("elementwise", "bfloat16"): 0, ("elementwise", "float32"): 7,
           ("sum n*S", "float16"): 6, ("sum n*S", "bfloat16"): 1, ("sum n*S", "float32"): 49152,
@@ -225,7 +232,7 @@ def _edge(spec: str, dt: str, side: int, k: int) -> float:
 
 def _quantity(std: Standard, dt: str, row: Row) -> float:
     """What the rule compares with its number, for the element under test (oracle)."""
-    m = measure([row.golden[row.at]], [row.got[row.at]], dt, row.scale, row.nterms, row.path)
+    m = measure([row.golden[row.at]], [row.got[row.at]], dt, scale=row.scale, nterms=row.nterms, path=row.path)
     return {"share": m["rel_excess"], "ulp": m["ulp"], "abs_rel": m["excess"] / np.abs(row.golden[row.at]),
             "allclose": m["excess"]}[std.rule][0]
 
@@ -243,8 +250,10 @@ def element_rows() -> Iterator[Tuple[str, Row]]:
                 forgiven = name == "msprobe-ulp" and dt == "float32"     # the mean escape
                 for side, edge in ((1, "upper"), (-1, "lower")):
                     base = f"{name}-{dt}-{spec}-{edge} edge"
-                    inside = padded(std, dt, G, _edge(spec, dt, side, k_in), pad, True, 0, SPECS[spec])
-                    outside = padded(std, dt, G, _edge(spec, dt, side, k_out), pad, forgiven, 1, SPECS[spec])
+                    inside = padded(std, dt, G, _edge(spec, dt, side, k_in), pad=pad, passed=True, n_over=0,
+                                    spec=SPECS[spec])
+                    outside = padded(std, dt, G, _edge(spec, dt, side, k_out), pad=pad, passed=forgiven, n_over=1,
+                                     spec=SPECS[spec])
                     yield f"{base}-inside ({k_in} steps)", inside
                     yield f"{base}-outside ({k_out} steps)", outside
                     if name == "strict":
@@ -257,9 +266,10 @@ def element_rows() -> Iterator[Tuple[str, Row]]:
                     moved = variant(std, dt, **params)
                     vpad = int(1 / q) if std.rule == "share" else pad
                     yield f"{base}-at (moved onto {k_out} steps)", padded(
-                        moved, dt, G, _edge(spec, dt, side, k_out), vpad, True, 0, SPECS[spec])
+                        moved, dt, G, _edge(spec, dt, side, k_out), pad=vpad, passed=True, n_over=0, spec=SPECS[spec])
                     yield f"{base}-past at ({k_out + 1} steps)", padded(
-                        moved, dt, G, _edge(spec, dt, side, k_out + 1), vpad, forgiven, 1, SPECS[spec])
+                        moved, dt, G, _edge(spec, dt, side, k_out + 1), pad=vpad, passed=forgiven, n_over=1,
+                        spec=SPECS[spec])
 
 
 def share_rows() -> Iterator[Tuple[str, Row]]:
@@ -273,9 +283,10 @@ def share_rows() -> Iterator[Tuple[str, Row]]:
             k = (1400 if dt == "float32" else K_ULP[("elementwise", dt)][1]) if name == "msprobe-ulp" \
                 else K_ELEMENT[name][dt][1]
             x = _edge("elementwise", dt, 1, k)
-            yield f"{name}-{dt}-share at (1 in {n})", padded(std, dt, G, x, n, False, 1)
-            yield f"{name}-{dt}-share inside (1 in {n + 1})", padded(std, dt, G, x, n + 1, True, 1)
-            two = dataclasses.replace(padded(std, dt, G, x, n, False, 2), at=0)    # (the first of equals)
+            yield f"{name}-{dt}-share at (1 in {n})", padded(std, dt, G, x, pad=n, passed=False, n_over=1)
+            yield f"{name}-{dt}-share inside (1 in {n + 1})", padded(std, dt, G, x, pad=n + 1, passed=True, n_over=1)
+            two = padded(std, dt, G, x, pad=n, passed=False, n_over=2)
+            two = dataclasses.replace(two, at=0)    # (the first of equals)
             two.got[0] = x
             yield f"{name}-{dt}-share outside (2 in {n})", two
 
@@ -285,16 +296,19 @@ def mean_rows() -> Iterator[Tuple[str, Row]]:
     (share 100%): the mean is its error."""
     std, dt = STD["msprobe-ulp"], "float32"
     k_in, k_out = K_MEAN
-    yield "msprobe-ulp-float32-mean inside", padded(std, dt, G, _edge("elementwise", dt, 1, k_in), 1, True, 1)
-    yield "msprobe-ulp-float32-mean outside", padded(std, dt, G, _edge("elementwise", dt, 1, k_out), 1, False, 1)
-    at = padded(std, dt, G, _edge("elementwise", dt, 1, k_in), 1, False, 1)
+    yield "msprobe-ulp-float32-mean inside", padded(std, dt, G, _edge("elementwise", dt, 1, k_in), pad=1,
+                                                    passed=True, n_over=1)
+    yield "msprobe-ulp-float32-mean outside", padded(std, dt, G, _edge("elementwise", dt, 1, k_out), pad=1,
+                                                     passed=False, n_over=1)
+    at = padded(std, dt, G, _edge("elementwise", dt, 1, k_in), pad=1, passed=False, n_over=1)
     moved = variant(std, dt, mean_ulp=_quantity(std, dt, at))
     yield "msprobe-ulp-float32-mean at (moved onto the inside value)", dataclasses.replace(at, std=moved)
-    yield "msprobe-ulp-float32-mean below at", padded(moved, dt, G, _edge("elementwise", dt, 1, k_in - 1), 1, True, 1)
+    yield "msprobe-ulp-float32-mean below at", padded(moved, dt, G, _edge("elementwise", dt, 1, k_in - 1), pad=1,
+                                                      passed=True, n_over=1)
     # float16 and bfloat16 have no mean_ulp: one element 2 ulps off in 1000 fails on the share alone
     for d in ("float16", "bfloat16"):
         yield f"msprobe-ulp-{d}-no mean escape", padded(STD["msprobe-ulp"], d, G, _edge("elementwise", d, 1, 2),
-                                                        1000, False, 1)
+                                                        pad=1000, passed=False, n_over=1)
 
 
 def abs_rows() -> Iterator[Tuple[str, Row]]:
@@ -309,11 +323,12 @@ def abs_rows() -> Iterator[Tuple[str, Row]]:
             end = float(m["rhi" if side > 0 else "rlo"][0])
             x_in, x_out = step(end, dt, side * k_in), step(end, dt, side * k_out)
             base = f"msprobe-abs-{dt}-atol-{edge} edge"
-            yield f"{base}-inside ({k_in} steps)", padded(std, dt, g, x_in, 1, True, 0)
-            yield f"{base}-outside ({k_out} steps)", padded(std, dt, g, x_out, 1, False, 1)
+            yield f"{base}-inside ({k_in} steps)", padded(std, dt, g, x_in, pad=1, passed=True, n_over=0)
+            yield f"{base}-outside ({k_out} steps)", padded(std, dt, g, x_out, pad=1, passed=False, n_over=1)
             moved = variant(std, dt, atol=abs(x_out - end))
-            yield f"{base}-at (moved onto {k_out} steps)", padded(moved, dt, g, x_out, 1, True, 0)
-            yield f"{base}-past at", padded(moved, dt, g, step(end, dt, side * (k_out + 1)), 1, False, 1)
+            yield f"{base}-at (moved onto {k_out} steps)", padded(moved, dt, g, x_out, pad=1, passed=True, n_over=0)
+            yield f"{base}-past at", padded(moved, dt, g, step(end, dt, side * (k_out + 1)), pad=1, passed=False,
+                                            n_over=1)
         small = std.param("small_value", dt)
         # an error the atol allows and the rtol does not (bfloat16: neither allows one grid step)
         k = {"float16": 2, "bfloat16": 1, "float32": 9}[dt]
@@ -321,7 +336,7 @@ def abs_rows() -> Iterator[Tuple[str, Row]]:
                               ("one step above", step(small, dt, 1), False)):
             m = measure([gg], [gg], dt)
             x = step(float(m["rhi"][0]), dt, k)
-            yield f"msprobe-abs-{dt}-small_value {label}", padded(std, dt, gg, x, 1, ok, int(not ok))
+            yield f"msprobe-abs-{dt}-small_value {label}", padded(std, dt, gg, x, pad=1, passed=ok, n_over=int(not ok))
 
 
 def gross_rows() -> Iterator[Tuple[str, Row]]:
@@ -336,14 +351,15 @@ def gross_rows() -> Iterator[Tuple[str, Row]]:
             for side, edge in ((1, "upper"), (-1, "lower")):
                 for label, k, gross in (("inside", k_in - 1, 0), ("at", k_in, 0), ("outside", k_out, 1)):
                     yield f"gross-{name}-{dt}-{edge}-{label} ({k} steps)", padded(
-                        std, dt, G, _edge("elementwise", dt, side, k), pad, forgives and not gross, 1,
+                        std, dt, G, _edge("elementwise", dt, side, k), pad=pad, passed=forgives and not gross, n_over=1,
                         n_gross=gross, kind="gross" if gross else "over")
             if dt == "float16":
                 moved = variant(std, dt, gross=0.125)
                 yield f"gross-{name}-{dt}-at a table's own gross", padded(
-                    moved, dt, G, _edge("elementwise", dt, 1, 192), pad, forgives, 1)
+                    moved, dt, G, _edge("elementwise", dt, 1, 192), pad=pad, passed=forgives, n_over=1)
                 yield f"gross-{name}-{dt}-past a table's own gross", padded(
-                    moved, dt, G, _edge("elementwise", dt, 1, 193), pad, False, 1, n_gross=1, kind="gross")
+                    moved, dt, G, _edge("elementwise", dt, 1, 193), pad=pad, passed=False, n_over=1,
+                    n_gross=1, kind="gross")
 
 
 def _first(pred: Callable[[float], bool], lo: float, hi: float) -> float:
@@ -370,15 +386,17 @@ def window_rows() -> Iterator[Tuple[str, Row]]:
         reach_up = lambda g: float(measure([g], [g], dt)["rhi"][0]) >= b  # noqa: E731
         g_up = _first(reach_up, G - 64 * (b - G), b)
         below = float(np.nextafter(g_up, -INF))
-        yield f"window-{dt}-upper edge-at", padded(std, dt, g_up, b, 1, True, 0)
-        yield f"window-{dt}-upper edge-one float64 below", padded(std, dt, below, b, 1, False, 1)
-        yield f"window-{dt}-upper edge-one grid step past", padded(std, dt, g_up, step(b, dt, 1), 1, False, 1)
+        yield f"window-{dt}-upper edge-at", padded(std, dt, g_up, b, pad=1, passed=True, n_over=0)
+        yield f"window-{dt}-upper edge-one float64 below", padded(std, dt, below, b, pad=1, passed=False, n_over=1)
+        yield f"window-{dt}-upper edge-one grid step past", padded(std, dt, g_up, step(b, dt, 1), pad=1,
+                                                                   passed=False, n_over=1)
         leave_down = lambda g: float(measure([g], [g], dt)["rlo"][0]) > a  # noqa: E731
         g_down = float(np.nextafter(_first(leave_down, a, G + 64 * (G - a)), -INF))     # the last reaching a
-        yield f"window-{dt}-lower edge-at", padded(std, dt, g_down, a, 1, True, 0)
+        yield f"window-{dt}-lower edge-at", padded(std, dt, g_down, a, pad=1, passed=True, n_over=0)
         yield f"window-{dt}-lower edge-one float64 above", padded(std, dt, float(np.nextafter(g_down, INF)), a,
-                                                                  1, False, 1)
-        yield f"window-{dt}-lower edge-one grid step past", padded(std, dt, g_down, step(a, dt, -1), 1, False, 1)
+                                                                  pad=1, passed=False, n_over=1)
+        yield f"window-{dt}-lower edge-one grid step past", padded(std, dt, g_down, step(a, dt, -1), pad=1,
+                                                                   passed=False, n_over=1)
 
 
 def flush_rows() -> Iterator[Tuple[str, Row]]:
@@ -400,7 +418,7 @@ def flush_rows() -> Iterator[Tuple[str, Row]]:
                 for label, gg, ok in (("last flushed", step(g, dt, -1), True), ("first not", g, False),
                                       ("next", step(g, dt, 1), False)):
                     yield f"flush-{name}-{dt}-{s}{label}", padded(
-                        std, dt, sign * gg, sign * 0.0, 1, ok, int(not ok), n_gross=int(not ok),
+                        std, dt, sign * gg, sign * 0.0, pad=1, passed=ok, n_over=int(not ok), n_gross=int(not ok),
                         kind="gross", n_rule=0 if rule_forgives else int(not ok))
 
 
@@ -413,17 +431,18 @@ def terms_rows() -> Iterator[Tuple[str, Row]]:
     spec = (3.0, 4, 6.0)                          # S, n, P: four terms of magnitude 0.75
     for dt in DT:
         for terms in ("float16", "bfloat16"):
-            m = measure([G], [G], dt, spec[0], spec[1], spec[2], terms)
-            plain = measure([G], [G], dt, spec[0], spec[1], spec[2])
+            m = measure([G], [G], dt, scale=spec[0], nterms=spec[1], path=spec[2], terms=terms)
+            plain = measure([G], [G], dt, scale=spec[0], nterms=spec[1], path=spec[2])
             for side, end, beyond in (("upper", m["rhi"][0], 1), ("lower", m["rlo"][0], -1)):
                 end = float(end)
                 name = f"terms-{dt}-{terms}-{side} end"
-                yield f"{name}-at", padded(std, dt, G, end, 1, True, 0, spec, terms=terms)
-                yield f"{name}-one grid step past", padded(std, dt, G, step(end, dt, beyond), 1, False, 1, spec,
+                yield f"{name}-at", padded(std, dt, G, end, pad=1, passed=True, n_over=0, spec=spec, terms=terms)
+                yield f"{name}-one grid step past", padded(std, dt, G, step(end, dt, beyond), pad=1, passed=False,
+                                                           n_over=1, spec=spec,
                                                            terms=terms)
                 plain_end = float(plain["rhi" if beyond > 0 else "rlo"][0])
                 if plain_end != end:
-                    yield f"{name}-undeclared", padded(std, dt, G, end, 1, False, 1, spec)
+                    yield f"{name}-undeclared", padded(std, dt, G, end, pad=1, passed=False, n_over=1, spec=spec)
 
 
 def flushed_rows() -> Iterator[Tuple[str, Row]]:
@@ -436,29 +455,32 @@ def flushed_rows() -> Iterator[Tuple[str, Row]]:
         for dt in DT:
             flushed = (0.0, 0.0, 0.0)
             m = measure([G], [G], dt, vendor=flushed)
-            end = float(_rounded_window(np.zeros(1), np.zeros(1), 1, np.zeros(1), dt, None)[1][0])
-            yield f"flushed-{name}-{dt}-elementwise-0 itself", padded(std, dt, G, 0.0, 1, True, 0, vendor=flushed)
-            yield f"flushed-{name}-{dt}-elementwise-at the end", padded(std, dt, G, end, 1, True, 0, vendor=flushed)
+            end = float(_rounded_window(np.zeros(1), np.zeros(1), 1, np.zeros(1), dt=dt, terms=None)[1][0])
+            yield f"flushed-{name}-{dt}-elementwise-0 itself", padded(std, dt, G, 0.0, pad=1, passed=True, n_over=0,
+                                                                      vendor=flushed)
+            yield f"flushed-{name}-{dt}-elementwise-at the end", padded(std, dt, G, end, pad=1, passed=True,
+                                                                        n_over=0, vendor=flushed)
             past = step(end, dt, 1) if end > 0 else float(ml_dtypes.finfo(DT[dt]).smallest_subnormal)
             yield f"flushed-{name}-{dt}-elementwise-one grid step past", padded(
-                std, dt, G, past, 1, False, 1, vendor=flushed, n_gross=1, kind="gross")
+                std, dt, G, past, pad=1, passed=False, n_over=1, vendor=flushed, n_gross=1, kind="gross")
             yield f"flushed-{name}-{dt}-elementwise-nothing flushed", padded(
-                std, dt, G, 0.0, 1, False, 1, n_gross=1, kind="gross")
+                std, dt, G, 0.0, pad=1, passed=False, n_over=1, n_gross=1, kind="gross")
             assert bool(m["inside"][0])
         g, spec = 3.0 * 2.0 ** -126, (5.0 * 2.0 ** -126, 4, 9.0 * 2.0 ** -126)
         flushed = (1.0 * 2.0 ** -126, 1.0 * 2.0 ** -126, 2.0 * 2.0 ** -126)
-        m = measure([g], [g], "float32", *spec, vendor=flushed)
-        f = _rounded_window(np.full(1, flushed[0]), np.full(1, flushed[1]), 4, np.full(1, flushed[2]), "float32",
-                            None, 4 * 2.0 ** -126)
+        m = measure([g], [g], "float32", **spec_kw(spec), vendor=flushed)
+        f = _rounded_window(np.full(1, flushed[0]), np.full(1, flushed[1]), 4, np.full(1, flushed[2]), dt="float32",
+                            terms=None, extra=4 * 2.0 ** -126)
         for side, end, beyond in (("upper", float(f[1][0]), 1), ("lower", float(f[0][0]), -1)):
-            assert not bool(measure([g], [end], "float32", *spec)["inside"][0])     # beyond the plain window
-            yield f"flushed-{name}-float32-sum-{side} end-at", padded(std, "float32", g, end, 1, True, 0, spec,
+            assert not bool(measure([g], [end], "float32", **spec_kw(spec))["inside"][0])     # beyond the plain window
+            yield f"flushed-{name}-float32-sum-{side} end-at", padded(std, "float32", g, end, pad=1, passed=True,
+                                                                      n_over=0, spec=spec,
                                                                       vendor=flushed)
             yield f"flushed-{name}-float32-sum-{side} end-one grid step past", padded(
-                std, "float32", g, float(np.nextafter(np.float32(end), np.float32(beyond * INF))), 1, False, 1,
-                spec, vendor=flushed, n_gross=1, kind="gross")
+                std, "float32", g, float(np.nextafter(np.float32(end), np.float32(beyond * INF))), pad=1, passed=False,
+                n_over=1, spec=spec, vendor=flushed, n_gross=1, kind="gross")
             yield f"flushed-{name}-float32-sum-{side} end-nothing flushed", padded(
-                std, "float32", g, end, 1, False, 1, spec, n_gross=1, kind="gross")
+                std, "float32", g, end, pad=1, passed=False, n_over=1, spec=spec, n_gross=1, kind="gross")
         assert bool(m["inside"][0])
 
 
@@ -472,10 +494,12 @@ def vendor_rows() -> Iterator[Tuple[str, Row]]:
             for label, v, x, ok in (("NaN for NaN", NAN, NAN, True), ("inf for NaN", NAN, INF, False),
                                     ("inf for inf", INF, INF, True), ("-inf for inf", INF, -INF, False),
                                     ("NaN for -inf", -INF, NAN, False)):
-                yield f"vendor-{name}-{dt}-{label}", padded(std, dt, G, x, 1, ok, int(not ok), spec,
+                yield f"vendor-{name}-{dt}-{label}", padded(std, dt, G, x, pad=1, passed=ok, n_over=int(not ok),
+                                                            spec=spec,
                                                            vendor=(v, 0.0, 0.0), flush=False, terms="float16",
                                                            mismatches=int(not ok), kind="mismatch")
-            yield f"vendor-{name}-{dt}-NaN without it", padded(std, dt, G, NAN, 1, False, 1, spec, terms="float16",
+            yield f"vendor-{name}-{dt}-NaN without it", padded(std, dt, G, NAN, pad=1, passed=False, n_over=1,
+                                                               spec=spec, terms="float16",
                                                                 mismatches=1, kind="mismatch")
 
 
@@ -498,7 +522,8 @@ def overflow_rows() -> Iterator[Tuple[str, Row]]:
                 s = "" if sign > 0 else "negative "
                 for label, g, x, ok in cases:
                     yield f"overflow-{name}-{dt}-{s}{label}", padded(
-                        std, dt, sign * g, sign * x, 1, ok, int(not ok), mismatches=int(not ok), kind="mismatch")
+                        std, dt, sign * g, sign * x, pad=1, passed=ok, n_over=int(not ok), mismatches=int(not ok),
+                        kind="mismatch")
 
 
 def special_rows() -> Iterator[Tuple[str, Row]]:
@@ -544,14 +569,16 @@ def _judge(row: Row) -> Verdict:
 def test_boundary(name: str) -> None:
     row = ROWS[name]
     v = _judge(row)
-    m = measure(row.golden, row.got, row.dt, row.scale, row.nterms, row.path, row.terms, row.vendor, row.flush)
+    m = measure(row.golden, row.got, row.dt, scale=row.scale, nterms=row.nterms, path=row.path, terms=row.terms,
+                vendor=row.vendor, flush=row.flush)
     n = len(row.golden)
     want = {"standard": row.std.name, "n": n, "n_over": row.n_over, "share_over": row.n_over / n,
             "mismatches": row.mismatches, "n_gross": row.n_gross, **metrics(m)}
     got = v.metrics()
     assert got == approx_metrics(want, rel=1e-12, abs=0), f"\n got  {got}\n want {want}"
     n_rule = row.n_over if row.n_rule is None else row.n_rule
-    why = "" if row.passed else says(row.std, row.dt, n, n_rule, want["mean_ulp"], row.n_gross, row.mismatches)
+    why = "" if row.passed else says(row.std, row.dt, n, n_rule=n_rule, mean=want["mean_ulp"], n_gross=row.n_gross,
+                                     mismatches=row.mismatches)
     assert (v.passed, v.why) == (row.passed, why), (row.got[row.at], row.golden[row.at])
     if row.passed:
         assert (v.worst, v.elements) == ([], [])
@@ -568,12 +595,12 @@ def _k_of(dt: str, spec: str, side: int, over: Callable[[Dict[str, np.ndarray], 
     """(last, first) grid steps beyond the window's edge where `over` holds, by search."""
     g = ATOL_G[dt] if spec == "atol" else G
     sc, n, p = (None, 1, None) if spec == "atol" else SPECS[spec]
-    m0 = measure([g], [g], dt, sc, n, p)
+    m0 = measure([g], [g], dt, scale=sc, nterms=n, path=p)
     edge = float(m0["rhi" if side > 0 else "rlo"][0])
 
     def bad(k: int) -> bool:
         x = step(edge, dt, side * k)
-        return over(measure([g], [x], dt, sc, n, p), g)
+        return over(measure([g], [x], dt, scale=sc, nterms=n, path=p), g)
     assert not bad(0)
     hi = 1
     while not bad(hi):
@@ -587,7 +614,7 @@ def _k_of(dt: str, spec: str, side: int, over: Callable[[Dict[str, np.ndarray], 
 
 def test_the_tables_sit_on_the_boundaries() -> None:
     for (spec, dt), k in WINDOW.items():
-        m = measure([G], [G], dt, *SPECS[spec])
+        m = measure([G], [G], dt, **spec_kw(SPECS[spec]))
         assert (m["rlo"][0], m["rhi"][0]) == (step(G, dt, -k), step(G, dt, k)), (spec, dt)
     t = lambda name, key, dt: STD[name].param(key, dt)  # noqa: E731
     rules = {"cann": lambda dt: lambda m, g: m["rel_excess"][0] > t("cann", "threshold", dt),

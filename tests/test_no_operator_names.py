@@ -40,8 +40,8 @@ EXEMPT: Dict[str, str] = {
 }
 
 # Test modules that read the operators' declarations and so must name none.
-GENERIC = ("tests/test_contract_checks.py", "tests/test_mutants.py", "tests/test_no_operator_names.py",
-           "tests/test_aclnn_suite.py")
+GENERIC = ("tests/test_ops_checks.py", "tests/test_mutants.py", "tests/test_no_operator_names.py",
+           "tests/test_backends_aclnn_suite.py")
 
 # A line may name one where a fixed format of the past does (results schema v1): it says so with
 # this mark and its reason, visible where it stands.

@@ -201,6 +201,25 @@ def test_no_function_of_suite_takes_more_than_six_positional_parameters():
     assert not long, "\n".join(long)
 
 
+def _is_fixture(fn: ast.FunctionDef) -> bool:
+    return any("fixture" in ast.unparse(d) for d in fn.decorator_list)
+
+
+def test_no_helper_of_the_tests_takes_more_than_six_positional_parameters():
+    """The tests' own helpers too (a call like measure(g, x, dt, s, n, p, "float16") reads wrong
+    silently when a parameter moves); a test or a fixture takes what pytest hands it, by name."""
+    tests = SUITE.parent / "tests"
+    long = []
+    for p in sorted(tests.rglob("*.py")):
+        for n in ast.walk(ast.parse(p.read_text())):
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and not n.name.startswith("test_") \
+                    and not _is_fixture(n):
+                names = [a.arg for a in n.args.posonlyargs + n.args.args if a.arg not in ("self", "cls")]
+                if len(names) > MAX_POSITIONAL:
+                    long.append(f"{p.relative_to(tests.parent)}:{n.lineno} {n.name}({', '.join(names)})")
+    assert not long, "\n".join(long)
+
+
 def test_setup_error_is_its_own_type_not_a_str():
     from suite.plugin import SetupError
     e = SetupError("bad backend")

@@ -70,7 +70,7 @@ class Attr:
 class Example:
     """One row of the operator page's phase-1 table: a call's metadata and the status aclnn gives
     it (0: accepted), and whether the call lies outside the documented contract (`outside_contract`
-    names why; the suite makes no case of it). tests/test_contract_checks.py holds every operator
+    names why; the suite makes no case of it). tests/test_ops_checks.py holds every operator
     to every row."""
 
     what: str

@@ -1,7 +1,7 @@
 """suite/ops/loss.py, the loss-backward family's base: the C signature it derives for each operator
 is the one the operator's page states; `sig` fills in a page row as its docstring says; the rows
 every page shares are rejected as they claim; the reduction check, the torch guard and the
-promotion. (Every row of every page against `check`: tests/test_contract_checks.py.)"""
+promotion. (Every row of every page against `check`: tests/test_ops_checks.py.)"""
 from __future__ import annotations
 
 import pytest

@@ -251,8 +251,10 @@ def test_for_op_honours_the_per_operator_standard(tmp_path: Path) -> None:
 
 
 def test_the_project_table_judges_every_operator_by_its_default() -> None:
-    """cases/tolerances.yaml names no operator: every one is judged by `default: cann`."""
+    """cases/tolerances.yaml holds the five standards docs/precision.md describes and names no
+    operator: every one is judged by `default: cann`."""
     t = load_table(Path(__file__).resolve().parents[1] / "cases" / "tolerances.yaml")
+    assert sorted(t.standards) == ["cann", "msprobe-abs", "msprobe-ulp", "strict", "torch"]
     assert t.operators == {} and t.default == "cann" and t.for_op("AnyOperator").name == "cann"
 
 

@@ -78,7 +78,7 @@ def stopping(doc: dict) -> List[dict]:
 
 @pytest.fixture(scope="session")
 def emu_dir(tmp_path_factory) -> Path:
-    """The host emulator, built once for the session (as tests/test_aclnn_backend.py's emu_dir)."""
+    """The host emulator, built once for the session (as tests/test_backends_aclnn.py's emu_dir)."""
     if find_compiler() is None:
         pytest.skip("no C compiler (looked for $CC, cc, gcc, clang on PATH): cannot build the emulator")
     try:

@@ -74,7 +74,7 @@ def overflow_threshold(dtype):
     return float(info.max) + 2.0 ** (info.maxexp - 1 - info.nmant) / 2
 
 
-def check(out, golden, mag, out_dtype, out_shape, f32_ulps=F32_ULPS, half_ulps=HALF_ULPS, result_dtype=None):
+def check(out, golden, mag, out_dtype, out_shape, *, f32_ulps=F32_ULPS, half_ulps=HALF_ULPS, result_dtype=None):
     """`result_dtype`: the dtype the operator's kernel rounds its result to before out's (its
     rounding path): a coarser one sets the precision, and its range the overflow."""
     assert out.dtype == out_dtype and out.shape == tuple(out_shape)
@@ -106,7 +106,7 @@ def values(rng, shape, dtype, low=-5.0, high=5.0):
     return rng.uniform(low, high, shape).astype(dtype)
 
 
-def run_and_check(backend, op, grad, self_, target, reduction, out_dtype, log_target=False, **kw):
+def run_and_check(backend, op, grad, self_, target, *, reduction, out_dtype, log_target=False, **kw):
     out_dtype = np.dtype(out_dtype)
     if op == "MseLossBackward":
         golden, mag = mse_golden(grad, self_, target, reduction)
@@ -137,7 +137,7 @@ DTYPE_TRIPLES = [(F32, F32), (F16, F16), (BF16, BF16), (F16, F32), (F32, F16), (
 def test_mse_dtypes_and_reductions(backend, reduction, in_dtype, out_dtype):
     rng = np.random.default_rng(1)
     g, x, y = (values(rng, (6, 7), in_dtype) for _ in range(3))
-    run_and_check(backend, "MseLossBackward", g, x, y, reduction, out_dtype)
+    run_and_check(backend, "MseLossBackward", g, x, y, reduction=reduction, out_dtype=out_dtype)
 
 
 MSE_SHAPES = {  # (grad, self, target): each input broadcast in turn
@@ -158,7 +158,7 @@ MSE_SHAPES = {  # (grad, self, target): each input broadcast in turn
 def test_mse_broadcasting(backend, name, reduction, dtype):
     rng = np.random.default_rng(2)
     g, x, y = (values(rng, s, dtype) for s in MSE_SHAPES[name])
-    out, golden = run_and_check(backend, "MseLossBackward", g, x, y, reduction, dtype)
+    out, golden = run_and_check(backend, "MseLossBackward", g, x, y, reduction=reduction, out_dtype=dtype)
     assert out.shape == np.broadcast_shapes(g.shape, x.shape, y.shape)
 
 
@@ -166,7 +166,7 @@ def test_mse_mean_divides_by_numel_of_self_not_b(backend):
     """Self (3,1) broadcast to (3,4): the mean coefficient is 2/3, not 2/12."""
     x = np.array([[1.0], [2.0], [3.0]], np.float32)
     y, g = np.zeros((3, 4), np.float32), np.ones((3, 4), np.float32)
-    out, _ = run_and_check(backend, "MseLossBackward", g, x, y, 1, F32)
+    out, _ = run_and_check(backend, "MseLossBackward", g, x, y, reduction=1, out_dtype=F32)
     np.testing.assert_allclose(out[:, 0], np.array([2, 4, 6]) / 3, rtol=1e-6)
 
 
@@ -188,7 +188,7 @@ KL_SHAPES = {  # (grad, self, target)
 def test_kl_broadcasting_and_reductions(backend, name, reduction, log_target):
     rng = np.random.default_rng(3)
     g, x, t = (values(rng, s, F32) for s in KL_SHAPES[name])
-    out, _ = run_and_check(backend, "KlDivBackward", g, x, t, reduction, F32, log_target)
+    out, _ = run_and_check(backend, "KlDivBackward", g, x, t, reduction=reduction, out_dtype=F32, log_target=log_target)
     assert out.shape == x.shape
 
 
@@ -205,14 +205,14 @@ def test_kl_dtypes(backend, dtypes, reduction, log_target):
     rng = np.random.default_rng(4)
     shapes = ((2, 3, 5), (2, 1, 5), (2, 3, 5))
     g, x, t = (values(rng, s, d) for s, d in zip(shapes, dtypes[:3]))
-    run_and_check(backend, "KlDivBackward", g, x, t, reduction, dtypes[3], log_target)
+    run_and_check(backend, "KlDivBackward", g, x, t, reduction=reduction, out_dtype=dtypes[3], log_target=log_target)
 
 
 def test_kl_batchmean_divides_by_first_dim_of_b(backend):
     """Self (4,) under target (2,3,4): batchmean divides by B[0]=2, not by self.size(0)=4."""
     x = np.zeros(4, np.float32)
     t, g = np.ones((2, 3, 4), np.float32), np.ones((2, 3, 4), np.float32)
-    out, _ = run_and_check(backend, "KlDivBackward", g, x, t, 3, F32)
+    out, _ = run_and_check(backend, "KlDivBackward", g, x, t, reduction=3, out_dtype=F32)
     np.testing.assert_array_equal(out, np.full(4, -3.0, np.float32))
 
 
@@ -220,13 +220,13 @@ def test_kl_batchmean_divides_by_first_dim_of_b(backend):
 def test_kl_0d_and_empty(backend, reduction):
     rng = np.random.default_rng(5)
     scalar = [values(rng, (), F32) for _ in range(3)]
-    run_and_check(backend, "KlDivBackward", *scalar, reduction, F32, True)
+    run_and_check(backend, "KlDivBackward", *scalar, reduction=reduction, out_dtype=F32, log_target=True)
     g, x, t = np.ones((), F16), np.zeros((0, 4), F16), np.zeros((0, 4), F16)
-    out, _ = run_and_check(backend, "KlDivBackward", g, x, t, reduction, F32)
+    out, _ = run_and_check(backend, "KlDivBackward", g, x, t, reduction=reduction, out_dtype=F32)
     assert out.shape == (0, 4)
     # self (2,1) against an empty target: B is empty, every out element is an empty sum (0).
     out, _ = run_and_check(backend, "KlDivBackward", g, values(rng, (2, 1), F16),
-                           np.zeros((2, 0), F16), reduction, F16)
+                           np.zeros((2, 0), F16), reduction=reduction, out_dtype=F16)
     np.testing.assert_array_equal(out, np.zeros((2, 1), F16))
 
 
@@ -234,7 +234,7 @@ def test_kl_targets_not_masked(backend):
     """Zero and negative targets give -target*grad (old PyTorch masked them to 0)."""
     t = np.array([-2.0, -0.5, 0.0, -0.0, 0.5, 3.0], np.float32)
     x, g = np.zeros(6, np.float32), np.full(6, 2.0, np.float32)
-    out, _ = run_and_check(backend, "KlDivBackward", g, x, t, 0, F32)
+    out, _ = run_and_check(backend, "KlDivBackward", g, x, t, reduction=0, out_dtype=F32)
     np.testing.assert_array_equal(out, -2.0 * t)
 
 
@@ -257,11 +257,14 @@ def test_noncontiguous_views_and_inputs_unmodified(backend, dtype):
         arr.flags.writeable = False
     snapshot = {k: a.copy() for k, a in v.items()}
     # each op sees transposed / strided / negative-stride inputs in every position
-    run_and_check(backend, "MseLossBackward", v["strided"], v["transposed"], v["negative"], 1, dtype)
-    run_and_check(backend, "MseLossBackward", v["negative"], v["strided"], v["negative-1d"][:4], 0, F32)
-    run_and_check(backend, "KlDivBackward", v["transposed"], v["negative"], v["strided"], 3, dtype, True)
+    run_and_check(backend, "MseLossBackward", v["strided"], v["transposed"], v["negative"], reduction=1,
+                  out_dtype=dtype)
+    run_and_check(backend, "MseLossBackward", v["negative"], v["strided"], v["negative-1d"][:4], reduction=0,
+                  out_dtype=F32)
+    run_and_check(backend, "KlDivBackward", v["transposed"], v["negative"], v["strided"], reduction=3,
+                  out_dtype=dtype, log_target=True)
     run_and_check(backend, "KlDivBackward", v["negative-1d"][:4], v["negative"][:1], v["transposed"],
-                  1, F32, False)
+                  reduction=1, out_dtype=F32, log_target=False)
     for k, a in v.items():
         assert a.tobytes() == snapshot[k].tobytes(), f"input {k} was modified"
 
@@ -271,15 +274,15 @@ def test_nonfinite_propagation(backend):
     ones = np.ones(6, np.float32)
     # MSE: NaN/inf in each of the three inputs, in float32 and in a float16 out
     for out_dtype in (F32, F16):
-        run_and_check(backend, "MseLossBackward", special, ones, ones, 0, out_dtype)
-        run_and_check(backend, "MseLossBackward", ones, special, ones, 2, out_dtype)
-        run_and_check(backend, "MseLossBackward", ones, ones, special[::-1].copy(), 1, out_dtype)
+        run_and_check(backend, "MseLossBackward", special, ones, ones, reduction=0, out_dtype=out_dtype)
+        run_and_check(backend, "MseLossBackward", ones, special, ones, reduction=2, out_dtype=out_dtype)
+        run_and_check(backend, "MseLossBackward", ones, ones, special[::-1].copy(), reduction=1, out_dtype=out_dtype)
     # KL: in target and in grad, both logTarget values; NaN in a summed slice poisons the sum
     for log_target in (False, True):
-        run_and_check(backend, "KlDivBackward", ones, ones, special, 0, F32, log_target)
-        run_and_check(backend, "KlDivBackward", special, ones, ones, 1, F16, log_target)
+        run_and_check(backend, "KlDivBackward", ones, ones, special, reduction=0, out_dtype=F32, log_target=log_target)
+        run_and_check(backend, "KlDivBackward", special, ones, ones, reduction=1, out_dtype=F16, log_target=log_target)
         out, _ = run_and_check(backend, "KlDivBackward", special.reshape(2, 3), np.ones((1, 3), F32),
-                               np.ones((2, 3), F32), 2, F32, log_target)
+                               np.ones((2, 3), F32), reduction=2, out_dtype=F32, log_target=log_target)
         assert np.isnan(out[0, 0])
 
 
@@ -288,31 +291,31 @@ def test_half_overflow_and_large_values(backend):
     x = np.array([300.0, -300.0, 200.0, 20.0, 60000.0], np.float16)
     y = np.array([-300.0, 300.0, -200.0, -20.0, -60000.0], np.float16)
     g = np.array([100.0, 100.0, 100.0, 100.0, 0.25], np.float16)
-    out, _ = run_and_check(backend, "MseLossBackward", g, x, y, 0, F16)
+    out, _ = run_and_check(backend, "MseLossBackward", g, x, y, reduction=0, out_dtype=F16)
     # the last element's x-y = 120000 overflows float16, but not the float32 intermediate
     assert np.isinf(out[:3]).all() and np.isfinite(out[3:]).all()
     # mean brings the same products back into range
     run_and_check(backend, "MseLossBackward", g.reshape(5, 1), np.tile(x, (64, 1)).T,
-                  y.reshape(5, 1), 1, F16)
+                  y.reshape(5, 1), reduction=1, out_dtype=F16)
     # logTarget: exp(12) > 65504 overflows float16, yet each batchmean term exp(12)/16 is finite
     t = np.full((16, 2), 12.0, np.float16)
     out, _ = run_and_check(backend, "KlDivBackward", np.ones((16, 2), np.float16), np.zeros((16, 2), F16),
-                           t, 3, F16, True)
+                           t, reduction=3, out_dtype=F16, log_target=True)
     assert np.isfinite(out).all()
     # bfloat16 magnitudes beyond float16, far below float32's limit
     rng = np.random.default_rng(7)
     big = [(values(rng, (5, 5), BF16, 1e5, 1e10) * np.where(rng.random((5, 5)) < .5, -1, 1)).astype(BF16)
            for _ in range(3)]
-    run_and_check(backend, "MseLossBackward", *big, 2, BF16)
-    run_and_check(backend, "KlDivBackward", big[0], big[1], big[2], 0, BF16)
+    run_and_check(backend, "MseLossBackward", *big, reduction=2, out_dtype=BF16)
+    run_and_check(backend, "KlDivBackward", big[0], big[1], big[2], reduction=0, out_dtype=BF16)
 
 
 def test_mean_over_large_n_small_results(backend):
     """mean over N=40000 drives float16 results into subnormals."""
     rng = np.random.default_rng(8)
     g, x, y = (values(rng, (200, 200), F16, -1, 1) for _ in range(3))
-    run_and_check(backend, "MseLossBackward", g, x, y, 1, F16)
-    run_and_check(backend, "KlDivBackward", g, x, y, 1, F16)
+    run_and_check(backend, "MseLossBackward", g, x, y, reduction=1, out_dtype=F16)
+    run_and_check(backend, "KlDivBackward", g, x, y, reduction=1, out_dtype=F16)
 
 
 def test_deterministic(backend):

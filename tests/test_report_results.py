@@ -15,7 +15,7 @@ import pytest
 import suite
 from suite.report import results
 from suite.report.results import ResultsError
-from tests.test_compare import RUN, rec, run
+from tests.test_report_compare import RUN, rec, run
 
 def _bad(mutate: Callable[[dict], Any]) -> List[str]:
     doc = run(rec("a"), rec("b", "failed"))
@@ -177,6 +177,13 @@ def test_case_fields() -> None:
     c.attrs, c.out_shape = {"flag": True}, (2, 3)
     f = results.case_fields(c, "numbers", "k")
     assert f["reduction"] is None and f["out_shape"] == [2, 3]
+    # a float attribute may be NaN or infinite (a rejection case's C float): strict JSON holds it as
+    # the string results.number reads back, like a metric
+    c.attrs = {"reduction": 1, "width": float("nan"), "lo": float("-inf"), "flag": True}
+    f = results.case_fields(c, "numbers", "k")
+    assert f["attrs"] == {"reduction": 1, "width": "nan", "lo": "-inf", "flag": True}
+    json.dumps(f, allow_nan=False)
+    assert results.number(f["attrs"]["lo"]) == float("-inf")
 
 
 def test_make_record() -> None:

@@ -55,7 +55,7 @@ class ViewEcho:
 
 @pytest.fixture(scope="module")
 def hosted():
-    h = Hosted("tests.test_host:ViewEcho", {}, timeout=30)
+    h = Hosted("tests.test_run_host:ViewEcho", {}, timeout=30)
     h.start()
     yield h
     assert h.close() is None
@@ -98,7 +98,7 @@ def test_the_backends_process_keeps_no_result_after_its_reply():
     """Nothing of a call outlives its reply there: a huge case's input and result (8 GiB for a
     float16 self of 2^31 elements) held until the next request came would be held while the next
     case is drawn and sent, and that case skipped for want of memory."""
-    h = Hosted("tests.test_host:Forgetful", {}, timeout=30)
+    h = Hosted("tests.test_run_host:Forgetful", {}, timeout=30)
     h.start()
     try:
         got = [h.run(_req((2, 3)), 1, 30)[0].array for _ in range(3)]
@@ -264,7 +264,7 @@ class Counting:
 def test_each_outcome_of_a_repeated_call_gets_its_own_array():
     """The header's array index is what tells the two results of a determinism case apart: both
     pointing at the first would compare a result with itself."""
-    h = Hosted("tests.test_host:Counting", {}, timeout=30)
+    h = Hosted("tests.test_run_host:Counting", {}, timeout=30)
     try:
         outs = h.run(_req((2, 3)), 2, 30)
     finally:
@@ -288,7 +288,7 @@ class JunkLater:
 
 
 def test_junk_between_calls_is_an_incident_and_the_next_call_runs_on_a_fresh_process():
-    h = Hosted("tests.test_host:JunkLater", {}, timeout=30)
+    h = Hosted("tests.test_run_host:JunkLater", {}, timeout=30)
     [o] = h.run(_req((2, 3)), 1, 30)
     time.sleep(0.5)
     [o] = h.run(_req((2, 3)), 1, 30)
@@ -358,7 +358,7 @@ def test_a_broken_str_costs_nothing():
 
 
 def test_a_broken_str_in_the_backends_process_costs_only_its_case():
-    h = Hosted("tests.test_host:Says", {"what": "unprintable"}, timeout=30)
+    h = Hosted("tests.test_run_host:Says", {"what": "unprintable"}, timeout=30)
     [o] = h.run(_req((2, 3)), 1, 30)
     [o2] = h.run(_req((2, 3)), 1, 30)
     assert o.raised.startswith("Unprintable: <unprintable") and o2.raised == o.raised and h.starts == 1
@@ -385,7 +385,7 @@ def test_numpy_subclasses_are_judged_by_value_or_refused():
         assert type(o.array) is np.ndarray and o.array.tolist() == [[1.0] * 3] * 2, what
     o = _says("masked-one")
     assert o.array is None and "MaskedArray with 2 masked elements" in o.violation
-    h = Hosted("tests.test_host:Says", {"what": "matrix"}, timeout=30)
+    h = Hosted("tests.test_run_host:Says", {"what": "matrix"}, timeout=30)
     [o] = h.run(_req((2, 3)), 1, 30)
     assert o.array.tolist() == [[1.0] * 3] * 2 and h.close() is None
 
@@ -409,7 +409,7 @@ class Loud:
 
 
 def test_the_backends_output_is_kept_per_call_head_and_tail_and_counted():
-    h = Hosted("tests.test_host:Loud", {}, timeout=30)
+    h = Hosted("tests.test_run_host:Loud", {}, timeout=30)
     h.start()
     try:
         logs = []
@@ -438,7 +438,7 @@ class Pid:
 
 
 def test_the_twin_is_another_process_of_the_same_backend_and_closes_with_the_first():
-    h = Hosted("tests.test_host:Pid", {}, timeout=30)
+    h = Hosted("tests.test_run_host:Pid", {}, timeout=30)
     h.start()
     twin = h.twin()
     assert h.twin() is twin

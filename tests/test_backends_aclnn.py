@@ -352,7 +352,7 @@ def test_nothing_leaks_over_many_calls_including_errors(backend, monkeypatch):
 
 def test_workspace_allocation_failure_releases_everything(backend, monkeypatch):
     n = 256  # KL with self (n, 1), target (1, n): workspace n*4 bytes, every tensor n*2 bytes
-    call = C.kl(np.random.default_rng(2), ((), (n, 1), (1, n)), (C.F16,) * 3, C.F16, 0)
+    call = C.kl(np.random.default_rng(2), ((), (n, 1), (1, n)), (C.F16,) * 3, C.F16, reduction=0)
     assert backend.run(call) is not None
     monkeypatch.setenv("ACLNN_EMU_MALLOC_LIMIT", str(3 * n))
     with pytest.raises(AclRuntimeError, match="aclrtMalloc"):
@@ -408,7 +408,7 @@ def test_two_backends_in_one_process(emu_dir, soc):
     ("Ascend310P3", "atlas-inference"), ("Ascend910", None), ("Ascend910ProA", "atlas-training"),
     ("Ascend910PremiumA", "atlas-training"), ("Ascend310B1", None), ("Ascend950PR_9599", None), ("", None)])
 def test_product_for_soc(name, product):
-    """The backend's detection is suite/backends/soc.py's table (tests/test_soc.py holds it name by name)."""
+    """The backend's detection is suite/backends/soc.py's table (tests/test_backends_soc.py holds it name by name)."""
     assert product_for_soc(name) == product
 
 
@@ -623,7 +623,7 @@ FAULTS_ELSEWHERE = {"no_kl_symbol": "test_missing_operator_symbol_skips_only_tha
 
 def operator_faults_without_battery():
     """Faults an operator's own emulator file declares that no battery here plants: each is proven
-    by tests/test_aclnn_suite.py::test_operator_fault_is_caught (the operator's own cases), so a new
+    by tests/test_backends_aclnn_suite.py::test_operator_fault_is_caught (the operator's own cases), so a new
     operator's fault needs no entry in this file."""
     return sorted(f.name for f in emulator_build.FAULTS.values()
                   if f.module is not None and f.name not in FAULTS and f.name not in FAULTS_ELSEWHERE)
@@ -673,7 +673,7 @@ def _dyadic(rng, shape, dtype=C.F32):
     return (rng.integers(-32, 33, size=shape) / 8.0).astype(dtype)
 
 
-def probe(x, y, w, mode=0, negate=False, scale=1.0, out_dtype=C.F32):
+def probe(x, y, w, *, mode=0, negate=False, scale=1.0, out_dtype=C.F32):
     out_shape = np.broadcast_shapes(*[a.shape for a in (x, y, w) if a is not None]) if mode == 0 else x.shape
     return C.positional(C.PROBE.name, (x, y, w), (mode, negate, scale), out_shape, out_dtype)
 
@@ -821,11 +821,11 @@ def test_smooth_l1_boundary_epsilon_and_nan(backend):
 
 # ---- the emulator's bfloat16 rule is suite/backends/soc.py's table ------------------------------------------------
 def test_emulator_bfloat16_rule_follows_the_soc_table(emu_dir, monkeypatch):
-    """A bfloat16 call on every name tests/test_soc.py lists, each prefix variant and the unknown
+    """A bfloat16 call on every name tests/test_backends_soc.py lists, each prefix variant and the unknown
     ones: the emulator (whose C table the build generates from suite/backends/soc.py) accepts it exactly where
     soc.has_bfloat16 says, and rejects it with 161002 elsewhere."""
     from suite.backends import soc as soc_table
-    from tests.test_soc import LISTED, UNKNOWN, VARIANTS
+    from tests.test_backends_soc import LISTED, UNKNOWN, VARIANTS
     op = next(o for o in ops.OPERATORS.values() if "bfloat16" in o.product_dtypes.get("atlas-a2", ()))
     inputs = {n: np.full((2, 3), 0.5, dtype=ml_dtypes.bfloat16) for n in op.inputs}
     out_shape = op.out_shape({n: (2, 3) for n in op.inputs})

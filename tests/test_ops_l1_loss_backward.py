@@ -1,5 +1,5 @@
 """aclnnL1LossBackward's module against docs/operators/L1LossBackward.md (its phase-1 rows are its
-`examples`, run by tests/test_contract_checks.py): the promoted dtype, the golden's sign by comparison and numel(B) divisor, the
+`examples`, run by tests/test_ops_checks.py): the promoted dtype, the golden's sign by comparison and numel(B) divisor, the
 kernel's coefficient, the value sets that carry this operator's hazards, and the planted defects'
 where predicates."""
 from __future__ import annotations

@@ -137,8 +137,16 @@ def test_a_regression_needs_a_good_outcome_on_both_sides() -> None:
 
 
 def test_a_case_skipped_in_both_or_newly_run_is_not_vanished() -> None:
+    """A passing case skipped now (a smaller gate machine: --max-memory, MemAvailable; a backend that
+    lost a capability) is no longer tested: vanished, worse unless allowed. Skipped in both, or
+    skipped before and run now, is not."""
     d = compare.diff(run(rec("k", "skipped")), run(rec("k", "skipped")))
     assert d.vanished == [] and not d.worse
+    d = compare.diff(run(rec("k", "skipped")), run(rec("k")))
+    assert d.vanished == [] and not d.worse
+    d = compare.diff(run(rec("k")), run(rec("k", "skipped")))
+    assert d.worse and [r["key"] for r in d.vanished] == ["k"]
+    assert not compare.diff(run(rec("k")), run(rec("k", "skipped")), allow_vanished=True).worse
 
 
 # -- diff: precision regressions at both thresholds ---------------------------------------------
@@ -633,6 +641,22 @@ def test_report_merge_refuses_and_allows_a_partial_set(tmp_path: Path, capsys) -
     assert not out.exists()
     assert _main(["report", "merge", f["s1"], f["s3"], "-o", str(out), "--allow-partial"], capsys) == (
         0, f"merged 2 files into {out}: 2 records (2 passed)\npartial: missing shards 2/4, 4/4\n", "")
+    # every kind of problem reaches the user the same way, each a line of its own when allowed
+    for spec in ([(1, 3), (3, 3)], [(1, 3), (2, 3), (2, 3), (3, 3)], [(1, 3), (2, 3), (1, 2)], [(1, 2), None]):
+        where = tmp_path / str(spec).translate({ord(c): None for c in "[]() ,"})
+        where.mkdir()
+        paths = {name: _files(where, **{name[:-5]: d})[name[:-5]] for name, d in _docs(spec)}
+        said = next(problems for s, problems in SETS if s == spec)     # a file is named by its path now
+        problems = [paths[p.split(":")[0]] + p[len(p.split(":")[0]):] if p.split(":")[0] in paths else p
+                    for p in said]
+        out = where / "merged.json"
+        assert _main(["report", "merge", *paths.values(), "-o", str(out)], capsys) == (
+            2, "", f"error: {'; '.join(problems)} (--allow-partial merges them anyway)\n"), spec
+        assert not out.exists()
+        n = len(spec)
+        assert _main(["report", "merge", *paths.values(), "-o", str(out), "--allow-partial"], capsys) == (
+            0, f"merged {n} files into {out}: {n} records ({n} passed)\n" + "".join(f"partial: {p}\n" for p in problems),
+            ""), spec
 
 
 def test_report_merge_refuses_and_allows_an_unfinished_shard(tmp_path: Path, capsys) -> None:

@@ -20,7 +20,7 @@ F32 = np.dtype(np.float32)
 NAMES = ("gradOut", "self", "target")
 
 
-def sig(shapes=((2, 3),) * 3, dts=("float32",) * 3, out=(2, 3), out_dtype="float32", reduction=1,
+def sig(shapes=((2, 3),) * 3, dts=("float32",) * 3, *, out=(2, 3), out_dtype="float32", reduction=1,
         beta=1.0, product="atlas-a2") -> Signature:
     return Signature(dict(zip(NAMES, shapes)), dict(zip(NAMES, dts)), out, out_dtype,
                      {"reduction": reduction, "beta": beta}, product)

@@ -3,7 +3,7 @@
 LISTED is written out here from the sources the table cites, not read from the table: a name dropped
 from the table, moved to another family, or a prefix rule that swallows a name it should not, fails
 here. The emulator's bfloat16 rule is generated from the same table; the last tests prove the
-generated C agrees with Python name by name (tests/test_aclnn_backend.py, which owns the emulator
+generated C agrees with Python name by name (tests/test_backends_aclnn.py, which owns the emulator
 build of its process: two builds cannot share one, the loader resolves libascendcl.so by soname).
 """
 from __future__ import annotations

@@ -20,7 +20,7 @@ class FakeReporter:
 
     all_skipped = Reporter.all_skipped
 
-    def __init__(self, outcomes=("passed",), setup_errors=(), own_error=None, signals=0, worker_signals=(),
+    def __init__(self, outcomes=("passed",), *, setup_errors=(), own_error=None, signals=0, worker_signals=(),
                  incidents=(), backend=None, empty=None):
         self.records = {f"k{i}": {"outcome": o, "reason": "why"} for i, o in enumerate(outcomes)}
         self.setup_errors = list(setup_errors)

@@ -1,6 +1,6 @@
 """The conformance suite itself, run through the `aclnn` backend against the host emulator.
 
-tests/test_aclnn_backend.py proves the backend with hand-made calls; this module proves the whole
+tests/test_backends_aclnn.py proves the backend with hand-made calls; this module proves the whole
 chain a user runs (`pytest --backend aclnn ...`: case files, goldens, plugin, runner, backend,
 emulator) in real pytest sessions, one subprocess each (an emulator build must own its process:
 the loader resolves libascendcl.so by soname, so two builds cannot share one). It shows:
@@ -221,7 +221,7 @@ class LeakyAclnnBackend(AclnnBackend):
 
 
 def test_live_count_check_sees_a_leaking_backend(emulator, tmp_path):
-    s = run_suite(tmp_path, emulator(None), "--backend", "tests.test_aclnn_suite:LeakyAclnnBackend",
+    s = run_suite(tmp_path, emulator(None), "--backend", "tests.test_backends_aclnn_suite:LeakyAclnnBackend",
                   "-k", "test_results and 2x3.2x3.2x3", "--isolation=none")
     assert s.returncode == 0 and s.having("passed"), s.tail()  # the results are right; only the hygiene is not
     n = len(s.cases)
@@ -286,7 +286,7 @@ def test_planted_fault_is_caught_by_the_suite(emulator, tmp_path, name):
 
 
 def _operator_faults():
-    from tests.test_aclnn_backend import operator_faults_without_battery
+    from tests.test_backends_aclnn import operator_faults_without_battery
     return operator_faults_without_battery()
 
 

@@ -4,11 +4,15 @@ with the message the user reads."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
+from suite.cases.load import load_cases
 from suite.report import shard
 from suite.report.shard import MAX_SHARDS, ShardError
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # case id, then its shard for N = 1, 2, 3 and 7 (computed once from sha256 ranking and round-robin
 # dealing; written here as data: a change to either moves cases and must be a deliberate one,
@@ -92,6 +96,16 @@ def test_shards_are_balanced_and_numbered_from_1(n: int, sizes: list) -> None:
     assert set(got.values()) == set(range(1, n + 1))
 
 
+def test_shard_assignment_is_stable_and_balanced() -> None:
+    """The project's own cases (thousands of ids, not the table's 40) deal evenly into 4 shards,
+    whatever order they come in."""
+    ids = [c.id for c in load_cases([ROOT / "cases"])[0]]
+    a, b = shard.assign(ids, 4), shard.assign(list(reversed(ids)), 4)
+    assert a == b
+    sizes = [list(a.values()).count(k) for k in (1, 2, 3, 4)]
+    assert max(sizes) - min(sizes) <= 1
+
+
 def test_more_shards_than_cases_and_no_cases() -> None:
     assert shard.assign([], 3) == {}
     assert shard.assign(["b", "a"], 5) == {"b": 1, "a": 2}       # sha256("b") < sha256("a")
@@ -115,6 +129,7 @@ PARSE = [
     ("0/0", "--shard '0/0': need 1 <= K <= N <= 100000"),
     ("1/-3", "--shard '1/-3': need 1 <= K <= N <= 100000"),
     ("a/b", "--shard 'a/b': write K/N, e.g. 2/4"),
+    ("x", "--shard 'x': write K/N, e.g. 2/4"),
     ("1/3/5", "--shard '1/3/5': write K/N, e.g. 2/4"),
     (" 1/3", "--shard ' 1/3': write K/N, e.g. 2/4"),
     ("1/3 ", "--shard '1/3 ': write K/N, e.g. 2/4"),

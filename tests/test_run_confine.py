@@ -16,7 +16,7 @@ import pytest
 from suite.run import confine, reaper
 from suite.run.host import Fault, Hosted
 from tests.test_confine import ABI, needs_signals, needs_writes
-from tests.test_host import _req
+from tests.test_run_host import _req
 
 
 def test_the_rules_grant_every_sibling_on_the_way_and_nothing_protected(tmp_path):
@@ -155,9 +155,9 @@ def test_every_descendant_of_a_backend_process_ends_with_it(tmp_path, then):
     """Closed, dead on its own, or killed on its deadline: its daemons end too. A second backend's
     process, the forkserver, and a child of this test process are left alone."""
     bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    other = Hosted("tests.test_confine_rules:Daemonizer", {"spy": str(tmp_path / "other")}, timeout=30)
+    other = Hosted("tests.test_run_confine:Daemonizer", {"spy": str(tmp_path / "other")}, timeout=30)
     (tmp_path / "other").mkdir()
-    h = Hosted("tests.test_confine_rules:Daemonizer", {"spy": str(tmp_path), "then": then}, timeout=2)
+    h = Hosted("tests.test_run_confine:Daemonizer", {"spy": str(tmp_path), "then": then}, timeout=2)
     try:
         other.start()
         h.start()
@@ -182,7 +182,7 @@ def test_every_descendant_of_a_backend_process_ends_with_it(tmp_path, then):
 
 # -- where a run says which protections it has ---------------------------------------------------
 def test_the_doctor_lists_the_protections_a_run_has_here():
-    from tests.test_doctor import run_doctor
+    from tests.test_cli_doctor import run_doctor
     code, text, err = run_doctor("--backend", "reference", "--no-smoke", as_json=False)
     lines = text.splitlines()
     at = lines.index("Protections of a run (the backend's process: suite/run/confine.py, suite/run/reaper.py)")
