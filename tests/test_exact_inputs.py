@@ -222,3 +222,11 @@ def test_an_exact_out_on_an_accepted_call_is_refused_in_one_line(tmp_path: Path)
     finally:
         ops.OPERATORS["L1LossBackward"] = op
     assert "out dtype int32 is exact" in str(e.value) and "\n" not in str(e.value) and "b.yaml:3" in str(e.value)
+
+
+def test_every_exact_dtype_has_its_documented_acl_enum() -> None:
+    """aclDataType values of hicann/runtime docs/api_docs/aclDataType.md (docs/aclnn-status.md):
+    the aclnn backend tags every exact input with its own, never a float's."""
+    from suite.backends import _aclnn_marshal as marshal
+    want = {"int8": 2, "int32": 3, "uint8": 4, "int16": 6, "int64": 9, "bool": 12}
+    assert {n: marshal.acl_dtype(dt) for n, dt in dtypes.EXACT.items()} == want

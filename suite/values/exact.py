@@ -65,8 +65,8 @@ class Integers(ExactDist):
 
 @dataclass(frozen=True)
 class ClassIndex(ExactDist):
-    """Class indices uniform on [0, C), C the size of input `of` along `axis` (NLLLoss's target:
-    ClassIndex(of="self", axis=-1))."""
+    """Class indices uniform on [0, C), C the size of input `of` along `axis` (NLLLoss's target
+    takes C from the scores' last axis: `of` names that input, `axis=-1`)."""
 
     of: str
     axis: int = -1
