@@ -18,6 +18,7 @@ from suite.cases import model as cases_model
 from suite.cases import expand as cases_expand
 from suite.cases import ids as cases_ids
 from suite import ops
+from suite.common import dtypes
 from suite.values import sets as V
 from suite.cases.model import NUMBERS, STORED_LIMIT, Kind, kinds_of
 from suite.cases.load import load_cases, load_file
@@ -509,6 +510,10 @@ def _yaml_scalar(v: Any) -> str:
 
 @pytest.mark.parametrize("op,row", ROWS, ids=[f"{op.name}-{e.what}" for op, e in ROWS])
 def test_every_row_of_every_page_as_a_case(tmp_path: Path, op: Operator, row) -> None:
+    named = [*row.signature.dtypes.values(), row.signature.out_dtype]
+    unnamed = sorted({d for d in named if d is not None and d not in dtypes.DTYPES})
+    if unnamed:       # (L1LossBackward's UINT16/32 and DOUBLE rows: checked, never passed)
+        pytest.skip(f"{', '.join(unnamed)}: a dtype no case file can name (the suite passes no such tensor)")
     path = _write(tmp_path, f"op: {op.name}\ncases:\n  - {_as_case(op, row.signature)}\n")
     if row.outside:
         with pytest.raises(FileError) as e:
