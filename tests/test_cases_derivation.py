@@ -18,6 +18,7 @@ from suite.cases import model as cases_model
 from suite.cases import expand as cases_expand
 from suite.cases import ids as cases_ids
 from suite import ops
+from suite.common import dtypes
 from suite.values import sets as V
 from suite.cases.model import NUMBERS, STORED_LIMIT, Kind, kinds_of
 from suite.cases.load import load_cases, load_file
@@ -509,6 +510,10 @@ def _yaml_scalar(v: Any) -> str:
 
 @pytest.mark.parametrize("op,row", ROWS, ids=[f"{op.name}-{e.what}" for op, e in ROWS])
 def test_every_row_of_every_page_as_a_case(tmp_path: Path, op: Operator, row) -> None:
+    named = [*row.signature.dtypes.values(), row.signature.out_dtype]
+    unnamed = sorted({d for d in named if d is not None and d not in dtypes.DTYPES})
+    if unnamed:       # (L1LossBackward's UINT16/32 and DOUBLE rows: checked, never passed)
+        pytest.skip(f"{', '.join(unnamed)}: a dtype no case file can name (the suite passes no such tensor)")
     path = _write(tmp_path, f"op: {op.name}\ncases:\n  - {_as_case(op, row.signature)}\n")
     if row.outside:
         with pytest.raises(FileError) as e:
@@ -598,21 +603,21 @@ BAD: Dict[str, Tuple[str, Optional[str], str]] = {
     "matrix dtypes null": (H + "matrices:\n  - products: [atlas-a2]\n    dtypes: #<\n", "dtypes", "is required"),
     "matrix dtypes empty": (H + "matrices:\n  - products: [atlas-a2]\n    dtypes: [] #<\n", "dtypes", "is empty"),
     "matrix dtype": (H + "matrices:\n  - products: [atlas-a2]\n    dtypes:\n      - float32\n      - float64 #<\n",
-                     "dtypes[1]", "unknown dtype 'float64' (known: float32, float16, bfloat16)"),
+                     "dtypes[1]", "unknown dtype 'float64' (known: float32, float16, bfloat16, int64, int32, int16, int8, uint8, bool)"),
     "matrix dtype a number": (H + "matrices:\n  - products: [atlas-a2]\n    dtypes:\n      - float32\n      - 16 #<\n",
                               "dtypes[1]", "a dtype is a name or a mapping, not 16"),
     "dtype mapping key": (M.replace("dtypes: [float32]", "dtypes:\n      - inputs: float32\n        z: float16 #<"),
                           "z", "unknown key (allowed: inputs, out, w, x, y)"),
     "dtype mapping without a base": (M.replace("dtypes: [float32]", "dtypes:\n      - float32\n      - {x: float16} #<"),
                                      "dtypes[1]", "give 'inputs' or 'y'"),
-    "dtype mapping inputs": (M.replace("dtypes: [float32]", "dtypes:\n      - out: float16\n        inputs: int8 #<"),
-                             "inputs", "unknown dtype 'int8' (known: float32, float16, bfloat16)"),
-    "dtype mapping primary": (M.replace("dtypes: [float32]", "dtypes:\n      - out: float16\n        y: int8 #<"),
-                              "y", "unknown dtype 'int8' (known: float32, float16, bfloat16)"),
-    "dtype mapping other": (M.replace("dtypes: [float32]", "dtypes:\n      - y: float16\n        w: int8 #<"),
-                            "w", "unknown dtype 'int8' (known: float32, float16, bfloat16)"),
-    "dtype mapping out": (M.replace("dtypes: [float32]", "dtypes:\n      - y: float16\n        out: int8 #<"),
-                          "out", "unknown dtype 'int8' (known: float32, float16, bfloat16)"),
+    "dtype mapping inputs": (M.replace("dtypes: [float32]", "dtypes:\n      - out: float16\n        inputs: uint16 #<"),
+                             "inputs", "unknown dtype 'uint16' (known: float32, float16, bfloat16, int64, int32, int16, int8, uint8, bool)"),
+    "dtype mapping primary": (M.replace("dtypes: [float32]", "dtypes:\n      - out: float16\n        y: uint16 #<"),
+                              "y", "unknown dtype 'uint16' (known: float32, float16, bfloat16, int64, int32, int16, int8, uint8, bool)"),
+    "dtype mapping other": (M.replace("dtypes: [float32]", "dtypes:\n      - y: float16\n        w: uint16 #<"),
+                            "w", "unknown dtype 'uint16' (known: float32, float16, bfloat16, int64, int32, int16, int8, uint8, bool)"),
+    "dtype mapping out": (M.replace("dtypes: [float32]", "dtypes:\n      - y: float16\n        out: uint16 #<"),
+                          "out", "unknown dtype 'uint16' (known: float32, float16, bfloat16, int64, int32, int16, int8, uint8, bool)"),
     "matrix reduction": (M + "    reductions:\n      - none\n      - batchmean #<\n", "reductions[1]",
                          "unknown reduction 'batchmean' (known: none, mean, sum; single cases may give an integer)"),
     "matrix raw reduction": (M + "    reductions:\n      - none\n      - 2 #<\n", "reductions[1]",
@@ -706,8 +711,8 @@ BAD: Dict[str, Tuple[str, Optional[str], str]] = {
     "case product": (H + "cases:\n  - dtypes: float32\n    product: atlas-z9 #<\n    reduction: none\n"
                      "    shapes: [2, 2, 2]\n", "product",
                      "unknown product 'atlas-z9' (known: atlas-training, atlas-inference, atlas-a2, atlas-a3)"),
-    "case dtype": (H + "cases:\n  - product: atlas-a2\n    dtypes: int8 #<\n    reduction: none\n    shapes: [2, 2, 2]\n",
-                   "dtypes", "unknown dtype 'int8' (known: float32, float16, bfloat16)"),
+    "case dtype": (H + "cases:\n  - product: atlas-a2\n    dtypes: uint16 #<\n    reduction: none\n    shapes: [2, 2, 2]\n",
+                   "dtypes", "unknown dtype 'uint16' (known: float32, float16, bfloat16, int64, int32, int16, int8, uint8, bool)"),
     "case reduction": (S + "    shapes: [2, 2, 2]\n    reduction: batchmean #<\n", "reduction",
                        "unknown reduction 'batchmean' (known: none, mean, sum)"),
     "case reduction true": (S + "    shapes: [2, 2, 2]\n    reduction: true #<\n", "reduction",

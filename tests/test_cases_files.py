@@ -33,8 +33,8 @@ BAD = {
                           "weight", "unknown key"),
     "bad_dtype_matrix": (MSE + "matrices:\n  - dtypes:\n      - float32\n      - float64 #<\n"
                          "    shapes: [[2, 2, 2]]\n", "dtypes[1]", "unknown dtype 'float64'"),
-    "bad_dtype_case": (MSE + "cases:\n  - product: atlas-a2\n    dtypes: int8 #<\n    reduction: none\n"
-                       "    shapes: [2, 2, 2]\n", "dtypes", "unknown dtype 'int8'"),
+    "bad_dtype_case": (MSE + "cases:\n  - product: atlas-a2\n    dtypes: uint16 #<\n    reduction: none\n"
+                       "    shapes: [2, 2, 2]\n", "dtypes", "unknown dtype 'uint16'"),
     "shape_2xx3": (MSE + "matrices:\n  - dtypes: [float32]\n    shapes:\n      - [2x3, 2x3, 2xx3] #<\n",
                    "shapes.target", "malformed shape '2xx3'"),
     "shape_negative": (MSE + "matrices:\n  - dtypes: [float32]\n    shapes:\n      - [2x3, -1, 2x3] #<\n",

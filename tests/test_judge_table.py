@@ -108,7 +108,9 @@ BAD = {
     "parameter not a mapping": ("standards", "    mean_ulp: {float32: 64}\n", "    mean_ulp: 64 #<\n",
                                 "standards.tight.mean_ulp", "is a mapping of dtype to number"),
     "unknown dtype": ("standards", SHARE_BLOCK, SHARE_BLOCK + "      fp16: 0.001 #<\n", "standards.tight.share.fp16",
-                      "unknown dtype"),
+                      "unknown dtype (judged dtypes: float32, float16, bfloat16)"),
+    "exact dtype": ("standards", SHARE_BLOCK, SHARE_BLOCK + "      int32: 0.001 #<\n", "standards.tight.share.int32",
+                    "an exact dtype, compared bit for bit: it has no tolerance (judged dtypes: float32, float16, bfloat16)"),
     **{f"number {label}": ("standards", SHARE_BLOCK, f"      bfloat16: {text} #<\n      float32: 0.05\n",
                            "standards.tight.share.bfloat16", NUMBER + said)
        for label, text, said in [("true", "true", "True"), ("false", "false", "False"), ("a string", "'0.001'", "'0.001'"),

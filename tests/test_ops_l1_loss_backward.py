@@ -33,7 +33,8 @@ def test_promotion_and_result_dtype():
     assert promote(["float16", "float16", "float16"]) == "float16"
     assert promote(["bfloat16", "float16", "bfloat16"]) == "float32"
     assert promote(["float16", "float32", "float16"]) == "float32"
-    assert promote(["float32", "float64"]) is None
+    assert promote(["float32", "float64"]) == "float64"
+    assert promote(["int32", "float32", "float32"]) == "float32"
     dts = {"gradOutput": "bfloat16", "self": "bfloat16", "target": "bfloat16"}
     assert L1.result_dtype(dts, "float16") == "bfloat16"
     assert L1.result_dtype({**dts, "self": "float16"}, "float16") == "float32"

@@ -117,4 +117,13 @@ def test_promote_is_opbase_promote_type() -> None:
     assert promote(["bfloat16", "bfloat16"]) == "bfloat16"
     assert promote(["float16", "bfloat16"]) == "float32"
     assert promote(["bfloat16", "float32", "bfloat16"]) == "float32"
-    assert promote(["float32", "float64"]) is None and promote([None]) is None and promote([]) is None
+    assert promote(["float32", "float64"]) == "float64"                 # DOUBLE anywhere gives DOUBLE
+    assert promote([None]) is None and promote([]) is None
+    # integer and BOOL operands (docs/operators/L1LossBackward.md, "Integer operands")
+    assert promote(["int32", "float32", "float32"]) == "float32"
+    assert promote(["float16", "int32", "float16"]) == "float16"
+    assert promote(["bool", "bfloat16", "bfloat16"]) == "bfloat16"
+    assert promote(["int8", "uint8"]) == "int16" and promote(["int8", "uint8", "float32"]) == "float32"
+    assert promote(["uint8", "bfloat16", "int64"]) == "bfloat16"
+    assert promote(["int32", "int32", "int32"]) == "int32" and promote(["bool", "bool"]) == "bool"
+    assert promote(["uint16", "float32"]) is None and promote(["float32", "uint64", "float32"]) is None

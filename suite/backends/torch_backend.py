@@ -22,7 +22,7 @@ from suite.contract import PRODUCTS, OpCall
 
 DEVICES = ("cpu", "cuda", "npu")
 COMPUTES = ("widen", "native")
-_DTYPE_NAMES = ("float32", "float16", "bfloat16")
+_DTYPE_NAMES = ("float32", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool")
 
 
 def _import_torch() -> Any:
@@ -89,6 +89,9 @@ class TorchBackend:
         self.device = torch.device(device)
         self._dtypes = {
             "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
+            # exact inputs (integer and BOOL operands), cast to the operator's operand dtype in run()
+            "int64": torch.int64, "int32": torch.int32, "int16": torch.int16, "int8": torch.int8,
+            "uint8": torch.uint8, "bool": torch.bool,
         }
 
     # -- conversion ------------------------------------------------------------------------
@@ -150,6 +153,17 @@ class TorchBackend:
             raise ValueError(f"torch backend: cannot express NULL tensors ({', '.join(missing)})")
         # An optional input passed as NULL is left out of the mapping's tensors.
         tensors = {k: self._to_torch(call.inputs[k], k) for k in op.inputs if call.inputs.get(k) is not None}
+        # An exact (integer or BOOL) input is cast to the operator's operand dtype first, as the op
+        # API's Cast does before the kernel (Operator.operand_dtype; torch's own promotion of an
+        # integer with a float tensor gives the same dtype for the pairs the suite runs).
+        names = {k: np.dtype(a.dtype).name for k, a in call.inputs.items() if a is not None}
+        exact = [k for k in tensors if names[k] in dtypes.EXACT]
+        if exact:
+            to = op.operand_dtype(names)
+            if to is None:
+                raise ValueError(f"torch backend: {op.name} takes no exact input ({', '.join(exact)})")
+            tensors = {k: t.to(self._torch_dtype(dtypes.dtype_of(to), k)) if k in exact else t
+                       for k, t in tensors.items()}
         cdtype = self._compute_dtype(*tensors.values())
         tensors = {k: t.to(cdtype) for k, t in tensors.items()}
         result = op.torch(self._torch, tensors, dict(call.attrs), self.device)

@@ -7,7 +7,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from suite.common import layout
+from suite.common import dtypes, layout
 from suite.cases import hardware
 from suite.contract import PRODUCTS
 from suite.ops.base import Operator, Shape, Signature
@@ -25,6 +25,13 @@ MATRIX_KEYS = {"name", "products", "dtypes", "reductions", "shapes", "layouts",
 CASE_KEYS = {"name", "product", "dtypes", "reduction", "shapes", "out_shape",
              "layout", "values", "expect", "determinism"}
 EXCLUDE_KEYS = {"product", "dtype", "reduction", "shapes", "layout", "values"}
+
+
+def _exact_out(od: str) -> str:
+    """Why an accepted call with an exact out cannot be a case: its result would be compared bit
+    for bit, not judged, and no operator of the suite returns one (out of scope)."""
+    return (f"out dtype {od} is exact (integer or BOOL): an accepted call's result in it cannot be judged "
+            f"(judged dtypes: {', '.join(dtypes.JUDGED)})")
 
 
 def _keys(base: set, op: Operator) -> set:
@@ -162,6 +169,8 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
                                                 or _elements(op, shapes) > STORED_LIMIT)):
                 out.dropped += 1
                 continue
+            if case.expect == NUMBERS and dtypes.is_exact(od):
+                raise ctx.fail(m, "dtypes", _exact_out(od))
             made.add(case.id)
             out.cases.append(case)
     for i, ex in enumerate(excludes):
@@ -210,6 +219,8 @@ def _single(ctx: _Ctx, op: Operator, c: LineDict, out: Expansion) -> None:
         if want != case.expect:
             derived = "success" if case.expect == NUMBERS else f"{case.expect} ({case.why})"
             raise ctx.fail(c, "expect", f"says {want} but the contract gives {derived}")
+    if case.expect == NUMBERS and dtypes.is_exact(od):
+        raise ctx.fail(c, "dtypes", _exact_out(od))
     if case.expect == NUMBERS and (out_shape is None or any(
             s is None and n not in op.optional for n, s in shapes.items())):
         raise FileError(ctx.path, c.line, "shapes", "NULL tensors are for rejection cases")

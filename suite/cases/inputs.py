@@ -21,13 +21,15 @@ def draw_inputs(case: "Case") -> Dict[str, Optional[np.ndarray]]:
     in_dtypes = {n: sig.dtypes[n] for n in live}
     # A NULL out (a rejection case) has no dtype: the value sets size their draws by the inputs'.
     out_dtype = sig.out_dtype or next(iter(in_dtypes.values()), "float32")
-    dists = op.value_sets[case.values](type(sig)(live, in_dtypes, sig.out_shape, out_dtype, sig.attrs, sig.product))
+    call = type(sig)(live, in_dtypes, sig.out_shape, out_dtype, sig.attrs, sig.product)
+    dists = op.value_sets[case.values](call)
     out: Dict[str, Optional[np.ndarray]] = {}
     for n in op.inputs:
         if n not in live:
             out[n] = None
             continue
-        a = draw.draw(dists[n], case.seed, n, live[n], dtypes.dtype_of(sig.dtypes[n]))
+        # (a distribution that reads the call, a class count or an ignore value, is bound to it)
+        a = draw.draw(dists[n].bind(call), case.seed, n, live[n], dtypes.dtype_of(sig.dtypes[n]))
         a.flags.writeable = False
         out[n] = a
     return out

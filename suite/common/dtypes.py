@@ -1,5 +1,8 @@
-"""The three floating dtypes the operators take, by name, with the rounding and storage facts
-that numpy and ml_dtypes get wrong for bfloat16 (see docs/precision.md)."""
+"""The dtypes the suite passes, by name: the three floating dtypes whose results are judged (with
+the rounding and storage facts that numpy and ml_dtypes get wrong for bfloat16, see
+docs/precision.md), and the exact dtypes (integers and BOOL: class indices, integer operands an
+operator promotes) which are drawn, stored and passed bit for bit but never judged, so the
+tolerance table has no entry for them."""
 from __future__ import annotations
 
 import ml_dtypes
@@ -7,11 +10,23 @@ import numpy as np
 
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
 
-DTYPES = {
+# The judged dtypes: an output in one of these is compared with a tolerance (cases/tolerances.yaml).
+JUDGED = {
     "float32": np.dtype(np.float32),
     "float16": np.dtype(np.float16),
     "bfloat16": bfloat16,
 }
+# The exact dtypes: inputs only. A value drawn is the value passed (no rounding), a result in one of
+# them would need an exact comparison, not a tolerance: no case judges one (suite/cases/expand.py).
+EXACT = {
+    "int64": np.dtype(np.int64),
+    "int32": np.dtype(np.int32),
+    "int16": np.dtype(np.int16),
+    "int8": np.dtype(np.int8),
+    "uint8": np.dtype(np.uint8),
+    "bool": np.dtype(np.bool_),
+}
+DTYPES = {**JUDGED, **EXACT}
 # Short forms accepted in case files.
 ALIASES = {"fp32": "float32", "float": "float32", "fp16": "float16", "half": "float16",
            "bf16": "bfloat16"}
@@ -27,6 +42,20 @@ def canonical(name: str) -> str:
 
 def dtype_of(name: str) -> np.dtype:
     return DTYPES[canonical(name)]
+
+
+def is_exact(name: str) -> bool:
+    """Whether the dtype called `name` is an exact (integer or BOOL) one: never judged."""
+    return canonical(name) in EXACT
+
+
+def exact_range(name: str) -> "tuple[int, int]":
+    """The smallest and largest value of an exact dtype (BOOL: 0 and 1)."""
+    dt = EXACT[canonical(name)]
+    if dt == np.bool_:
+        return 0, 1
+    info = np.iinfo(dt)
+    return int(info.min), int(info.max)
 
 
 def name_of(dtype: np.dtype) -> str:
@@ -103,7 +132,7 @@ def _round_to_bf16_via_odd(x: np.ndarray) -> np.ndarray:
 def to_bits(a: np.ndarray) -> np.ndarray:
     """Raw bits of an array, for storage that np.save cannot mangle."""
     a = np.asarray(a, order="C")     # (np.ascontiguousarray would make a 0-d array 1-d)
-    return a.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize])
+    return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize])
 
 
 def from_bits(bits: np.ndarray, name: str) -> np.ndarray:

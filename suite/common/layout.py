@@ -1,7 +1,8 @@
 """Memory layouts: the same logical values handed to a backend as different numpy views.
 
-Gaps in strided buffers hold NaN, so a backend that reads memory as if it were contiguous gets
-NaN into its result and fails, rather than passing by luck."""
+Gaps in strided buffers hold NaN (an integer or BOOL input: every bit set, -1, the largest
+unsigned value or True, as the aclnn backend's staging fills them), so a backend that reads memory
+as if it were contiguous gets garbage into its result and fails, rather than passing by luck."""
 from __future__ import annotations
 
 from typing import Callable, Dict, Iterable, Optional, Tuple
@@ -23,7 +24,12 @@ def _strided(a: np.ndarray) -> np.ndarray:
     """Every other element of a buffer twice as large in each dimension, starting at offset 1."""
     if a.ndim == 0:
         return np.array(a, copy=True)
-    buf = np.full(tuple(2 * n + 1 for n in a.shape), np.nan, dtype=np.float32).astype(a.dtype)
+    gaps = tuple(2 * n + 1 for n in a.shape)
+    if a.dtype.kind in "biu":                  # an exact dtype: all bits set (NaN has no such value)
+        buf = np.full(gaps, 0xFF, dtype=np.uint8).view(a.dtype) if a.dtype.itemsize == 1 else \
+            np.full(gaps, -1, dtype=np.int64).astype(np.dtype(f"u{a.dtype.itemsize}")).view(a.dtype)
+    else:
+        buf = np.full(gaps, np.nan, dtype=np.float32).astype(a.dtype)
     view = buf[tuple(slice(1, 1 + 2 * n, 2) for n in a.shape)]
     view[...] = a
     return view

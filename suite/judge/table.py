@@ -73,8 +73,11 @@ def load_table(path: Path) -> ToleranceTable:
                 raise FileError(path, body.line_of(key), f"{where}.{key}", "is a mapping of dtype to number")
             params[key] = {}
             for dt, num in val.items():
-                if dt not in dtypes.DTYPES:
-                    raise FileError(path, val.line_of(dt), f"{where}.{key}.{dt}", "unknown dtype")
+                if dt not in dtypes.JUDGED:
+                    what = ("an exact dtype, compared bit for bit: it has no tolerance"
+                            if dt in dtypes.EXACT else "unknown dtype")
+                    raise FileError(path, val.line_of(dt), f"{where}.{key}.{dt}",
+                                    f"{what} (judged dtypes: {', '.join(dtypes.JUDGED)})")
                 if isinstance(num, bool) or not isinstance(num, (int, float)) or not 0 <= num < math.inf:
                     raise FileError(path, val.line_of(dt), f"{where}.{key}.{dt}",
                                     f"expected a finite non-negative number, got {num!r}")
@@ -86,7 +89,7 @@ def load_table(path: Path) -> ToleranceTable:
                                     f"a share of elements is at most 1, got {num!r}")
                 params[key][dt] = float(num)
         for key in RULES[rule].params:
-            missing = [d for d in dtypes.DTYPES if d not in params.get(key, {})]
+            missing = [d for d in dtypes.JUDGED if d not in params.get(key, {})]
             if missing:
                 line = body.line_of(key) if key in body else stds.line_of(name)
                 raise FileError(path, line, f"{where}.{key}", f"no value for {', '.join(missing)}")

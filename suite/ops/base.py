@@ -88,6 +88,13 @@ class Operator:
         by default; an operator whose first kernel writes a 16-bit tensor names that dtype."""
         return "float32"
 
+    def operand_dtype(self, dts: Mapping[str, str]) -> Optional[str]:
+        """The float dtype the op API casts an exact (integer or BOOL) input to, after broadcasting
+        it in its own dtype, before the kernel reads it (None: the operator takes no exact input as
+        a number). The golden, the reference kernel and the vendor path all read an exact input
+        as its value rounded once to this dtype, as the device's Cast gives it."""
+        return None
+
     def examples(self) -> Tuple[Example, ...]:
         """The page's phase-1 table as rows (rejected and accepted calls), at least one accepted."""
         return ()
@@ -124,9 +131,10 @@ class Operator:
         shapes = {n: tuple(np.shape(a)) for n, a in x.items()}
         b = self.b_shape(shapes)
         fn = self.reference_terms if reference else self.terms
+        cast = self._operand_casts(x)
         with np.errstate(all="ignore"):
             for blk in _blocks(b, block):
-                xb = {n: _part(a, b, blk, dtype) for n, a in x.items()
+                xb = {n: _part(a, b, blk, dtype, cast.get(n)) for n, a in x.items()
                       if self.reads is None or n in self.reads}
                 if reference:
                     xb = {n: ftz(a) for n, a in xb.items()}       # a flushing core's operands
@@ -220,6 +228,7 @@ class Operator:
         at = np.unravel_index(idx, out_shape) if out_shape else ()       # (numpy refuses 0-d shapes)
         rcoord = np.unravel_index(np.arange(n), red) if red else ()
         views = {k: np.broadcast_to(a, b) for k, a in x.items() if self.reads is None or k in self.reads}
+        cast = self._operand_casts(x)
         step = max(1, limit // n)
         with flushing(flush), np.errstate(all="ignore"):
             for lo in range(0, idx.size, step):
@@ -227,7 +236,7 @@ class Operator:
                 coords = tuple(np.broadcast_to(rcoord[axes.index(ax)], (k, n)) if ax in axes
                                else np.broadcast_to(at[ax - lead][lo:lo + k, None], (k, n))
                                for ax in range(len(b)))
-                xb = {name: ftz(v[coords].astype(np.float32)) for name, v in views.items()}
+                xb = {name: ftz(_widen(v[coords], np.float32, cast.get(name))) for name, v in views.items()}
                 t = np.broadcast_to(self.reference_terms(xb, attrs, shapes), (k, n))
                 if n > 1 and term_dt != np.float32:
                     t = to_out(t, term_dt)
@@ -255,6 +264,16 @@ class Operator:
         """How PyTorch computes this operator, for the torch backend: `t` holds the inputs as
         tensors in the compute dtype, on `device`; the result is a tensor of out's shape."""
         raise NotImplementedError(f"{self.name}: no torch mapping")
+
+    def _operand_casts(self, x: Mapping[str, np.ndarray]) -> Dict[str, np.dtype]:
+        """input -> the dtype its exact values are cast to (operand_dtype), for the exact inputs."""
+        exact = [n for n, a in x.items() if dtypes.name_of(a.dtype) in dtypes.EXACT]
+        if not exact:
+            return {}
+        to = self.operand_dtype({n: dtypes.name_of(a.dtype) for n, a in x.items()})
+        if to is None:
+            raise ValueError(f"{self.name}: exact input {', '.join(exact)} but no operand_dtype to cast it to")
+        return {n: dtypes.dtype_of(to) for n in exact}
 
     # -- names --------------------------------------------------------------------------------
     def reduction_name(self, value: int) -> str:
@@ -306,12 +325,20 @@ def _blocks(b: Shape, block: int):
     return B.blocks(b, block)
 
 
-def _part(a: np.ndarray, b: Shape, blk, dtype) -> np.ndarray:
+def _part(a: np.ndarray, b: Shape, blk, dtype, cast: Optional[np.dtype] = None) -> np.ndarray:
     """Input `a`'s part of block `blk` of the broadcast shape, in `dtype` (a whole small input is
-    widened as it is and left to numpy's broadcasting)."""
+    widened as it is and left to numpy's broadcasting); an exact input first cast to `cast`."""
     if all(s == slice(None) for s in blk):
-        return np.asarray(a).astype(dtype)
-    return np.broadcast_to(a, b)[blk].astype(dtype)
+        return _widen(np.asarray(a), dtype, cast)
+    return _widen(np.broadcast_to(a, b)[blk], dtype, cast)
+
+
+def _widen(a: np.ndarray, dtype, cast: Optional[np.dtype]) -> np.ndarray:
+    """`a` in `dtype`; an exact (integer or BOOL) input through float64 (exact below 2^53) rounded
+    once to `cast`, the float dtype the op API's Cast gives the kernel."""
+    if cast is None:
+        return a.astype(dtype)
+    return dtypes.round_to(a.astype(np.float64), cast).astype(dtype)
 
 
 def to_out(r32: np.ndarray, out_dtype: np.dtype) -> np.ndarray:

@@ -10,10 +10,11 @@ import numpy as np
 from suite.common import dtypes
 from suite.values import sets as V
 from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID, ACLNN_ERR_PARAM_NULLPTR as NULLPTR
-from suite.values.draw import Binades, Dist, Sprinkle, Uniform
+from suite.values.draw import Binades, Choice, Dist, Sprinkle, Uniform
 from suite.ops.base import (LOSS_DTYPES, MAX_RANK, Example, Rejection, Shape, Signature, broadcast, element_inputs,
                             ftz, numel, table)
-from suite.ops.loss import FLOATS, R8, LossBackward, promote
+from suite.ops.loss import R8, LossBackward, promote
+from suite.ops.promotion import can_cast, promote_pair
 
 NAME = "L1LossBackward"
 
@@ -124,13 +125,23 @@ def _one_ulp(sig: Signature) -> Dict[str, Dist]:
             "target": Sprinkle(Uniform(-5.0, 5.0), pool_t, 0.9)}
 
 
+def _int_ties(sig: Signature) -> Dict[str, Dist]:
+    """For integer and BOOL operands: every input from the integers -3..3 (BOOL: 0 and 1; UINT8:
+    0..3), a float one as those values (exact in every dtype), so an integer self ties a float
+    target (sign 0) about a seventh of the time, and the sign elsewhere comes from comparing the
+    values cast to P."""
+    pool = tuple(float(v) for v in range(-3, 4))
+    return {n: V.integers(sig.dtypes[n], -3, 3) if dtypes.is_exact(sig.dtypes[n]) else Choice(pool)
+            for n in sig.shapes}
+
+
 class L1LossBackward(LossBackward):
     name = NAME
     # The list the *promoted* dtype P must be in ([ops-nn] aclnn_l1_loss_backward.cpp, CheckDtypeValid):
     # the loss family's table. Each input is not list-checked, nor is out.
     product_dtypes = LOSS_DTYPES
     value_sets = {"uniform": _uniform, "specials": _specials, "large": _large, "tiny": _tiny,
-                  "ties": _ties, "one_ulp": _one_ulp}
+                  "ties": _ties, "one_ulp": _one_ulp, "int_ties": _int_ties}
     tiling_names = ("tile", "core_elems")
 
     def tiling(self, hw, dts) -> Dict[str, int]:
@@ -164,11 +175,14 @@ class L1LossBackward(LossBackward):
         bad = self._nulls(sig) or self._reduction(sig)             # gradOutput, self, target, out
         if bad:
             return bad
-        ins = [sig.dtypes[n] for n in self.inputs]
-        p = promote(ins)
-        if p is None:
-            return INVALID, f"input dtypes {', '.join(map(str, ins))} cannot be promoted"
-        if sig.out_dtype not in FLOATS and sig.out_dtype != "float64":
+        g, x, t = (sig.dtypes[n] for n in self.inputs)
+        p1 = promote_pair(g, x)
+        if p1 is None:                                                             # row 4
+            return INVALID, f"gradOutput's {g} and self's {x} have no promoted dtype"
+        p = promote_pair(t, p1)
+        if p is None:                                                              # row 5
+            return INVALID, f"target's {t} and the promoted {p1} have no promoted dtype"
+        if not can_cast(p, sig.out_dtype):                                         # row 6
             return INVALID, f"the promoted dtype {p} cannot be cast to out's {sig.out_dtype}"
         allowed = self.product_dtypes[sig.product]
         if p not in allowed:
@@ -207,6 +221,11 @@ class L1LossBackward(LossBackward):
     def result_dtype(self, dts: Mapping[str, str], out_dtype: str) -> str:
         """The kernel returns the promoted dtype P; a separate Cast makes out's (the page's Dtypes)."""
         return promote(dts.values()) or out_dtype
+
+    def operand_dtype(self, dts: Mapping[str, str]) -> Optional[str]:
+        """Every operand is broadcast to B in its own dtype, then cast to P (the page's "Integer
+        operands": l0op::BroadcastTo, then l0op::Cast)."""
+        return promote(dts.values())
 
     # -- numbers ------------------------------------------------------------------------------
     def _n(self, shapes: Mapping[str, Shape]) -> int:
@@ -282,6 +301,15 @@ class L1LossBackward(LossBackward):
             **self.reduction_rows(),
             "all-bfloat16 on atlas-training": (sig(dt="bfloat16", product="atlas-training"), INVALID),
             "all-bfloat16 on atlas-inference, float32 out": (sig(dt="bfloat16", odt="float32", product="atlas-inference"), INVALID),
+            "uint16 gradOutput: no promotion with self's float32": (sig(gdt="uint16"), INVALID),        # row 4
+            "uint32 target: no promotion with float32": (sig(tdt="uint32"), INVALID),                  # row 5
+            "float32 inputs into an int32 out": (sig(odt="int32"), INVALID),                           # row 6
+            "float16 inputs into a bool out": (sig(dt="float16", odt="bool"), INVALID),
+            "all-int32 inputs (P = INT32)": (sig(dt="int32", odt="float32"), INVALID),                  # row 7
+            "all-bool inputs (P = BOOL)": (sig(dt="bool", odt="float16"), INVALID),
+            "an int32 self with bfloat16 on atlas-inference (P = BFLOAT16)":
+                (sig(dt="bfloat16", sdt="int32", product="atlas-inference"), INVALID),
+            "a float64 self (P = DOUBLE)": (sig(sdt="float64", odt="float32"), INVALID),
             **self.rank_rows(("self", "target", "gradOutput", "out")),  # in the code's order
             "self and gradOutput do not broadcast": (sig(g=(2, 3), s=(2, 4), out=(2, 3)), INVALID),
             "target does not broadcast with them": (sig(t=(2, 4), out=(2, 3)), INVALID),
@@ -297,6 +325,10 @@ class L1LossBackward(LossBackward):
             "target widens B": sig(g=(3,), s=(3,), t=(2, 3)),
             "8-d": sig(g=R8, s=R8, t=R8),
             "empty": sig(g=(0, 3), s=(3,), t=(1, 3)),
+            "an int32 gradOutput with float32 (the vendor's test 17)": sig(gdt="int32", product="atlas-training"),
+            "an int32 self with float16 (P = FLOAT16)": sig(dt="float16", sdt="int32", odt="float16"),
+            "int8 and uint8 (INT16) with float32": sig(sdt="int8", tdt="uint8", odt="float32", product="atlas-inference"),
+            "a bool target with bfloat16 on atlas-a3": sig(dt="bfloat16", tdt="bool", product="atlas-a3"),
         }
         outside = {  # accepted by phase 1, yet outside the contract (BFLOAT16 on 910/310P)
             "bfloat16 gradOutput promoted to float32 on atlas-training": sig(gdt="bfloat16", product="atlas-training"),

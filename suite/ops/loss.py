@@ -14,6 +14,7 @@ from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple
 
 from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID, ACLNN_ERR_PARAM_NULLPTR as NULLPTR
 from suite.ops.base import Attr, Operator, Rejection, Shape, Signature, broadcast
+from suite.ops.promotion import promote_pair
 
 # The floating dtypes the family's kernels take (opbase's promotion is modelled for these only).
 FLOATS = ("float32", "float16", "bfloat16")
@@ -28,14 +29,18 @@ C_KINDS = {bool: "bool", int: "int64", float: "float"}
 
 
 def promote(names: Iterable[Optional[str]]) -> Optional[str]:
-    """opbase's PromoteType folded over the dtypes given (None, a NULL optional input, takes no
-    part), for the family's three floating dtypes ([opbase] data_type_utils.h, kPromoteTypesLookup):
-    equal dtypes stay, FLOAT16 with BFLOAT16 and either with FLOAT give FLOAT. None when a dtype is
-    outside those three (not modelled) or none is given."""
+    """opbase's PromoteType folded over the dtypes given, left to right (None, a NULL optional
+    input, takes no part; suite/ops/promotion.py): equal dtypes stay, FLOAT16 with BFLOAT16 and
+    either with FLOAT give FLOAT, an integer or BOOL operand takes the float one's dtype, two
+    integers the wider signed one. None when a pair has no promotion (UINT16/32/64) or none is
+    given."""
     live = [n for n in names if n is not None]
-    if not live or any(n not in FLOATS for n in live):
+    if not live:
         return None
-    return live[0] if len(set(live)) == 1 else "float32"
+    p: Optional[str] = live[0]
+    for n in live[1:]:
+        p = promote_pair(p, n) if p is not None else None
+    return p
 
 
 def c_signature(inputs: Sequence[str], attributes: Sequence[Attr]) -> Tuple[Tuple[str, str, Any], ...]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass
-from typing import Callable, Dict, Tuple
+from typing import Any, Callable, Dict, Tuple
 
 import numpy as np
 
@@ -55,6 +55,11 @@ class Dist:
 
     def finish(self, streams: Streams, out: np.ndarray, state: dict) -> None:
         """A last fix-up over the whole drawn array (in its dtype), if the distribution needs one."""
+
+    def bind(self, sig: Any) -> "Dist":
+        """This distribution for one call (a Signature): one that reads the call (a class count
+        from an input's shape, an ignore value from an attribute) returns its bound form."""
+        return self
 
 
 @dataclass(frozen=True)
@@ -145,8 +150,15 @@ class Choice(Dist):
 def draw(dist: Dist, seed: int, name: str, shape: Tuple[int, ...], dtype: np.dtype,
          chunk: int = CHUNK) -> np.ndarray:
     """`shape` values of `dist` for input `name` of the case with `seed`, rounded once (correctly)
-    to `dtype`. The result is the same whatever `chunk` is."""
+    to `dtype`; an exact dtype (integers, BOOL) takes an exact distribution's integers as they are
+    (suite/values/exact.py), and refuses a float distribution or a value it cannot hold. The
+    result is the same whatever `chunk` is."""
     dtype = np.dtype(dtype)
+    exact = dtypes.name_of(dtype) in dtypes.EXACT
+    if exact and not getattr(dist, "exact", False):
+        raise ValueError(f"input {name} is {dtypes.name_of(dtype)}, an exact dtype, but its value set "
+                         f"draws floats ({type(dist).__name__}); give it an exact distribution "
+                         f"(suite/values/exact.py)")
     made: Dict[str, Stream] = {}
 
     def streams(purpose: str) -> Stream:
@@ -160,9 +172,21 @@ def draw(dist: Dist, seed: int, name: str, shape: Tuple[int, ...], dtype: np.dty
     with np.errstate(over="ignore", invalid="ignore"):
         for i in range(0, n, chunk):
             m = min(chunk, n - i)
-            out[i:i + m] = dtypes.round_to(dist.sample(streams, m, state), dtype)
+            v = dist.sample(streams, m, state)
+            out[i:i + m] = _exact(v, dtype, name) if exact else dtypes.round_to(v, dtype)
         dist.finish(streams, out, state)
     return out.reshape(shape)
+
+
+def _exact(v: np.ndarray, dtype: np.dtype, name: str) -> np.ndarray:
+    """Integers stored in an exact dtype unchanged: one outside its range is the value set's
+    mistake, refused (never wrapped or clipped)."""
+    lo, hi = dtypes.exact_range(dtypes.name_of(dtype))
+    v = np.asarray(v)
+    if v.size and (int(v.min()) < lo or int(v.max()) > hi):
+        raise ValueError(f"input {name}: the value set draws {int(v.min())}..{int(v.max())}, "
+                         f"outside {dtypes.name_of(dtype)}'s {lo}..{hi}")
+    return v.astype(dtype)
 
 
 def digest(a: np.ndarray) -> str:

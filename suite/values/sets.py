@@ -9,6 +9,7 @@ import numpy as np
 
 from suite.common import dtypes
 from suite.values.draw import Dist, Sprinkle, Uniform
+from suite.values.exact import Integers
 
 SPECIALS = (np.nan, np.inf, -np.inf, -0.0, 0.0)
 LN2 = 0.6931471805599453              # a literal, so no libm's last bit can move a draw
@@ -34,9 +35,17 @@ def ln_tiny(dtype_name: str) -> float:
 
 
 # -- value sets an operator may share (each names its own inputs where a set singles one out) ----
+def integers(dtype_name: str, lo: int = -5, hi: int = 5) -> Integers:
+    """Integers uniform on [lo, hi] clipped to an exact dtype's range (UINT8: [0, hi], BOOL: [0, 1])."""
+    dlo, dhi = dtypes.exact_range(dtype_name)
+    return Integers(max(lo, dlo), min(hi, dhi))
+
+
 def uniform_set(sig) -> Dict[str, Dist]:
-    """Every input uniform on [-5, 5) (the field's standard test range)."""
-    return {n: Uniform(-5.0, 5.0) for n in sig.shapes}
+    """Every input uniform on [-5, 5) (the field's standard test range); an exact (integer or BOOL)
+    input uniform on the integers in [-5, 5] its dtype holds."""
+    return {n: integers(sig.dtypes[n]) if sig.dtypes.get(n) in dtypes.EXACT else Uniform(-5.0, 5.0)
+            for n in sig.shapes}
 
 
 def nonpositive(name: str) -> Callable:
