@@ -216,6 +216,14 @@ def test_make_record_writes_the_worst_elements_only_where_given() -> None:
     assert "worst" not in results.make_record({"key": "k"}, "passed", None)
 
 
+def test_a_worst_element_of_a_sum_is_written_with_inputs_null() -> None:
+    """An element that is a sum of several terms has no single input values behind it
+    (element_values gives None): its record says so with `inputs: null` (docs/results-schema.md)."""
+    summed = {**WORST, "inputs": None, "got": 1.5}
+    r = results.make_record({"key": "k", "worst": [summed]}, "failed", "why")
+    assert r["worst"] == [{**summed, "error": "inf"}]
+
+
 @pytest.mark.parametrize("change, error", [
     ({}, None),
     ({"unit": "ulps"}, "unit 'ulps' not one of ulp, abs"),
