@@ -424,3 +424,87 @@ def test_compare_goldens_checks_the_shape_of_every_array_judging_reads() -> None
     flat = Golden(out=out, scale=np.full((), 7.0), nterms=4, path=np.full((), 8.0))    # 0-d: the same everywhere
     assert golden_build.compare_goldens("k", flat, Golden(out=out, scale=np.full((2, 3), 7.0), nterms=4,
                                                    path=np.full((2, 3), 8.0))) == []
+
+
+# -- compare_goldens value by value (mutation survivors of issue 21's rerun)
+def _pair(**stored):
+    """A fresh golden of a sum (nterms 1: the drift limit is DRIFT_ULPS) and a stored one that
+    differs only in what `stored` names."""
+    out = np.array([1.0, -2.0, 0.5])
+    fresh = Golden(out=out, scale=np.abs(out), nterms=1, path=np.abs(out))
+    return fresh, Golden(**{"out": out, "scale": fresh.scale, "nterms": 1, "path": fresh.path, **stored})
+
+
+def _ulps_up(x: np.ndarray, k: int) -> np.ndarray:
+    return x + k * np.spacing(x)
+
+
+def test_compare_goldens_forgives_the_drift_limit_exactly_and_names_the_array_past_it() -> None:
+    from suite.golden.cache import DRIFT_ULPS
+    out = np.array([1.0, -2.0, 0.5])
+    fresh, _ = _pair()
+    for name, field in (("result", "out"), ("scale", "scale"), ("path", "path")):
+        a = getattr(fresh, field)
+        assert golden_build.compare_goldens("k", fresh, _pair(**{field: _ulps_up(a, DRIFT_ULPS)})[1]) == [], name
+        assert golden_build.compare_goldens("k", fresh, _pair(**{field: _ulps_up(a, DRIFT_ULPS + 1)})[1]) == [
+            f"drifted golden k: recomputed {name} differs by {DRIFT_ULPS + 1:.1f} float64 ulps (limit {DRIFT_ULPS:g})"]
+    assert np.array_equal(fresh.out, out)
+
+
+def test_compare_goldens_measures_the_result_in_ulps_of_its_scale_and_the_path_in_its_own() -> None:
+    """The window is made of |out| and scale: a result may drift by the limit in ulps of the larger
+    (an infinite scale, which sets no window, counts as 0); the path only in ulps of itself."""
+    out = np.array([1e-10, 1e-10])
+    big = np.array([1.0, np.inf])
+    fresh = Golden(out=out, scale=big, nterms=1, path=np.array([1e-10, 1e-10]))
+    drift_in_scale_ulps = out + np.array([2.0, 0.0]) * np.spacing(1.0)          # 2 ulps of the scale 1.0
+    assert golden_build.compare_goldens("k", fresh, Golden(out=drift_in_scale_ulps, scale=big, nterms=1,
+                                                          path=fresh.path)) == []
+    beyond_out_ulps = out + np.array([0.0, 1e-20])                                 # scale inf: ulps of 1e-10
+    assert golden_build.compare_goldens("k", fresh, Golden(out=beyond_out_ulps, scale=big, nterms=1, path=fresh.path))[0] \
+        .startswith("drifted golden k: recomputed result differs by ")
+    path_drift = fresh.path + np.array([2.0, 0.0]) * np.spacing(1.0)             # small in ulps of the scale, not of itself
+    assert golden_build.compare_goldens("k", fresh, Golden(out=out, scale=big, nterms=1, path=path_drift))[0] \
+        .startswith("drifted golden k: recomputed path differs by ")
+
+
+def test_compare_goldens_names_which_array_has_other_nans_or_infinities() -> None:
+    fresh, _ = _pair()
+    for name, field in (("result", "out"), ("scale", "scale"), ("path", "path")):
+        a = getattr(fresh, field)
+        nan_msg, inf_msg = (("shape or NaN positions differ", "infinities differ") if name == "result" else
+                            (f"the {name}'s NaN positions differ", f"the {name}'s infinities differ"))
+        assert golden_build.compare_goldens("k", fresh, _pair(**{field: np.where([1, 0, 0], np.nan, a)})[1]) == [
+            f"drifted golden k: {nan_msg}"]
+        assert golden_build.compare_goldens("k", fresh, _pair(**{field: np.where([1, 0, 0], np.inf, a)})[1]) == [
+            f"drifted golden k: {inf_msg}"], name
+
+
+def test_compare_goldens_accepts_the_same_nans_and_infinities_beside_a_drift_within_the_limit() -> None:
+    out = np.array([np.nan, 1.0, np.inf, -np.inf])
+    fresh = Golden(out=out, scale=np.array([np.nan, 1.0, np.inf, np.inf]), nterms=1, path=np.ones(4))
+    drifted = Golden(out=np.array([np.nan, np.nextafter(1.0, 2.0), np.inf, -np.inf]), scale=fresh.scale, nterms=1,
+                     path=fresh.path)
+    assert golden_build.compare_goldens("k", fresh, drifted) == []
+
+
+def test_compare_goldens_keeps_a_broadcast_scale_of_the_same_shape_and_a_0d_result_apart_from_a_1_element_one() -> None:
+    out = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    row = np.array([[7.0, 8.0, 9.0]])                                     # (1, 3): broadcast over out's rows
+    fresh = Golden(out=out, scale=row, nterms=1, path=row)
+    assert golden_build.compare_goldens("k", fresh, Golden(out=_ulps_up(out, 1), scale=row, nterms=1, path=row)) == []
+    zero_d, one = np.array(2.0), np.array([2.0])                         # the same bytes
+    for a, b in ((zero_d, one), (one, zero_d)):
+        assert golden_build.compare_goldens("k", Golden(out=a, scale=a, nterms=1, path=a),
+                                            Golden(out=b, scale=a, nterms=1, path=a)) == [
+            "drifted golden k: shape or NaN positions differ"]
+
+
+def test_compare_goldens_measures_in_float64_ulps_whatever_dtype_an_array_comes_in() -> None:
+    """The limit is in float64 ulps: a path handed over in float32 is not measured in float32's
+    (coarser) ulps, which would forgive a drift of millions of float64 ulps."""
+    one = np.ones(2)
+    fresh = Golden(out=one, scale=one, nterms=1, path=np.ones(2, dtype=np.float32))
+    stored = Golden(out=one, scale=one, nterms=1, path=_ulps_up(one, 5))
+    assert golden_build.compare_goldens("k", fresh, stored) == [
+        "drifted golden k: recomputed path differs by 5.0 float64 ulps (limit 4)"]

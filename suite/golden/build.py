@@ -284,7 +284,6 @@ def compare_goldens(key: str, fresh: Golden, stored: Golden) -> List[str]:
         r = np.abs(a[fin]) if name == "path" else np.maximum(ref[fin], np.abs(a[fin]))
         ulps = np.abs(a[fin] - b[fin]) / np.spacing(np.maximum(r, np.abs(a[fin])))
         if np.any(ulps > limit):
-            what = "result" if name == "result" else name
-            return [f"drifted golden {key}: recomputed {what} differs by {float(np.max(ulps)):.1f} float64 ulps "
+            return [f"drifted golden {key}: recomputed {name} differs by {float(np.max(ulps)):.1f} float64 ulps "
                     f"(limit {limit:g})"]
     return []
