@@ -496,7 +496,7 @@ def test_compare_goldens_keeps_a_broadcast_scale_of_the_same_shape_and_a_0d_resu
     zero_d, one = np.array(2.0), np.array([2.0])                         # the same bytes
     for a, b in ((zero_d, one), (one, zero_d)):
         assert golden_build.compare_goldens("k", Golden(out=a, scale=a, nterms=1, path=a),
-                                            Golden(out=b, scale=a, nterms=1, path=a)) == [
+                                            Golden(out=b, scale=b, nterms=1, path=b)) == [
             "drifted golden k: shape or NaN positions differ"]
 
 

@@ -160,7 +160,8 @@ def test_the_writer_writes_strict_json_and_close_removes_the_journal_only_when_t
 
 def test_the_journal_is_written_and_read_as_utf8_in_an_ascii_locale(tmp_path, valid_record):
     """A run on a machine whose locale is not UTF-8 (here: C, with Python's UTF-8 mode and locale
-    coercion off, so the locale's encoding is ASCII) writes and recovers a non-ASCII run field."""
+    coercion off, so the locale's encoding is ASCII) writes and recovers a non-ASCII run field: the
+    writer escapes non-ASCII characters (json's ensure_ascii), so its lines are ASCII in any locale."""
     import os
     import subprocess
     import sys
