@@ -82,6 +82,9 @@ class SquareSum(Operator):
         s = ftz(d * d)
         return ftz(s * np.float32(1.0 / n)) if attrs["reduction"] == 1 and n else s
 
+    def empty_fill(self, attrs):
+        return math.nan if attrs["reduction"] == 1 else None
+
     def describe(self, x, attrs, out_shape, index):
         return "a sum"
 
@@ -158,6 +161,22 @@ def test_a_one_element_out_is_computed_in_the_canonical_shape(b, out, reduction)
     assert not judge(wrong, g, F32, TABLE.standards["cann"], TABLE.slack_ulps).passed
     vo, _, _ = OP.vendor_at({"self": x, "target": t}, {"reduction": reduction}, np.array([0]))
     assert vo[0] == pytest.approx(exact, rel=1e-6)
+
+
+@pytest.mark.parametrize("reduction,want", [(1, "nan"), (2, 0.0)])
+def test_a_reduction_of_nothing_is_the_operators_fill(reduction, want):
+    """An empty B under mean is NaN (the operator's empty_fill), under sum 0: in the golden, the
+    reference and vendor_at alike, so a backend giving 0 for the mean fails and NaN passes."""
+    x, t = np.zeros((0, 3), np.float32), np.zeros((3,), np.float32)
+    g = OP.golden({"self": x, "target": t}, {"reduction": reduction})
+    ref = OP.reference(_call(x, t, reduction, ()))
+    vo, _, _ = OP.vendor_at({"self": x, "target": t}, {"reduction": reduction}, np.array([0]))
+    for v in (float(g.out), float(ref), float(vo[0])):
+        assert (math.isnan(v) if want == "nan" else v == want), (reduction, v)
+    other = np.float32(0.0) if want == "nan" else np.float32(np.nan)
+    std = TABLE.standards["cann"]
+    assert judge(ref, g, F32, std, TABLE.slack_ulps).passed
+    assert not judge(np.asarray(other), g, F32, std, TABLE.slack_ulps).passed
 
 
 # -- one element summing the whole input --------------------------------------------------------------

@@ -108,6 +108,13 @@ class Operator:
         by default; an operator whose first kernel writes a 16-bit tensor names that dtype."""
         return "float32"
 
+    def empty_fill(self, attrs: Mapping[str, Any]) -> Optional[float]:
+        """What each out element holds when it sums no terms at all (an empty broadcast shape under a
+        reduction): None for the sum of nothing, 0; a forward loss whose op API fills the mean of
+        nothing with NaN (0/0) returns NaN for it. The golden, the reference and vendor_at all
+        apply it, so no operator re-implements the walk for its empty inputs."""
+        return None
+
     def examples(self) -> Tuple[Example, ...]:
         """The page's phase-1 table as rows (rejected and accepted calls), at least one accepted."""
         return ()
@@ -177,6 +184,9 @@ class Operator:
                 out[at] += np.sum(t, axis=axes, keepdims=True).reshape(out[at].shape)
                 scale[at] += np.sum(np.abs(t), axis=axes, keepdims=True).reshape(out[at].shape)
         nterms = numel(b) // numel(out_shape) if numel(out_shape) else 1
+        fill = self.empty_fill(attrs) if numel(b) == 0 else None
+        if fill is not None:
+            out[...] = fill
         if scale is None:
             return Golden(out=out, scale=np.abs(out), nterms=max(nterms, 1))
         return Golden(out=out, scale=scale, nterms=max(nterms, 1), path=path)
@@ -215,6 +225,9 @@ class Operator:
                 acc[at] = ftz(acc[at] + part.reshape(acc[at].shape))
         if acc is not None:
             out[...] = rounded(acc)
+        fill = self.empty_fill(call.attrs) if numel(b) == 0 else None
+        if fill is not None:
+            out[...] = rounded(np.float32(fill))
         return out.reshape(call.out_shape)
 
     def canonical_out(self, shapes: Mapping[str, Shape], attrs: Mapping[str, Any], out: Shape) -> Shape:
@@ -243,7 +256,8 @@ class Operator:
         idx = np.asarray(idx, dtype=np.int64).reshape(-1)
         out, scale, path = (np.zeros(idx.size) for _ in range(3))
         if n == 0 or idx.size == 0:
-            return out, scale, path
+            fill = self.empty_fill(attrs) if numel(b) == 0 else None
+            return (out if fill is None else np.full(idx.size, fill)), scale, path
         at = np.unravel_index(idx, out_shape) if out_shape else ()       # (numpy refuses 0-d shapes)
         views = {k: np.broadcast_to(a, b) for k, a in x.items() if self.reads is None or k in self.reads}
         step = max(1, limit // n)                  # output elements per chunk
