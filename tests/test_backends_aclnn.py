@@ -828,7 +828,7 @@ def test_emulator_bfloat16_rule_follows_the_soc_table(emu_dir, monkeypatch):
     from tests.test_backends_soc import LISTED, UNKNOWN, VARIANTS
     op = next(o for o in ops.OPERATORS.values() if "bfloat16" in o.product_dtypes.get("atlas-a2", ()))
     inputs = {n: np.full((2, 3), 0.5, dtype=ml_dtypes.bfloat16) for n in op.inputs}
-    out_shape = op.out_shape({n: (2, 3) for n in op.inputs})
+    out_shape = op.out_shape({n: (2, 3) for n in op.inputs}, {"reduction": 0})
     b = AclnnBackend(lib_dir=emu_dir, product="atlas-a2")  # the override: the SoC name alone decides bfloat16
     wrong = []
     try:

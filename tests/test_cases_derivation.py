@@ -54,7 +54,7 @@ class Derive(Operator):
     def tiling(self, hw, dts):
         return {"tile": 100}
 
-    def out_shape(self, shapes):
+    def out_shape(self, shapes, attrs):
         if shapes.get("x") is None or shapes.get("y") is None:
             return None
         return broadcast(*(s for s in shapes.values() if s is not None))
@@ -112,7 +112,7 @@ class Unary(Derive):
     primary = "x"
     attributes = ()
 
-    def out_shape(self, shapes):
+    def out_shape(self, shapes, attrs):
         return shapes.get("x")
 
     def check(self, sig: Signature):

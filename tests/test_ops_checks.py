@@ -80,7 +80,7 @@ def test_an_optional_input_may_be_null(op: Operator, name: str) -> None:
     base = _accepted(op)
     sig = replace(base, shapes={**base.shapes, name: None}, dtypes={**base.dtypes, name: None})
     live = {n: s for n, s in sig.shapes.items() if s is not None}
-    sig = replace(sig, out_shape=op.out_shape(live))
+    sig = replace(sig, out_shape=op.out_shape(live, sig.attrs))
     assert op.check(sig) == (0, "")
 
 
@@ -96,7 +96,7 @@ def test_rank_9_is_rejected(op: Operator, name: str) -> None:
     shapes = {**base.shapes, name: nine}
     live = {n: s for n, s in shapes.items() if s is not None}
     sig = replace(base, shapes=shapes, dtypes={**base.dtypes, name: base.dtypes[name] or base.out_dtype},
-                  out_shape=op.out_shape(live) or base.out_shape)
+                  out_shape=op.out_shape(live, base.attrs) or base.out_shape)
     status, why = op.check(sig)
     assert status == INVALID, (status, why)
 

@@ -21,6 +21,7 @@ PAGES = {
     "BinaryCrossEntropyBackward": (_G, _S, _T, ("weight", "tensor", None), _R),
     "KlDivBackward": (_G, _S, _T, _R, ("logTarget", "bool", False)),
     "L1LossBackward": (_G, _S, _T, _R),
+    "MseLoss": (_S, _T, _R),                  # the forward: self, target, reduction (MseLoss.md)
     "MseLossBackward": (_G, _S, _T, _R),
     "SmoothL1LossBackward": (("gradOut", "tensor", None), _S, _T, _R, ("beta", "float", 1.0)),
 }

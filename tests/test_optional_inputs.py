@@ -5,7 +5,7 @@ for the test, so no real operator's module is needed."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict, Mapping, Optional
+from typing import Any, Dict, Mapping, Optional
 
 import numpy as np
 import pytest
@@ -39,7 +39,7 @@ class Weighted(Operator):
                 ("reduction", "int64", 0))
     value_sets = {"uniform": V.uniform_set}
 
-    def out_shape(self, shapes: Mapping[str, Optional[Shape]]) -> Optional[Shape]:
+    def out_shape(self, shapes: Mapping[str, Optional[Shape]], attrs: Mapping[str, Any]) -> Optional[Shape]:
         if shapes.get("gradOutput") is None or shapes.get("self") is None:
             return None
         return self.b_shape({n: s for n, s in shapes.items() if s is not None})

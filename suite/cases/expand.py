@@ -159,7 +159,7 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
                 used |= excluded
                 continue
             case, sig = _make_case(op, product, dict(ins), od, attrs=attrs, shapes=dict(shapes),
-                                   out_shape=op.out_shape(shapes), layout_name=lay, values=vs,
+                                   out_shape=op.out_shape(shapes, attrs), layout_name=lay, values=vs,
                                    determinism=determinism, source=source, tier=tier, generated=gen)
             # A rejection is made once per call, in the first of the matrix's layouts that applies
             # to its shapes and the first value set. Large and generated (scale) shapes make none:
@@ -197,7 +197,7 @@ def _single(ctx: _Ctx, op: Operator, c: LineDict, out: Expansion) -> None:
     shapes = _triple(ctx, op, c, "shapes", c["shapes"], allow_null=True)
     explicit_out = "out_shape" in c
     out_shape = parse_shape(ctx, "out_shape", c.line_of("out_shape"), c["out_shape"], allow_null=True) if explicit_out \
-        else op.out_shape(shapes)
+        else op.out_shape(shapes, attrs)
     if out_shape is None and not explicit_out:
         out_shape = shapes.get(op.primary) or ()
     check_size(ctx, arrays_of(op, shapes), "default", c.line_of("shapes"))

@@ -81,7 +81,7 @@ class Elementwise(GoldenSource):
     def __init__(self, op_name: str, inputs: Mapping[str, np.ndarray], attrs: Mapping) -> None:
         self.op = ops.get(op_name)
         self.inputs, self.attrs = present(inputs), dict(attrs)
-        self.shape = tuple(self.op.out_shape({n: tuple(a.shape) for n, a in self.inputs.items()}))
+        self.shape = tuple(self.op.out_shape({n: tuple(a.shape) for n, a in self.inputs.items()}, self.attrs))
         self.nterms = 1
 
     def blocks(self, limit: int = _BLOCK):

@@ -60,15 +60,35 @@ class Operator:
     tiling_names: Tuple[str, ...] = ()
     # The inputs whose values the result depends on (the others give only a shape); None: all.
     reads: Optional[Tuple[str, ...]] = None
+    # Where the operator's documented implementation is not deterministic (its page's
+    # "Determinism"): product -> the attribute values it is not deterministic for, e.g.
+    # {"atlas-training": {"reduction": (1, 2)}}; an empty mapping: every call on that product.
+    # There the determinism test judges each run within the case's standard instead of
+    # requiring identical bits. Default: deterministic on every product.
+    nondeterministic: Mapping[str, Mapping[str, Tuple[Any, ...]]] = {}
 
     # -- contract -----------------------------------------------------------------------------
-    def out_shape(self, shapes: Mapping[str, Optional[Shape]]) -> Optional[Shape]:
-        """The out shape the contract requires for these input shapes (None: no valid one)."""
+    def out_shape(self, shapes: Mapping[str, Optional[Shape]],
+                  attrs: Mapping[str, Any]) -> Optional[Shape]:
+        """The canonical out shape the contract gives for these input shapes and attributes (None:
+        no valid one). The attributes matter for a forward loss, whose out is () under mean and sum
+        and the broadcast shape under none; the backwards ignore them. Where the contract accepts
+        other shapes of as many elements (KlDiv's reductions take [1] or [1, 1] too; its check
+        says which), goldens and reference results are made in this shape and reshaped to the
+        case's (`canonical_out`)."""
         raise NotImplementedError
 
     def check(self, sig: Signature) -> Rejection:
         """Phase 1: the status aclnn returns for this call, and why."""
         raise NotImplementedError
+
+    def deterministic_on(self, product: str, attrs: Mapping[str, Any]) -> bool:
+        """Whether the contract promises identical bits for two runs of this call on `product`
+        (`nondeterministic`): a reduction whose order on a product is not documented may differ
+        by rounding between runs, and a test that demanded identical bits there would fail a
+        correct kernel."""
+        when = self.nondeterministic.get(product)
+        return when is None or not all(attrs.get(k) in vs for k, vs in when.items())
 
     def tiling(self, hw, dts: Mapping[str, str]) -> Dict[str, int]:
         """Where the vendor kernel's tiling puts its boundaries on `hw` (a suite.hardware.Hardware)
@@ -93,6 +113,13 @@ class Operator:
         it in its own dtype, before the kernel reads it (None: the operator takes no exact input as
         a number). The golden, the reference kernel and the vendor path all read an exact input
         as its value rounded once to this dtype, as the device's Cast gives it."""
+        return None
+
+    def empty_fill(self, attrs: Mapping[str, Any]) -> Optional[float]:
+        """What each out element holds when it sums no terms at all (an empty broadcast shape under a
+        reduction): None for the sum of nothing, 0; a forward loss whose op API fills the mean of
+        nothing with NaN (0/0) returns NaN for it. The golden, the reference and vendor_at all
+        apply it, so no operator re-implements the walk for its empty inputs."""
         return None
 
     def examples(self) -> Tuple[Example, ...]:
@@ -146,7 +173,7 @@ class Operator:
         input left out or None is NULL)."""
         x = present(x)
         shapes = {n: tuple(np.shape(a)) for n, a in x.items()}
-        b, out_shape = self.b_shape(shapes), self.out_shape(shapes)
+        b, out_shape = self.b_shape(shapes), self.out_shape(shapes, attrs)
         axes = reduced_axes(out_shape, b)
         out = np.zeros(out_shape, dtype=np.float64)
         scale = np.zeros(out_shape, dtype=np.float64) if axes else None
@@ -165,6 +192,9 @@ class Operator:
                 out[at] += np.sum(t, axis=axes, keepdims=True).reshape(out[at].shape)
                 scale[at] += np.sum(np.abs(t), axis=axes, keepdims=True).reshape(out[at].shape)
         nterms = numel(b) // numel(out_shape) if numel(out_shape) else 1
+        fill = self.empty_fill(attrs) if numel(b) == 0 else None
+        if fill is not None:
+            out[...] = fill
         if scale is None:
             return Golden(out=out, scale=np.abs(out), nterms=max(nterms, 1))
         return Golden(out=out, scale=scale, nterms=max(nterms, 1), path=path)
@@ -180,7 +210,7 @@ class Operator:
         x = present(call.inputs)
         shapes = {n: tuple(a.shape) for n, a in x.items()}
         b = self.b_shape(shapes)
-        out_shape = tuple(call.out_shape)
+        out_shape = self.canonical_out(shapes, call.attrs, tuple(call.out_shape))
         dts = {n: dtypes.name_of(a.dtype) for n, a in x.items()}
         through = dtypes.dtype_of(self.result_dtype(dts, dtypes.name_of(call.out_dtype)))
         term_dt = dtypes.dtype_of(self.term_dtype(dts))
@@ -203,7 +233,17 @@ class Operator:
                 acc[at] = ftz(acc[at] + part.reshape(acc[at].shape))
         if acc is not None:
             out[...] = rounded(acc)
-        return out
+        fill = self.empty_fill(call.attrs) if numel(b) == 0 else None
+        if fill is not None:
+            out[...] = rounded(np.float32(fill))
+        return out.reshape(call.out_shape)
+
+    def canonical_out(self, shapes: Mapping[str, Shape], attrs: Mapping[str, Any], out: Shape) -> Shape:
+        """The shape a result is computed in for a call whose out is `out`: the operator's own
+        `out_shape` where `out` holds as many elements (a one-element out of another accepted shape,
+        [1] for (), is reshaped afterwards), else `out` itself (the walk reduces the axes it lacks)."""
+        want = self.out_shape(shapes, attrs)
+        return tuple(want) if want is not None and numel(want) == numel(out) else tuple(out)
 
     def vendor_at(self, x: Mapping[str, np.ndarray], attrs: Mapping[str, object], idx: np.ndarray,
                   flush: bool = False, limit: int = B.BLOCK) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -215,7 +255,7 @@ class Operator:
         terms at a time."""
         x = present(x)
         shapes = {n: tuple(np.shape(a)) for n, a in x.items()}
-        b, out_shape = self.b_shape(shapes), self.out_shape(shapes)
+        b, out_shape = self.b_shape(shapes), self.out_shape(shapes, attrs)
         axes = reduced_axes(out_shape, b)
         lead = len(b) - len(out_shape)
         red = tuple(b[a] for a in axes)
@@ -224,26 +264,35 @@ class Operator:
         idx = np.asarray(idx, dtype=np.int64).reshape(-1)
         out, scale, path = (np.zeros(idx.size) for _ in range(3))
         if n == 0 or idx.size == 0:
-            return out, scale, path
+            fill = self.empty_fill(attrs) if numel(b) == 0 else None
+            return (out if fill is None else np.full(idx.size, fill)), scale, path
         at = np.unravel_index(idx, out_shape) if out_shape else ()       # (numpy refuses 0-d shapes)
-        rcoord = np.unravel_index(np.arange(n), red) if red else ()
         views = {k: np.broadcast_to(a, b) for k, a in x.items() if self.reads is None or k in self.reads}
         cast = self._operand_casts(x)
-        step = max(1, limit // n)
+        step = max(1, limit // n)                  # output elements per chunk
+        span = min(n, max(1, limit))               # terms per chunk of each element's sum
         with flushing(flush), np.errstate(all="ignore"):
             for lo in range(0, idx.size, step):
                 k = min(step, idx.size - lo)
-                coords = tuple(np.broadcast_to(rcoord[axes.index(ax)], (k, n)) if ax in axes
-                               else np.broadcast_to(at[ax - lead][lo:lo + k, None], (k, n))
-                               for ax in range(len(b)))
-                xb = {name: ftz(_widen(v[coords], np.float32, cast.get(name))) for name, v in views.items()}
-                t = np.broadcast_to(self.reference_terms(xb, attrs, shapes), (k, n))
-                if n > 1 and term_dt != np.float32:
-                    t = to_out(t, term_dt)
-                t = np.asarray(t, dtype=np.float64)
-                out[lo:lo + k] = t.sum(axis=1)
-                scale[lo:lo + k] = np.abs(t).sum(axis=1)
-                path[lo:lo + k] = np.abs(np.cumsum(t, axis=1)).sum(axis=1)
+                run = np.zeros(k)                  # each element's partial sum so far
+                # One element's sum of 10^7 terms is walked `limit` terms at a time: never n x rank
+                # coordinates at once (a reduction to a scalar sums the whole input).
+                for r0 in range(0, n, span):
+                    r1 = min(n, r0 + span)
+                    rcoord = np.unravel_index(np.arange(r0, r1), red) if red else ()
+                    coords = tuple(np.broadcast_to(rcoord[axes.index(ax)], (k, r1 - r0)) if ax in axes
+                                   else np.broadcast_to(at[ax - lead][lo:lo + k, None], (k, r1 - r0))
+                                   for ax in range(len(b)))
+                    xb = {name: ftz(_widen(v[coords], np.float32, cast.get(name))) for name, v in views.items()}
+                    t = np.broadcast_to(self.reference_terms(xb, attrs, shapes), (k, r1 - r0))
+                    if n > 1 and term_dt != np.float32:
+                        t = to_out(t, term_dt)
+                    t = np.asarray(t, dtype=np.float64)
+                    partial = np.cumsum(t, axis=1) + run[:, None]
+                    out[lo:lo + k] += t.sum(axis=1)
+                    scale[lo:lo + k] += np.abs(t).sum(axis=1)
+                    path[lo:lo + k] += np.abs(partial).sum(axis=1)
+                    run = partial[:, -1]
         return out, scale, path
 
     def element_values(self, x: Mapping[str, np.ndarray], out_shape: Shape,

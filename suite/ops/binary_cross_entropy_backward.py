@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -153,7 +153,7 @@ class BinaryCrossEntropyBackward(LossBackward):
         return {"tile": min(tile, 16383), "one_core": 1024}
 
     # -- contract ---------------------------------------------------------------------------------
-    def out_shape(self, shapes: Mapping[str, Optional[Shape]]) -> Optional[Shape]:
+    def out_shape(self, shapes: Mapping[str, Optional[Shape]], attrs: Mapping[str, Any]) -> Optional[Shape]:
         return shapes.get("self")
 
     def b_shape(self, shapes: Mapping[str, Shape]) -> Optional[Shape]:

@@ -2,7 +2,7 @@
 scaled by the reduction, then summed back to self's shape (docs/operators/KlDivBackward.md)."""
 from __future__ import annotations
 
-from typing import Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -64,7 +64,7 @@ class KlDivBackward(LossBackward):
         return {"tile": blocks // (6 if wide else 12) * block_elems,
                 "tile_sgrad": blocks // (4 if wide else 8) * block_elems}
 
-    def out_shape(self, shapes: Mapping[str, Optional[Shape]]) -> Optional[Shape]:
+    def out_shape(self, shapes: Mapping[str, Optional[Shape]], attrs: Mapping[str, Any]) -> Optional[Shape]:
         return shapes.get("self")
 
     @staticmethod

@@ -3,7 +3,7 @@ B = broadcast(self, gradOutput, target), the sign taken by comparison (sign(0) =
 (docs/operators/L1LossBackward.md)."""
 from __future__ import annotations
 
-from typing import Dict, Iterable, Mapping, Optional, Tuple
+from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -160,7 +160,7 @@ class L1LossBackward(LossBackward):
         return {"tile": blocks // groups * hw.block_bytes // size, "core_elems": 1024}
 
     # -- contract -----------------------------------------------------------------------------
-    def out_shape(self, shapes: Mapping[str, Optional[Shape]]) -> Optional[Shape]:
+    def out_shape(self, shapes: Mapping[str, Optional[Shape]], attrs: Mapping[str, Any]) -> Optional[Shape]:
         if any(shapes.get(n) is None for n in self.inputs):
             return None
         return self.b_shape(shapes)

@@ -2,7 +2,7 @@
 broadcast shape of all three inputs (docs/operators/MseLossBackward.md)."""
 from __future__ import annotations
 
-from typing import Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -44,7 +44,7 @@ class MseLossBackward(LossBackward):
         per = 16 if dts["self"] == "float32" else 24
         return {"tile": -(-hw.ub_bytes // per), "db_after": 256 * 256}
 
-    def out_shape(self, shapes: Mapping[str, Optional[Shape]]) -> Optional[Shape]:
+    def out_shape(self, shapes: Mapping[str, Optional[Shape]], attrs: Mapping[str, Any]) -> Optional[Shape]:
         if any(s is None for s in shapes.values()):
             return None
         return broadcast(*shapes.values())
@@ -62,7 +62,7 @@ class MseLossBackward(LossBackward):
         bad = self._unsupported_dtype(sig, ["out"]) or self._reduction(sig) or self._rank(sig, with_out=False)
         if bad:
             return bad
-        b = self.out_shape(sig.shapes)
+        b = self.out_shape(sig.shapes, sig.attrs)
         if b is None:
             return INVALID, "gradOutput, self and target do not broadcast together"
         if tuple(sig.out_shape) != b:

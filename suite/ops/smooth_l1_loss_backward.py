@@ -9,7 +9,7 @@ the vendor's pages say otherwise).
 from __future__ import annotations
 
 import math
-from typing import Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -163,7 +163,7 @@ class SmoothL1LossBackward(LossBackward):
         return {"tile": tile, "single_core": single}
 
     # -- contract -------------------------------------------------------------------------------
-    def out_shape(self, shapes: Mapping[str, Optional[Shape]]) -> Optional[Shape]:
+    def out_shape(self, shapes: Mapping[str, Optional[Shape]], attrs: Mapping[str, Any]) -> Optional[Shape]:
         if any(s is None for s in shapes.values()):
             return None
         return broadcast(*shapes.values())

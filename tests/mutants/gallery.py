@@ -45,7 +45,7 @@ def _summed(c: Case) -> bool:
     if c.expect != NUMBERS:
         return False
     op, shapes = _op(c), _live(c)
-    b, out = op.b_shape(shapes), op.out_shape(shapes)
+    b, out = op.b_shape(shapes), op.out_shape(shapes, dict(c.attrs))
     return b is not None and out is not None and tuple(b) != tuple(out)
 
 
@@ -219,13 +219,13 @@ class OutShapeNotChecked(Float32Kernel):
 
     @staticmethod
     def where(c: Case) -> bool:
-        return c.out_shape is not None and tuple(c.out_shape) != _op(c).out_shape(dict(c.shapes))
+        return c.out_shape is not None and tuple(c.out_shape) != _op(c).out_shape(dict(c.shapes), dict(c.attrs))
 
     def signature(self, call):
         sig = Signature.of_call(call)
         if sig.out_shape is None or any(s is None for s in sig.shapes.values()):
             return sig
-        want = self.op(call).out_shape(sig.shapes)
+        want = self.op(call).out_shape(sig.shapes, sig.attrs)
         return Signature(sig.shapes, sig.dtypes, want if want is not None else sig.out_shape,
                          sig.out_dtype, sig.attrs, sig.product)
 

@@ -144,6 +144,9 @@ int emu_launch(const emu_op *op, void *workspace, uint64_t workspaceSize, aclOpE
  * broadcast to B), each sum rounded and stored once. */
 typedef float (*emu_term_fn)(const aclOpExecutor *ex, const float *x);
 void emu_terms(aclOpExecutor *ex, emu_term_fn fn);
+/* Every element of out set to v rounded to out's dtype (RNE): the fill kernel an op API queues for
+ * a reduction of empty inputs (a forward loss's mean of nothing is NaN, its sum 0). */
+void emu_fill(aclOpExecutor *ex, float v);
 
 /* ---- float conversions, round to nearest even, NaN/inf/subnormal aware ---- */
 static inline float emu_bits_to_float(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }

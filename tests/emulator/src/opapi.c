@@ -363,6 +363,21 @@ void emu_terms(aclOpExecutor *ex, emu_term_fn fn) {
     }
 }
 
+void emu_fill(aclOpExecutor *ex, float v) {
+    emu_view o = effective(&ex->out);
+    int64_t cs[EMU_MAX_RANK] = {0}, at = o.offset, nout = emu_numel_dims(o.dims, o.ndim);
+    for (int64_t j = 0; j < nout; j++) {
+        store(&o, at, v);
+        for (int64_t d = o.ndim - 1; d >= 0; d--) {
+            cs[d]++;
+            at += o.strides[d];
+            if (cs[d] < o.dims[d]) break;
+            at -= o.strides[d] * o.dims[d];
+            cs[d] = 0;
+        }
+    }
+}
+
 /* ---- executor, workspace, launch --------------------------------------------------------------- */
 aclOpExecutor *emu_executor(const emu_op *op, const aclTensor *const *in, int nin, const aclTensor *out,
                             const int64_t *B, int64_t nb) {
