@@ -449,11 +449,12 @@ def test_result_rounded_through_the_operators_result_dtype(backend):
         inputs = {n: rng.uniform(-5, 5, 257).astype(np.float32).astype(BF16) for n in op.inputs}
         attrs = {"reduction": 1,  # mean: a division, so the rounding shows
                  **{a.name: a.default for a in op.attributes}}
-        got = backend.run(OpCall(op.name, inputs, attrs, (257,), F32, "atlas-a2"))
+        out = op.out_shape({n: (257,) for n in op.inputs}, attrs)      # () for a forward loss's mean
+        got = backend.run(OpCall(op.name, inputs, attrs, out, F32, "atlas-a2"))
         assert got.dtype == F32
         assert np.array_equal(got, got.astype(BF16).astype(F32), equal_nan=True), op.name
         once = TorchBackend().run(OpCall(op.name, {n: a.astype(F32) for n, a in inputs.items()}, attrs,
-                                         (257,), F32, "atlas-a2"))
+                                         out, F32, "atlas-a2"))
         assert not np.array_equal(got, once, equal_nan=True), f"{op.name}: nothing was rounded"
         checked.append(op.name)
     assert checked, "no operator declares a result dtype other than out's"
