@@ -351,12 +351,16 @@ def test_unrecoverable_device_stops_the_run(emulator, tmp_path, workers):
                   env={"ACLNN_EMU_AICORE_FAULT_AT": "3", "ACLNN_EMU_RESET_FAILS": "1"})
     assert s.returncode == 2, s.tail()
     failed = s.having("failed")
-    assert 1 <= len(failed) <= max(workers, 1) and len(s.cases) <= 3 * max(workers, 1), s.tail()
+    doc = json.loads((tmp_path / "r" / "results.json").read_text())
+    # Each backend process faults at its third kernel launch; a case with an empty tensor launches
+    # none (its op API returns early), so under xdist a worker may run more than three cases first.
+    launched = [r for r in doc["records"]
+                if all(shp is None or 0 not in shp for shp in r["shapes"].values()) and 0 not in (r["out_shape"] or [])]
+    assert 1 <= len(failed) <= max(workers, 1) and len(launched) <= 3 * max(workers, 1), s.tail()
     assert len(s.having("passed")) == len(s.cases) - len(failed), s.tail()
     for msg in failed.values():
         assert "could not recover the device, so the run stops here" in msg and "aclrtCreateStream failed" in msg, msg
     assert "Interrupted" in s.output and "could not recover" in s.output, s.tail()
-    doc = json.loads((tmp_path / "r" / "results.json").read_text())
     assert not doc["complete"] and doc["incomplete"].startswith(f"stopped early after {len(s.cases)} cases"), \
         doc["incomplete"]
     assert "could not recover the device" in doc["incomplete"]
