@@ -302,6 +302,17 @@ static void contiguous(emu_view *v) {
     v->offset = 0;
 }
 
+/* The next element of view `o` in C order: its index `cs` and its offset `at` (elements). */
+static void next_element(const emu_view *o, int64_t *cs, int64_t *at) {
+    for (int64_t d = o->ndim - 1; d >= 0; d--) {
+        cs[d]++;
+        *at += o->strides[d];
+        if (cs[d] < o->dims[d]) return;
+        *at -= o->strides[d] * o->dims[d];
+        cs[d] = 0;
+    }
+}
+
 /* ---- the elementwise driver ------------------------------------------------------------------ */
 void emu_terms(aclOpExecutor *ex, emu_term_fn fn) {
     int nin = ex->nin, k;
@@ -352,13 +363,7 @@ void emu_terms(aclOpExecutor *ex, emu_term_fn fn) {
             if (j == nout - 1) break;
 #endif
             store(&o, at, emu_round_to(ex->result, acc[j]));
-            for (int64_t d = o.ndim - 1; d >= 0; d--) {
-                cs[d]++;
-                at += o.strides[d];
-                if (cs[d] < o.dims[d]) break;
-                at -= o.strides[d] * o.dims[d];
-                cs[d] = 0;
-            }
+            next_element(&o, cs, &at);
         }
     }
 }
@@ -368,13 +373,7 @@ void emu_fill(aclOpExecutor *ex, float v) {
     int64_t cs[EMU_MAX_RANK] = {0}, at = o.offset, nout = emu_numel_dims(o.dims, o.ndim);
     for (int64_t j = 0; j < nout; j++) {
         store(&o, at, v);
-        for (int64_t d = o.ndim - 1; d >= 0; d--) {
-            cs[d]++;
-            at += o.strides[d];
-            if (cs[d] < o.dims[d]) break;
-            at -= o.strides[d] * o.dims[d];
-            cs[d] = 0;
-        }
+        next_element(&o, cs, &at);
     }
 }
 
