@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import shutil
 import subprocess
 import sys
 from collections import Counter, defaultdict
@@ -35,9 +36,11 @@ KILLED = {"killed", "timeout", "segfault"}  # a mutant that hangs or crashes the
 
 
 def module_of(name: str) -> str:
-    """suite.report.shard.x_parse__mutmut_3 -> suite/report/shard.py (methods: suite.m.xǁClassǁmethod__mutmut_1)."""
+    """suite.report.shard.x_parse__mutmut_3 -> suite/report/shard.py (methods: suite.m.xǁClassǁmethod__mutmut_1);
+    a package's own module (suite.plugin.x_f__mutmut_1) -> suite/plugin/__init__.py."""
     dotted = name.split("__mutmut_")[0].rsplit(".", 1)[0]
-    return dotted.replace(".", "/") + ".py"
+    path = dotted.replace(".", "/")
+    return f"{path}/__init__.py" if (ROOT / path / "__init__.py").is_file() else f"{path}.py"
 
 
 def results() -> Dict[str, str]:
@@ -81,7 +84,7 @@ def score(statuses: Dict[str, str], equivalents: Dict[str, dict], check_lines: b
         rows[mod]["mutants"] += 1
         if status in KILLED:
             rows[mod]["killed"] += 1
-        elif name in equivalents:
+        elif name in equivalents and status == "survived":     # listed, and it ran: judged equivalent
             eq = equivalents[name]
             if check_lines and changed_lines(name) != (eq.get("was", ""), eq.get("now", "")):
                 stale[mod].append(name)
@@ -121,6 +124,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--report", action="store_true", help="only print the score of the last run")
     p.add_argument("--survivors", metavar="MODULE", help="print each unlisted survivor of MODULE with its diff")
     args = p.parse_args(argv)
+    if shutil.which("mutmut") is None:
+        sys.exit("mutation_score: mutmut is not installed here (pip install mutmut; docs/mutation-score.md)")
     if not args.report and not args.survivors:
         run = subprocess.run(["mutmut", "run"], cwd=ROOT)
         if run.returncode not in (0, 1):

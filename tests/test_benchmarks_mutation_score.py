@@ -1,0 +1,50 @@
+"""benchmarks/mutation_score.py prints the score docs/mutation-score.md quotes: what it counts as
+killed, equivalent and not run, and which file a mutant belongs to, must be right."""
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+
+import pytest
+
+from tests.reportkit import ROOT
+
+
+def _load():
+    spec = importlib.util.spec_from_file_location("mutation_score", ROOT / "benchmarks" / "mutation_score.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+ms = _load()
+
+
+@pytest.mark.parametrize("name,path", [
+    ("suite.report.shard.x_parse__mutmut_3", "suite/report/shard.py"),
+    ("suite.run.runner.xǁRunnerǁcheck_numbers__mutmut_12", "suite/run/runner.py"),
+    ("suite.plugin.x_pytest_configure__mutmut_1", "suite/plugin/__init__.py"),      # a package's own module
+    ("suite.judge.x_f__mutmut_2", "suite/judge/__init__.py"),
+])
+def test_a_mutant_is_counted_in_its_file(name: str, path: str) -> None:
+    assert ms.module_of(name) == path
+    assert (ROOT / path).is_file()
+
+
+def test_a_listed_equivalent_counts_only_once_it_ran_and_survived() -> None:
+    statuses = {"suite.report.shard.x_a__mutmut_1": "killed", "suite.report.shard.x_a__mutmut_2": "survived",
+                "suite.report.shard.x_a__mutmut_3": "survived", "suite.report.shard.x_a__mutmut_4": "not checked",
+                "suite.report.shard.x_a__mutmut_5": "timeout"}
+    listed = {n: {"was": "", "now": "", "why": "w"} for n in
+              ("suite.report.shard.x_a__mutmut_3", "suite.report.shard.x_a__mutmut_4")}
+    (row,) = ms.score(statuses, listed, check_lines=False)
+    assert (row["mutants"], row["killed"], row["survived"], row["equivalent"], row["other"]) == (5, 2, 1, 1, 1)
+    assert row["score"] == pytest.approx(2 / 4)
+
+
+def test_without_mutmut_it_says_so_in_one_line(tmp_path) -> None:
+    p = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "mutation_score.py"), "--report"], cwd=ROOT,
+                       env={"PATH": str(tmp_path)}, capture_output=True, text=True)
+    assert p.returncode == 1 and "Traceback" not in p.stderr
+    assert p.stderr.strip() == "mutation_score: mutmut is not installed here (pip install mutmut; docs/mutation-score.md)"
