@@ -132,8 +132,9 @@ def test_binding_needs_what_it_reads() -> None:
         Ignored(ClassIndex("self", axis=0)).bind(bare)
     with pytest.raises(ValueError, match="no input 'weight'"):
         ClassIndex("weight").bind(bare)
-    with pytest.raises(ValueError, match="only once bound"):
-        draw(ClassIndex("self"), 1, "target", (3,), np.dtype(np.int64))
+    for unbound in (ClassIndex("self"), OutOfRange("self"), Ignored(ClassIndex("self"))):
+        with pytest.raises(ValueError, match=r"^.*\(.*self.*\) is drawn only once bound to a call$"):
+            draw(unbound, 1, "target", (3,), np.dtype(np.int64))
 
 
 def test_uniform_ints_refuses_a_range_past_int64() -> None:

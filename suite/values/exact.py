@@ -52,6 +52,14 @@ class ExactDist(Dist):
     exact = True
 
 
+class CallBound(ExactDist):
+    """A distribution that reads the call (a class count, an ignore value): only its `bind` form is
+    drawn, so drawing it unbound is a mistake in the suite, said in one line."""
+
+    def sample(self, streams, n, state):
+        raise ValueError(f"{self!r} is drawn only once bound to a call")
+
+
 @dataclass(frozen=True)
 class Integers(ExactDist):
     """Integers uniform on [lo, hi], both included (BOOL: Integers(0, 1))."""
@@ -64,7 +72,7 @@ class Integers(ExactDist):
 
 
 @dataclass(frozen=True)
-class ClassIndex(ExactDist):
+class ClassIndex(CallBound):
     """Class indices uniform on [0, C), C the size of input `of` along `axis` (NLLLoss's target
     takes C from the scores' last axis: `of` names that input, `axis=-1`)."""
 
@@ -74,12 +82,9 @@ class ClassIndex(ExactDist):
     def bind(self, sig: Any) -> Dist:
         return Integers(0, _classes(self, sig) - 1)
 
-    def sample(self, streams, n, state):
-        raise ValueError(f"ClassIndex(of={self.of!r}) is drawn only once bound to a call")
-
 
 @dataclass(frozen=True)
-class OutOfRange(ExactDist):
+class OutOfRange(CallBound):
     """Class indices outside [0, C): uniform over [-C, -1] (`low`) and [C, 2C - 1] (`high`), C as in
     ClassIndex. An unsigned target takes `low=False`."""
 
@@ -92,9 +97,6 @@ class OutOfRange(ExactDist):
         if not (self.low or self.high):
             raise ValueError("OutOfRange needs low or high")
         return _Outside(_classes(self, sig), self.low, self.high)
-
-    def sample(self, streams, n, state):
-        raise ValueError(f"OutOfRange(of={self.of!r}) is drawn only once bound to a call")
 
 
 @dataclass(frozen=True)
@@ -112,7 +114,7 @@ class _Outside(ExactDist):
 
 
 @dataclass(frozen=True)
-class Ignored(ExactDist):
+class Ignored(CallBound):
     """`base`, with about `share` of the elements set to the value of attribute `attr` (NLLLoss's
     ignoreIndex); at least one in a non-empty array, so a small case has one."""
 
@@ -127,9 +129,6 @@ class Ignored(ExactDist):
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError(f"Ignored: attribute {self.attr} is {value!r}, not an integer")
         return _Ignored(self.base.bind(sig), int(value), self.share)
-
-    def sample(self, streams, n, state):
-        raise ValueError(f"Ignored({self.attr!r}) is drawn only once bound to a call")
 
 
 @dataclass(frozen=True)
