@@ -183,3 +183,66 @@ def test_k_selects_by_operator_and_dtype(suite_dir: pytest.Pytester) -> None:
     strict = run(suite_dir, "-k", "MseLossBackward and float16 and not bfloat16", "--collect-only", "-q")
     ids16 = [s for s in strict.stdout.lines if "::" in s]
     assert ids16 and all("-float16-" in s for s in ids16) and len(ids16) < len(ids)
+
+
+L1 = """
+op: L1LossBackward
+matrices:
+  - products: [atlas-a2]
+    dtypes: [float32]
+    reductions: [none, sum]
+    shapes: [[2x3, 2x3, 2x3]]
+"""
+SMOOTH_L1 = """
+op: SmoothL1LossBackward
+matrices:
+  - products: [atlas-a2]
+    dtypes: [float32]
+    reductions: [none]
+    beta: [1.0]
+    shapes: [[2x3, 2x3, 2x3]]
+"""
+
+
+def _collected(r: pytest.RunResult) -> List[str]:
+    """The conformance cases collected (not a kind's empty placeholder, nor the setup error's item)."""
+    return [s for s in r.stdout.lines if "::" in s and not s.endswith(("[NOTSET]", "[setup-error]"))]
+
+
+def test_op_option_selects_operators_by_exact_name(pytester: pytest.Pytester, monkeypatch) -> None:
+    """-k L1LossBackward also selects SmoothL1LossBackward (a substring of its id); --op selects
+    exactly the named operators, repeatable or comma-separated as --product takes them."""
+    p = suite_folder(pytester, monkeypatch, ROOT, {"mse.yaml": MSE, "l1.yaml": L1, "sl1.yaml": SMOOTH_L1})
+    cases = load_cases([p.path / "cases"])[0]
+
+    def want(*names: str) -> int:
+        return sum(1 + c.determinism for c in cases if c.op in names)
+    by_k = _collected(run(p, "-k", "L1LossBackward", "--collect-only", "-q"))
+    assert any("SmoothL1LossBackward" in s for s in by_k)          # the trap --op exists for
+    only = _collected(run(p, "--op", "L1LossBackward", "--collect-only", "-q"))
+    assert only and all("[L1LossBackward-" in s for s in only) and len(only) == want("L1LossBackward")
+    two = _collected(run(p, "--op", "L1LossBackward,MseLossBackward", "--collect-only", "-q"))
+    assert len(two) == want("L1LossBackward", "MseLossBackward")
+    again = _collected(run(p, "--op", "L1LossBackward", "--op", " MseLossBackward ", "--collect-only", "-q"))
+    assert sorted(again) == sorted(two)
+
+
+def test_op_option_refuses_an_unknown_name_and_lists_the_known(suite_dir: pytest.Pytester) -> None:
+    from suite import ops
+    r = run(suite_dir, "--op", "L1Loss", "--collect-only", "-q")
+    assert r.ret == 4
+    line = next(s for s in r.stderr.lines if "--op" in s)
+    assert "unknown L1Loss" in line and all(name in line for name in ops.OPERATORS)
+    assert "Traceback" not in r.stdout.str() + r.stderr.str()
+    # An operator this suite knows, but no case file here has: nothing would run, said in one line.
+    none = run(suite_dir, "--op", "L1LossBackward", "--collect-only", "-q")
+    assert none.ret == 4 and not _collected(none)
+    assert any(s.startswith("ERROR: --op L1LossBackward: no case of it in ") for s in none.stderr.lines)
+
+
+def test_op_option_is_part_of_the_reproducer(suite_dir: pytest.Pytester) -> None:
+    r = run(suite_dir, "--op", "KlDivBackward", "-k", "float32 and batchmean", backend=B + "WrongKL")
+    r.assert_outcomes(failed=1)
+    line = next(s for s in r.stdout.lines if s.strip().startswith("reproduce: pytest "))
+    args = shlex.split(line.split("reproduce: ", 1)[1])
+    assert args[args.index("--op") + 1] == "KlDivBackward"

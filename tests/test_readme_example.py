@@ -25,7 +25,7 @@ def _run(tmp_path: Path, source: str) -> subprocess.CompletedProcess:
                PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--backend",
-         "mykernels.backend:Backend", "--backend-opt", "device=1", "-k", "MseLossBackward and 2x3"],
+         "mykernels.backend:Backend", "--backend-opt", "device=1", "--op", "MseLossBackward", "-k", "2x3"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
 
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 import pytest
 
 from suite.cases import model as cases_model
 from suite.cases import load as cases_load
+from suite import ops
 from suite.run.backend import BackendError, make_backend, parse_opts
 from suite.contract import PRODUCTS
 from suite.run import confine
@@ -52,6 +53,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="keyword option for the backend (repeatable), e.g. device=cuda")
     g.addoption("--product", action="append", default=[], metavar="PRODUCT",
                 help=f"product family to run (repeatable or comma-separated; default all: {', '.join(PRODUCTS)})")
+    g.addoption("--op", action="append", default=[], metavar="NAME",
+                help="operator to run, by its exact name without the aclnn prefix (repeatable or "
+                     "comma-separated; default all): --op L1LossBackward runs no SmoothL1LossBackward "
+                     "case, where -k L1LossBackward does; `aclnn-conform cases list` names them")
     g.addoption("--cases", action="append", default=[], metavar="PATH",
                 help="case file or folder (repeatable; default cases/)")
     g.addoption("--golden-dir", default=None, metavar="DIR", help="golden data folder (default golden/)")
@@ -86,6 +91,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      "available when each case starts)")
 
 
+def _listed(option: str, given: Sequence[str], known: Sequence[str]) -> List[str]:
+    """The names a repeatable, comma-separated option gives, each one `known`: else a usage error
+    that lists the known names."""
+    names = [n.strip() for item in given for n in item.split(",") if n.strip()]
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise pytest.UsageError(f"{option}: unknown {', '.join(unknown)} (known: {', '.join(known)})")
+    return names
+
+
 @dataclass(frozen=True)
 class SetupError:
     """Stands in for the cases when the session cannot start (bad backend, tolerance table...): the
@@ -105,13 +120,8 @@ class Conformance:
         self.case_paths = [Path(p) for p in opt.cases] or [root / "cases"]
         self.golden_dir = Path(opt.golden_dir) if opt.golden_dir else root / "golden"
         self.tolerance_path = Path(opt.tolerances) if opt.tolerances else root / "cases" / cases_model.TOLERANCE_FILE
-        products: List[str] = []
-        for item in opt.product:
-            products.extend(p.strip() for p in item.split(",") if p.strip())
-        unknown = [p for p in products if p not in PRODUCTS]
-        if unknown:
-            raise pytest.UsageError(f"--product: unknown {', '.join(unknown)} (known: {', '.join(PRODUCTS)})")
-        self.products = products or list(PRODUCTS)
+        self.products = _listed("--product", opt.product, PRODUCTS) or list(PRODUCTS)
+        self.ops = _listed("--op", opt.op, tuple(ops.OPERATORS))      # empty: every operator
         try:
             self.backend_opts = parse_opts(opt.backend_opt)
         except BackendError as e:
@@ -155,7 +165,7 @@ class Conformance:
             parts += ["--backend", opt.backend]
         for o in opt.backend_opt:
             parts += ["--backend-opt", o]
-        for name in ("cases", "product"):
+        for name in ("cases", "product", "op"):
             for v in getattr(opt, name):
                 parts += [f"--{name}", v]
         for name in ("golden_dir", "tolerances", "standard", "golden_cache", "max_memory"):
@@ -225,6 +235,10 @@ class Conformance:
 
     def params(self, kind: Kind) -> list:
         cases = self.cases          # read before the backend's process starts (it could rewrite them)
+        absent = sorted(set(self.ops) - {c.op for c in cases})
+        if absent:
+            raise pytest.UsageError(f"--op {', '.join(absent)}: no case of it in "
+                                    f"{', '.join(str(p) for p in self.case_paths)}")
         info = self.runner.info
         run_products = [p for p in self.products if p in info.products]
         if not run_products:
@@ -235,7 +249,7 @@ class Conformance:
         skip = not_run_because(kind, info)
         scale = self.config.option.scale
         for c in cases:
-            if c.product not in run_products or (c.tier == "huge" and scale != "huge") or (
+            if c.product not in run_products or (self.ops and c.op not in self.ops) or (c.tier == "huge" and scale != "huge") or (
                     scale == "small" and c.expect == cases_model.NUMBERS and not golden_source.is_stored(c)):
                 continue
             if kind not in cases_model.kinds_of(c):
