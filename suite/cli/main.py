@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 from suite.cases import model as cases_model
 from suite.cases import load as cases_load
@@ -177,7 +177,7 @@ def _count(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="aclnn-conform", description=__doc__)
-    sub = p.add_subparsers(dest="group", required=True)
+    sub = p.add_subparsers(dest="group")
 
     d = sub.add_parser("doctor", help="can the suite run here? (environment, CANN, devices, smoke cases)",
                        description=DOCTOR_HELP)
@@ -185,7 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_arguments(d)
     d.set_defaults(fn=cmd_doctor)
 
-    g = sub.add_parser("golden", help="generate or check golden data").add_subparsers(dest="cmd", required=True)
+    g = sub.add_parser("golden", help="generate or check golden data").add_subparsers(dest="cmd")
     for name, fn, hlp in (("generate", cmd_golden_generate, "write goldens for every numeric case"),
                           ("check", cmd_golden_check, "fail on missing, stale, orphaned, corrupted or drifted goldens")):
         s = g.add_parser(name, help=hlp)
@@ -200,7 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
                            help="also recompute the huge tier's cases (minutes each)")
         s.set_defaults(fn=fn)
 
-    c = sub.add_parser("cases", help="validate or list case files").add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("cases", help="validate or list case files").add_subparsers(dest="cmd")
     s = c.add_parser("validate", help="check case files against the schema")
     s.add_argument("paths", nargs="+", metavar="PATH")
     s.set_defaults(fn=cmd_cases_validate)
@@ -211,7 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(fn=cmd_cases_list)
 
     r = sub.add_parser("report", help="compare or merge results.json files (the CI gate)").add_subparsers(
-        dest="cmd", required=True)
+        dest="cmd")
     s = r.add_parser("diff", help="what got worse from BASE to NEW; exit 1 if anything did",
                      description=DIFF_HELP)
     s.add_argument("base", metavar="BASE")
@@ -244,12 +244,39 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def commands(parser: argparse.ArgumentParser, prefix: str = "") -> List[Tuple[str, str]]:
+    """(command, its help) for every command the parser runs, groups walked in order: the listing
+    bare `aclnn-conform` prints, read from the parser so it cannot fall behind it."""
+    out: List[Tuple[str, str]] = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {a.dest: a.help or "" for a in action._choices_actions}
+            for name, sub in action.choices.items():
+                full = f"{prefix} {name}".strip()
+                inner = commands(sub, full)
+                out += inner or [(full, helps.get(name, ""))]
+    return out
+
+
+def _listing(parser: argparse.ArgumentParser, group: Optional[str]) -> str:
+    """What a bare `aclnn-conform` (or `aclnn-conform GROUP`) prints: its commands, one a line."""
+    rows = [(n, h) for n, h in commands(parser) if group is None or n.startswith(group + " ")]
+    width = max(len(n) for n, _ in rows) + 2
+    head = f"usage: aclnn-conform {group + ' ' if group else ''}COMMAND [options]\n\ncommands:"
+    body = "\n".join(f"  {n:<{width}}{h}" for n, h in rows)
+    return f"{head}\n{body}\n\nRun `aclnn-conform COMMAND --help` for a command's options."
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     # A record's text is the backend's: a lone surrogate in it must not crash the printing.
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "fn"):                 # no command, or a group without one: say what there is
+        print(_listing(parser, args.group))
+        return 2
     try:
         return args.fn(args)
     except FileError as e:

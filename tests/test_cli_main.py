@@ -1,0 +1,45 @@
+"""The CLI's front door: bare `aclnn-conform`, or a group with no command, lists what it can do
+(argparse alone says "the following arguments are required: group")."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from suite.cli.main import build_parser, main
+
+LEAVES = ["doctor", "golden generate", "golden check", "cases validate", "cases list", "report diff",
+          "report merge", "report recover"]
+
+
+def test_bare_command_lists_every_command_with_its_help(capsys) -> None:
+    assert main([]) == 2
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    for leaf in LEAVES:
+        assert any(s.strip().split("  ")[0] == leaf for s in lines), (leaf, out)
+    assert "can the suite run here?" in out and "write goldens for every numeric case" in out
+    assert "aclnn-conform COMMAND --help" in out
+    assert "required" not in out + err
+
+
+@pytest.mark.parametrize("group", ["golden", "cases", "report"])
+def test_a_group_without_a_command_lists_its_own(group: str, capsys) -> None:
+    assert main([group]) == 2
+    out = capsys.readouterr().out
+    mine = [leaf for leaf in LEAVES if leaf.startswith(group + " ")]
+    assert mine and all(leaf in out for leaf in mine)
+    assert not any(leaf in out for leaf in LEAVES if not leaf.startswith(group + " ") and " " in leaf)
+
+
+def test_the_listing_is_the_parser_itself() -> None:
+    """A command added to the parser appears in the listing: nothing is written twice."""
+    from suite.cli.main import commands
+    p = build_parser()
+    assert [name for name, _ in commands(p)] == LEAVES
+
+
+def test_the_installed_script_says_the_same() -> None:
+    r = subprocess.run([sys.executable, "-m", "suite.cli"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "golden check" in r.stdout and "Traceback" not in r.stderr
