@@ -1,7 +1,8 @@
 """A cancelled CI job or an impatient Ctrl-C: one, two or ten SIGTERM/SIGINT at any moment, to
 pytest (serially, or to xdist's controller) or to the whole process group (a terminal's Ctrl-C
 reaches the workers too). The run is never `complete: true`, its journal survives with the
-finished cases, the exit status is 2 (interrupted) and there is no INTERNALERROR."""
+finished cases, the exit status is 2 (interrupted), there is no INTERNALERROR, and no process the
+run started (forkserver, resource tracker, backend process) outlives it by more than a few seconds."""
 from __future__ import annotations
 
 import os
@@ -33,6 +34,24 @@ def _journal_records(path) -> int:
     return max(0, len(path.read_text().splitlines()) - 1) if path.exists() else 0
 
 
+def _left_in_group(pgid: int, grace: float = 15.0) -> list:
+    """The processes still in the run's process group `grace` seconds after pytest exited (the
+    forkservers, resource trackers and backend processes it started): none may outlive it long."""
+    end = time.monotonic() + grace
+    while True:
+        left = []
+        for d in os.listdir("/proc"):
+            if d.isdigit():
+                try:
+                    if os.getpgid(int(d)) == pgid:
+                        left.append((int(d), open(f"/proc/{d}/cmdline", "rb").read().replace(b"\0", b" ")[:120]))
+                except (ProcessLookupError, PermissionError, FileNotFoundError):
+                    pass
+        if not left or time.monotonic() > end:
+            return left
+        time.sleep(0.2)
+
+
 def _interrupt(tmp_path, schedule, workers, group):
     d = tmp_path / "run"
     proc = _popen([*SLICE, f"--report-dir={d}"] + (["-n", str(workers)] if workers else []))
@@ -46,6 +65,8 @@ def _interrupt(tmp_path, schedule, workers, group):
         (os.killpg(proc.pid, sig) if group else proc.send_signal(sig))
         time.sleep(wait)
     out, _ = proc.communicate(timeout=120)
+    left = _left_in_group(proc.pid)
+    assert not left, f"still running after the interrupted run ended: {left}"
     return proc.returncode, out, d
 
 
