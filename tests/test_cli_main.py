@@ -9,7 +9,7 @@ import pytest
 
 from suite.cli.main import build_parser, main
 
-LEAVES = ["doctor", "golden generate", "golden check", "cases validate", "cases list", "report diff",
+LEAVES = ["doctor", "golden generate", "golden check", "cases validate", "cases list", "ops", "report diff",
           "report merge", "report recover"]
 
 

@@ -76,6 +76,27 @@ def cmd_cases_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_ops(args: argparse.Namespace) -> int:
+    """The backend author's reference (suite/cli/opsref.py), for the named operators or all."""
+    import json
+
+    from suite import ops
+    from suite.cli import opsref
+    unknown = [n for n in args.names if n not in ops.OPERATORS]
+    if unknown:
+        print(f"error: unknown operator {', '.join(unknown)} (known: {', '.join(ops.OPERATORS)})", file=sys.stderr)
+        return 2
+    if args.write_docs:
+        print(f"wrote {opsref.write_docs(data_root())}")
+        return 0
+    chosen = {n: ops.OPERATORS[n] for n in (args.names or ops.OPERATORS)}
+    if args.json:
+        print(json.dumps([opsref.describe(op) for _, op in sorted(chosen.items())], indent=1))
+    else:
+        print(opsref.markdown(chosen))
+    return 0
+
+
 def cmd_report_diff(args: argparse.Namespace) -> int:
     base, new = results.read(Path(args.base)), results.read(Path(args.new))
     if not args.allow_incomplete:
@@ -209,6 +230,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--count", action="store_true", help="counts per operator and expected outcome")
     s.add_argument("-v", "--verbose", action="store_true")
     s.set_defaults(fn=cmd_cases_list)
+
+    s = sub.add_parser("ops", help="what each operator's call carries: C signature, inputs, attributes, "
+                                   "dtypes per product, out shape (a backend author's reference)")
+    s.add_argument("names", nargs="*", metavar="NAME", help="operators (default: all)")
+    s.add_argument("--json", action="store_true", help="as JSON")
+    s.add_argument("--write-docs", action="store_true", help="rewrite docs/operators/reference.md")
+    s.set_defaults(fn=cmd_ops)
 
     r = sub.add_parser("report", help="compare or merge results.json files (the CI gate)").add_subparsers(
         dest="cmd")
