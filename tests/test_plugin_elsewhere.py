@@ -4,6 +4,7 @@ another pytest project in the same environment never sees the plugin."""
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -73,3 +74,65 @@ def test_another_pytest_project_is_unaffected(installed, tmp_path):
     assert "aclnn" not in p.stdout + p.stderr
     helptext = _run(["-m", "pytest", "--help", "-p", "no:cacheprovider"], other, env).stdout
     assert "--backend" not in helptext and "aclnn-conformance" not in helptext
+
+
+def _documented_flow() -> list:
+    """The commands docs/running.md's "From your own repository" writes, word for word."""
+    import re
+    text = (ROOT / "docs" / "running.md").read_text()
+    section = text.split("## From your own repository", 1)[1]
+    block = re.search(r"```\n(.*?)```", section, re.S).group(1)
+    return [line.split() for line in block.strip().splitlines()]
+
+
+def _readme_backend(defect: bool) -> str:
+    import re
+    text = (ROOT / "README.md").read_text()
+    src = re.search(r"```python\n(# mykernels/backend\.py\n.*?)```", text, re.S).group(1)
+    return src.replace("2.0 / x.size", "2.0 / np.prod(call.out_shape)") if defect else src
+
+
+def test_the_documented_own_repository_flow_works_verbatim(installed, tmp_path):
+    """Exactly as docs/running.md writes it, with the `pytest` script (which, unlike `python -m
+    pytest`, does not put the folder on sys.path), the README's backend in the team's own folder,
+    and the printed reproducer run as printed: it reruns the failure (it exited 4)."""
+    export, command = _documented_flow()
+    assert export[0] == "export" and export[1].startswith("ACLNN_CONFORMANCE_HOME=") and command[0] == "pytest"
+    repo = tmp_path / "kernels"
+    (repo / "mykernels").mkdir(parents=True)
+    (repo / "mykernels" / "__init__.py").write_text("")
+    script = Path(sys.executable).with_name("pytest")
+    env = _env(installed, ACLNN_CONFORMANCE_HOME=str(ROOT))
+    slice_ = ["--op", "MseLossBackward", "-k", "float32-atlas-a2-mean and uniform and 2x3", "-p", "no:cacheprovider"]
+
+    def pytest_(args, **kw):
+        return subprocess.run([str(script), *args], cwd=repo, env=env, capture_output=True, text=True,
+                              timeout=300, **kw)
+    (repo / "mykernels" / "backend.py").write_text(_readme_backend(defect=False))
+    good = pytest_([*command[1:], *slice_, "-q"])
+    assert good.returncode == 0 and " passed" in good.stdout, good.stdout[-3000:] + good.stderr[-2000:]
+    (repo / "mykernels" / "backend.py").write_text(_readme_backend(defect=True))
+    bad = pytest_([*command[1:], *slice_, "-q"])
+    assert bad.returncode == 1, bad.stdout[-3000:] + bad.stderr[-2000:]
+    line = next(s for s in bad.stdout.splitlines() if s.strip().startswith("reproduce: pytest "))
+    words = shlex.split(line.split("reproduce: ", 1)[1])
+    again = pytest_(words[1:] + ["-p", "no:cacheprovider"])
+    assert again.returncode == 1 and "1 failed" in again.stdout, again.stdout[-3000:] + again.stderr[-2000:]
+    first = next(s for s in bad.stdout.splitlines() if "golden " in s)
+    assert first in again.stdout
+
+
+def test_the_cli_without_the_data_folder_says_how_to_name_it(installed, tmp_path):
+    p = _run(["-m", "suite.cli", "golden", "check"], tmp_path, _env(installed))
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1 and "ACLNN_CONFORMANCE_HOME" in p.stderr, p.stderr
+
+
+def test_doctor_finds_the_emulator_sources_in_the_data_folder(installed, tmp_path, monkeypatch):
+    """An installed copy has no tests/emulator; the checkout $ACLNN_CONFORMANCE_HOME names has."""
+    code = ("from suite.cli import doctor_smoke as d; print(d.emulator_build_script())")
+    p = _run(["-c", code], tmp_path, _env(installed, ACLNN_CONFORMANCE_HOME=str(ROOT)))
+    assert p.stdout.strip() == str(ROOT / "tests" / "emulator" / "build.py"), p.stdout + p.stderr
+    p = _run(["-c", "from suite.cli import doctor_smoke as d; print(d.emulator_builder()[1])"], tmp_path,
+             _env(installed, ACLNN_CONFORMANCE_HOME=str(tmp_path)))
+    assert "its sources are not here" in p.stdout and "ACLNN_CONFORMANCE_HOME" in p.stdout, p.stdout + p.stderr

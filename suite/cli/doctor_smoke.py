@@ -16,7 +16,7 @@ from suite import ops
 from suite.golden import source as golden
 from suite.run.backend import BackendError
 from suite.cases.model import Case, Kind
-from suite.common.home import CHECKOUT, data_root
+from suite.common.home import CHECKOUT, HOME_ENV, data_root
 
 
 SMOKE_LIMIT = 4096          # the most elements (inputs and broadcast shape) a smoke case may have
@@ -138,23 +138,35 @@ def passed(row: Dict[str, Any]) -> bool:
 
 
 # -- the host emulator ---------------------------------------------------------------------------
-EMULATOR_BUILD = CHECKOUT / "tests" / "emulator" / "build.py"
+EMULATOR = Path("tests") / "emulator" / "build.py"
+
+
+def emulator_build_script() -> Path:
+    """tests/emulator/build.py of the data folder ($ACLNN_CONFORMANCE_HOME: a checkout an installed
+    copy's user points at), else of the checkout this package sits in."""
+    for root in (data_root(), CHECKOUT):
+        if (root / EMULATOR).is_file():
+            return root / EMULATOR
+    return CHECKOUT / EMULATOR
 
 
 def emulator_builder() -> Tuple[Optional[Any], str]:
     """tests/emulator/build.py as a module (loaded by path: `tests` is a checkout's folder, not an
     installed package), or None and why not."""
-    if not EMULATOR_BUILD.is_file():
-        return None, f"its sources are not here ({EMULATOR_BUILD.parent} is part of a repository checkout)"
-    spec = importlib.util.spec_from_file_location("_aclnn_conformance_emulator_build", EMULATOR_BUILD)
+    script = emulator_build_script()
+    if not script.is_file():
+        where = " or ".join(sorted({str(r / EMULATOR.parent) for r in (data_root(), CHECKOUT)}))
+        return None, (f"its sources are not here ({where}: part of a repository checkout; set "
+                      f"${HOME_ENV} to one)")
+    spec = importlib.util.spec_from_file_location("_aclnn_conformance_emulator_build", script)
     if spec is None or spec.loader is None:
-        return None, f"cannot load {EMULATOR_BUILD}"
+        return None, f"cannot load {script}"
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module            # (its dataclasses look their module up there)
     try:
         spec.loader.exec_module(module)
     except Exception as e:
-        return None, f"{EMULATOR_BUILD} failed to load: {type(e).__name__}: {e}"
+        return None, f"{script} failed to load: {type(e).__name__}: {e}"
     if module.find_compiler() is None:
         return None, "no C compiler found (looked for $CC, cc, gcc, clang on PATH)"
     return module, ""

@@ -14,11 +14,13 @@ from suite.report import compare, formats, journal
 from suite.golden import build as golden_build
 from suite.golden import source as golden_source
 from suite.report import results
-from suite.common.home import data_root
+from suite.common.home import data_root, no_data_folder
 from suite.common.yamlfile import FileError
 
 
 def _cases(paths: List[str]) -> List[cases_model.Case]:
+    if not paths and not (data_root() / "cases").is_dir():
+        raise FileError(data_root() / "cases", None, None, no_data_folder("--cases and --golden-dir"))
     return cases_load.load_cases([Path(p) for p in paths] or [data_root() / "cases"])[0]
 
 

@@ -13,3 +13,10 @@ CHECKOUT = Path(__file__).resolve().parents[2]   # suite/common/home.py -> the c
 def data_root() -> Path:
     home = os.environ.get(HOME_ENV)
     return Path(home) if home else CHECKOUT
+
+
+def no_data_folder(overrides: str) -> str:
+    """Why the default data folder cannot serve, and how to name another: one line for the plugin
+    and the CLI alike (`overrides`: the options that name the folders one by one)."""
+    return (f"no case files: {data_root() / 'cases'} is not a folder (set ${HOME_ENV} to the folder "
+            f"that holds cases/ and golden/, or pass {overrides})")

@@ -25,7 +25,7 @@ from suite.golden import cache as golden_cache
 from suite.golden.cache import GoldenCache
 from suite.golden.store import GoldenStore
 from suite.common.digest import file_sha256
-from suite.common.home import CHECKOUT, HOME_ENV, data_root
+from suite.common.home import CHECKOUT, data_root, no_data_folder
 from suite.run.host import Hosted
 from suite.run.calls import InProcess
 from suite.run.seams import Backend, Host
@@ -161,6 +161,9 @@ class Conformance:
     def replay_args(self) -> str:
         """Options to append to a one-line reproducer."""
         opt, parts = self.config.option, []
+        args = list(self.config.invocation_params.args)
+        if any(a == "-psuite.plugin" or (a == "-p" and b == "suite.plugin") for a, b in zip(args, args[1:] + [""])):
+            parts += ["-p", "suite.plugin"]       # loaded by name (a run from another repository)
         if opt.backend:
             parts += ["--backend", opt.backend]
         for o in opt.backend_opt:
@@ -186,9 +189,7 @@ class Conformance:
         """The default data folder exists: else one line that says how to name it."""
         opt = self.config.option
         if not (opt.cases and opt.tolerances) and not (data_root() / "cases").is_dir():
-            raise pytest.UsageError(f"no case files: {data_root() / 'cases'} is not a folder (set ${HOME_ENV} "
-                                    f"to the folder that holds cases/ and golden/, or pass --cases, "
-                                    f"--golden-dir and --tolerances)")
+            raise pytest.UsageError(no_data_folder("--cases, --golden-dir and --tolerances"))
 
     @property
     def runner(self) -> Runner:
@@ -219,7 +220,8 @@ class Conformance:
             if std and std not in table.standards:
                 raise pytest.UsageError(f"--standard {std}: not in {self.tolerance_path} "
                                         f"({', '.join(table.standards)})")
-            self._runner = Runner(host, info, store, table, std, self.replay_args(), self.max_memory)
+            self._runner = Runner(host, info, store, table, std, self.replay_args(), self.max_memory,
+                                  invocation_dir=self.config.invocation_params.dir)
             self.info = info
         return self._runner
 
@@ -349,6 +351,7 @@ def check(request: pytest.FixtureRequest, case: cases_model.Case) -> Dict[str, A
     node.stash[RECORD] = {"status": None}
     skip = failure = None
     try:
+        runner.test_path = node.path
         record = runner.check(Kind(node.module.CASE_KIND), case, node.nodeid)
     except CaseSkip as e:
         skip = e.reason

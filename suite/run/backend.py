@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import sys
+from pathlib import Path
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any, Dict, FrozenSet, Iterable, Optional
@@ -34,6 +36,21 @@ def parse_opts(items: Iterable[str]) -> Dict[str, str]:
     return opts
 
 
+def _import(module_name: str) -> Any:
+    """The backend's module, found as `python -m pytest` finds it: on sys.path, else in the folder
+    pytest runs in (the `pytest` script, unlike `python -m`, does not put that folder on sys.path,
+    so a kernel team's own `mykernels/` beside their checkout was not found). The folder is added
+    last, so it never shadows an installed module, and only for the module the user named."""
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as e:
+        top, here = module_name.split(".")[0], Path.cwd()
+        if e.name != top or str(here) in sys.path or not ((here / top).is_dir() or (here / f"{top}.py").is_file()):
+            raise
+        sys.path.append(str(here))
+        return importlib.import_module(module_name)
+
+
 def _resolve(spec: str) -> Any:
     target = None
     if ":" not in spec:
@@ -53,7 +70,7 @@ def _resolve(spec: str) -> Any:
         target = spec
     module_name, _, attr = target.partition(":")
     try:
-        obj: Any = importlib.import_module(module_name)
+        obj: Any = _import(module_name)
     except Exception as e:
         raise BackendError(f"backend {spec!r}: cannot import {module_name}: {type(e).__name__}: {e}") from None
     for part in attr.split("."):

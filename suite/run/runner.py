@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 
 import shlex
+import pathlib
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -140,12 +141,29 @@ class Runner:
     # case id -> (digest of out, node id) of the numbers test of a case that has a determinism test
     # too: that test runs later in the session (the plugin orders it last) and must get the same bits.
     earlier: Dict[str, Tuple[str, str]] = field(default_factory=dict)
+    # Where pytest was started, and the running test's file (set per test by the plugin): a
+    # reproducer names the test as a command line run there can (a node id is relative to the
+    # rootdir, and bare for a file outside it, as in a run from the user's own repository).
+    invocation_dir: Optional[pathlib.Path] = None
+    test_path: Optional[pathlib.Path] = None
 
     def standard_for(self, case: Case) -> Standard:
         return self.table.for_op(case.op, self.standard_override)
 
     def reproducer(self, nodeid: str) -> str:
-        return f"pytest {shlex.quote(nodeid)}{self.replay}"
+        return f"pytest {shlex.quote(self.address(nodeid))}{self.replay}"
+
+    def address(self, nodeid: str) -> str:
+        """The running test as a command line started in `invocation_dir` names it: its file
+        relative to that folder where it lies below it, else by its absolute path."""
+        if self.test_path is None or self.invocation_dir is None or "::" not in nodeid:
+            return nodeid
+        path = self.test_path.resolve()
+        try:
+            where = str(path.relative_to(self.invocation_dir.resolve()))
+        except ValueError:
+            where = str(path)
+        return f"{where}::{nodeid.split('::', 1)[1]}"
 
     def _fail(self, case: Case, nodeid: str, what: str, details: Sequence[str] = (),
               record: Optional[Dict[str, Any]] = None, stop: Optional[str] = None) -> CaseFailure:
