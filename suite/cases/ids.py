@@ -16,9 +16,9 @@ def shape_token(shape: Optional[Shape]) -> str:
 
 
 def input_tokens(names: Iterable[str]) -> Dict[str, str]:
-    """How a dtype token names each input: its first letter (gradOutput g, self s, target t: the ids
-    every case and golden is keyed by), or, for inputs whose first letters clash (target and
-    totalWeight), the shortest prefix no other input shares (ta, to)."""
+    """How a dtype token names each input: its first letter (g, s, t: the ids every case and golden
+    is keyed by), or, for inputs whose first letters clash (two inputs starting with t), the
+    shortest prefix no other input shares (ta, to)."""
     return dict(_tokens(tuple(names)))
 
 
