@@ -314,6 +314,24 @@ class NLLLossBackward(LossBackward):
             out = s if s is not None else (2, 3)
         return Signature(shapes, dts, out, odt or dts["self"] or dt, {"reduction": red, "ignoreIndex": ig}, product)
 
+    # The family's row helpers name each tensor by its initial; target and totalWeight share one.
+    _KEYS = {"gradOutput": "g", "self": "s", "target": "t", "weight": "w", "totalWeight": "tw"}
+
+    def null_rows(self) -> Dict[str, Tuple[Signature, int]]:
+        """'<input> NULL' for each input (weight included: it is required), then 'out NULL'."""
+        rows = {f"{n} NULL": (self.sig(**{self._KEYS[n]: None}), NULLPTR) for n in self.inputs}
+        return {**rows, "out NULL": (self.sig(out=None), NULLPTR)}
+
+    def rank_rows(self, names=()) -> Dict[str, Tuple[Signature, int]]:
+        """'<tensor> 9-d' (R9 = 1 x ... x 2 x 2, four elements) for each of `names`: 161002 by the
+        tensor's own shape row (9, 10, 12, 13, 14 or 15)."""
+        from suite.ops.loss import R9
+        rows = {}
+        for n in names or self.inputs:
+            given = {"out": R9} if n == "out" else {self._KEYS[n]: R9}
+            rows[f"{n} 9-d"] = (self.sig(**given), INVALID)
+        return rows
+
     def examples(self) -> Tuple[Example, ...]:
         sig = self.sig
         reject = {
