@@ -23,6 +23,9 @@ PAGES = {
     "L1LossBackward": (_G, _S, _T, _R),
     "MseLoss": (_S, _T, _R),                  # the forward: self, target, reduction (MseLoss.md)
     "MseLossBackward": (_G, _S, _T, _R),
+    # totalWeight after the two attributes (NLLLossBackward.md, "API")
+    "NLLLossBackward": (_G, _S, _T, ("weight", "tensor", None), _R, ("ignoreIndex", "int64", -100),
+                        ("totalWeight", "tensor", None)),
     "SmoothL1LossBackward": (("gradOut", "tensor", None), _S, _T, _R, ("beta", "float", 1.0)),
 }
 

@@ -34,7 +34,7 @@ def _ints(dist, dt=np.int64, shape=(5001,), chunk=None, seed=7):
     return draw(dist.bind(NLL), seed, "target", shape, np.dtype(dt), **kw)
 
 
-DISTS = {"integers": Integers(-5, 5), "class": ClassIndex("self"), "ignored": Ignored(ClassIndex("self")),
+DISTS = {"integers": Integers(-5, 5), "class": ClassIndex("self"), "ignored": Ignored(ClassIndex("self"), "ignoreIndex"),
          "outside": OutOfRange("self"), "huge_span": Integers(-(1 << 63), (1 << 62) - 1)}       # span 3 * 2^62
 
 
@@ -100,10 +100,10 @@ def test_class_indices_ignore_values_and_out_of_range() -> None:
     c = _ints(ClassIndex("self"), shape=(3000,))
     assert c.min() == 0 and c.max() == 39                     # C = self's last axis, 40
     assert _ints(ClassIndex("self", axis=0), shape=(300,)).max() == 5
-    ig = _ints(Ignored(ClassIndex("self"), share=0.25), shape=(4000,))
+    ig = _ints(Ignored(ClassIndex("self"), "ignoreIndex", share=0.25), shape=(4000,))
     hit = ig == -100
     assert 0.2 < hit.mean() < 0.3 and ig[~hit].min() == 0 and ig[~hit].max() == 39
-    assert (_ints(Ignored(ClassIndex("self"), share=0.0), shape=(50,)) == -100).sum() == 1   # at least one
+    assert (_ints(Ignored(ClassIndex("self"), "ignoreIndex", share=0.0), shape=(50,)) == -100).sum() == 1   # at least one
     out = _ints(OutOfRange("self"), shape=(4000,))
     assert not ((out >= 0) & (out < 40)).any() and out.min() == -40 and out.max() == 79
     assert ((out < 0).mean() > 0.4) and ((out >= 40).mean() > 0.4)
@@ -116,7 +116,7 @@ def test_class_indices_ignore_values_and_out_of_range() -> None:
     (Integers(-1, 3), np.uint8, "outside uint8's 0..255"),
     (Integers(0, 300), np.int8, "outside int8's -128..127"),
     (Integers(0, 2), np.bool_, "outside bool's 0..1"),
-    (Ignored(ClassIndex("self")), np.uint8, "outside uint8's 0..255"),            # ignoreIndex -100
+    (Ignored(ClassIndex("self"), "ignoreIndex"), np.uint8, "outside uint8's 0..255"),            # ignoreIndex -100
 ])
 def test_a_value_set_that_does_not_fit_its_dtype_is_one_line(dist, dt, says: str) -> None:
     with pytest.raises(ValueError, match=says) as e:
@@ -129,10 +129,10 @@ def test_binding_needs_what_it_reads() -> None:
     with pytest.raises(ValueError, match="C = 0"):
         ClassIndex("self").bind(bare)
     with pytest.raises(ValueError, match="no attribute 'ignoreIndex'"):
-        Ignored(ClassIndex("self", axis=0)).bind(bare)
+        Ignored(ClassIndex("self", axis=0), "ignoreIndex").bind(bare)
     with pytest.raises(ValueError, match="no input 'weight'"):
         ClassIndex("weight").bind(bare)
-    for unbound in (ClassIndex("self"), OutOfRange("self"), Ignored(ClassIndex("self"))):
+    for unbound in (ClassIndex("self"), OutOfRange("self"), Ignored(ClassIndex("self"), "ignoreIndex")):
         with pytest.raises(ValueError, match=r"^.*\(.*self.*\) is drawn only once bound to a call$"):
             draw(unbound, 1, "target", (3,), np.dtype(np.int64))
 

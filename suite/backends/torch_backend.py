@@ -157,15 +157,17 @@ class TorchBackend:
         # API's Cast does before the kernel (Operator.operand_dtype; torch's own promotion of an
         # integer with a float tensor gives the same dtype for the pairs the suite runs).
         names = {k: np.dtype(a.dtype).name for k, a in call.inputs.items() if a is not None}
-        exact = [k for k in tensors if names[k] in dtypes.EXACT]
+        # An index input (Operator.indices: a class-index target) is passed as int64, never cast.
+        index = [k for k in tensors if k in op.indices]
+        exact = [k for k in tensors if names[k] in dtypes.EXACT and k not in index]
         if exact:
             to = op.operand_dtype(names)
             if to is None:
                 raise ValueError(f"torch backend: {op.name} takes no exact input ({', '.join(exact)})")
             tensors = {k: t.to(self._torch_dtype(dtypes.dtype_of(to), k)) if k in exact else t
                        for k, t in tensors.items()}
-        cdtype = self._compute_dtype(*tensors.values())
-        tensors = {k: t.to(cdtype) for k, t in tensors.items()}
+        cdtype = self._compute_dtype(*(t for k, t in tensors.items() if k not in index))
+        tensors = {k: t.to(self._torch.int64 if k in index else cdtype) for k, t in tensors.items()}
         result = op.torch(self._torch, tensors, dict(call.attrs), self.device)
         # An operator whose kernel rounds its result to another dtype before out's (its result_dtype:
         # the promoted input dtype, say) is rounded the same two ways here; out's own is a no-op.

@@ -35,7 +35,10 @@ def _exact_out(od: str) -> str:
 
 
 def _keys(base: set, op: Operator) -> set:
-    return base | {a.name for a in op.attributes}
+    """A file's keys for this operator: its attributes' names added; `reduction(s)` only where the
+    operator has a reduction attribute (Operator.reductions)."""
+    keys = base | {a.name for a in op.attributes}
+    return keys if op.reductions else keys - {"reduction", "reductions"}
 FILE_KEYS = {"op", "shapes", "matrices", "cases", "limits"}
 
 
@@ -101,7 +104,7 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
     products = _products(ctx, m, "products")
     dts = [parse_dtypes(ctx, op, lst, i, v) for lst in [_as_list(ctx, m, "dtypes")] for i, v in enumerate(lst)]
     reds_node = m.get("reductions", "all")
-    reds = list(op.reductions.values()) if reds_node == "all" else [
+    reds: List[Optional[int]] = [None] if not op.reductions else list(op.reductions.values()) if reds_node == "all" else [
         _reduction(ctx, op, lst, i, v) for lst in [_as_list(ctx, m, "reductions")]
         for i, v in enumerate(lst)]
     # Every combination of the operator's attributes' values (each its matrix list, or all).
@@ -151,9 +154,10 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
                            f" (made for {product}, {_dtype_token(ins, od)})")
                 combos.append((name, s, True))
         for red, extra, (set_name, shapes, gen), lay, vs in itertools.product(reds, extras, combos, layouts, vsets):
-            attrs: Dict[str, Any] = {"reduction": red, **{a.name: v for a, v in zip(op.attributes, extra)}}
-            point = {**attrs, "product": product, "dtype": _dtype_token(ins, od),
-                     "reduction": op.reduction_name(red), "shapes": set_name, "layout": lay, "values": vs}
+            attrs: Dict[str, Any] = {**({} if red is None else {"reduction": red}),
+                                     **{a.name: v for a, v in zip(op.attributes, extra)}}
+            point = {**attrs, "product": product, "dtype": _dtype_token(ins, od), "shapes": set_name,
+                     "layout": lay, "values": vs, **({} if red is None else {"reduction": op.reduction_name(red)})}
             excluded = {i for i, ex in enumerate(excludes) if all(point.get(k) == v for k, v in ex.items())}
             if excluded:
                 used |= excluded
@@ -184,14 +188,15 @@ def _single(ctx: _Ctx, op: Operator, c: LineDict, out: Expansion) -> None:
     for k in c:
         if k not in allowed:
             raise ctx.fail(c, k, f"unknown key (allowed: {', '.join(sorted(allowed))})")
-    for k in ("product", "dtypes", "shapes", "reduction"):
+    for k in ("product", "dtypes", "shapes", *(("reduction",) if op.reductions else ())):
         if k not in c:
             raise FileError(ctx.path, c.line, k, "is required")
     product = c["product"]
     if product not in PRODUCTS:
         raise ctx.fail(c, "product", f"unknown product {product!r} (known: {', '.join(PRODUCTS)})")
     ins, od = parse_dtypes(ctx, op, c, "dtypes", c["dtypes"])
-    attrs: Dict[str, Any] = {"reduction": _reduction(ctx, op, c, "reduction", c["reduction"], single=True)}
+    attrs: Dict[str, Any] = {"reduction": _reduction(ctx, op, c, "reduction", c["reduction"], single=True)} \
+        if op.reductions else {}
     for a in op.attributes:
         attrs[a.name] = _attr_value(ctx, a, c, a.name, c.get(a.name, a.default))
     shapes = _triple(ctx, op, c, "shapes", c["shapes"], allow_null=True)

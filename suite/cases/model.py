@@ -119,8 +119,9 @@ class Case:
         return int.from_bytes(hashlib.sha256(self.datakey.encode()).digest()[:8], "little")
 
     @property
-    def reduction(self) -> int:
-        return dict(self.attrs)["reduction"]
+    def reduction(self) -> Optional[int]:
+        """The reduction attribute (None for an operator without one)."""
+        return dict(self.attrs).get("reduction")
 
     @functools.cached_property
     def elements(self) -> int:

@@ -60,6 +60,11 @@ class Operator:
     tiling_names: Tuple[str, ...] = ()
     # The inputs whose values the result depends on (the others give only a shape); None: all.
     reads: Optional[Tuple[str, ...]] = None
+    # The operands (`operands`) used as indices, not as numbers: a class-index target, a class
+    # coordinate. They reach `terms` and `reference_terms` as int64, exactly as drawn: never cast to
+    # `operand_dtype`, never widened to a float, never flushed (a target of 2^24 + 1 through float32
+    # would equal its neighbour class, and the kernels compare and address with integers).
+    indices: Tuple[str, ...] = ()
     # Where the operator's documented implementation is not deterministic (its page's
     # "Determinism"): product -> the attribute values it is not deterministic for, e.g.
     # {"atlas-training": {"reduction": (1, 2)}}; an empty mapping: every call on that product.
@@ -149,20 +154,42 @@ class Operator:
         """The same terms as the vendor kernel computes them, from float32 inputs, in float32."""
         raise NotImplementedError
 
+    def operands(self, x: Mapping[str, np.ndarray], attrs: Mapping[str, object]) -> Dict[str, np.ndarray]:
+        """The arrays the terms read, each broadcastable to `b_shape`, from the exact inputs the
+        call passes (`x`, NULL ones left out). Default: the inputs as given, which today's
+        operators broadcast together. An operator whose inputs do not broadcast to its terms'
+        shape reshapes or gathers them here, once per walk, before any block is taken: a class
+        index [N] beside scores [N, C] becomes a column [N, 1] (suite/ops/operands.py), a weight
+        per class [C] broadcasts along the rows as it is, a class coordinate [C] is added (an
+        `indices` operand), and a forward's gather (self[n, t_n], w[t_n]) is an operand [N] on
+        terms [N]. The golden, the reference, `vendor_at` and `element_values` all walk these;
+        `reads` still leaves out an input of these names whose values the result ignores. Keep
+        them small next to N x C (columns, rows, gathers): the walk broadcasts them one block at
+        a time. `attrs` may be empty where only the values behind an element are asked for."""
+        return dict(x)
+
+    def _walked(self, x: Mapping[str, np.ndarray], attrs: Mapping[str, object]) -> Dict[str, np.ndarray]:
+        """The operands a walk reads: `operands` less the inputs outside `reads` (an operand that
+        is not an input, such as a class coordinate, is always read)."""
+        return {n: a for n, a in self.operands(x, attrs).items()
+                if self.reads is None or n in self.reads or n not in self.inputs}
+
     def term_blocks(self, x: Mapping[str, np.ndarray], attrs: Mapping[str, object], dtype,
                     block: int = B.BLOCK, reference: bool = False):
-        """(index, terms) for consecutive blocks of `b_shape` in C order: the inputs the result
-        reads, widened to `dtype` one block at a time, through `terms` (or `reference_terms`).
-        The golden, the reference kernel and a lazily read golden all walk a shape this way."""
+        """(index, terms) for consecutive blocks of `b_shape` in C order: the operands the result
+        reads (`operands`), widened to `dtype` one block at a time (an index operand stays int64),
+        through `terms` (or `reference_terms`). The golden, the reference kernel and a lazily read
+        golden all walk a shape this way."""
         x = present(x)
         shapes = {n: tuple(np.shape(a)) for n, a in x.items()}
         b = self.b_shape(shapes)
         fn = self.reference_terms if reference else self.terms
-        cast = self._operand_casts(x)
+        walked = self._walked(x, attrs)
+        cast = self._operand_casts(walked)
         with np.errstate(all="ignore"):
             for blk in _blocks(b, block):
-                xb = {n: _part(a, b, blk, dtype, cast.get(n)) for n, a in x.items()
-                      if self.reads is None or n in self.reads}
+                xb = {n: _part(a, b, blk, np.int64 if n in self.indices else dtype, cast.get(n))
+                      for n, a in walked.items()}
                 if reference:
                     xb = {n: ftz(a) for n, a in xb.items()}       # a flushing core's operands
                 yield blk, np.broadcast_to(fn(xb, attrs, shapes), B.block_shape(blk, b))
@@ -267,8 +294,9 @@ class Operator:
             fill = self.empty_fill(attrs) if numel(b) == 0 else None
             return (out if fill is None else np.full(idx.size, fill)), scale, path
         at = np.unravel_index(idx, out_shape) if out_shape else ()       # (numpy refuses 0-d shapes)
-        views = {k: np.broadcast_to(a, b) for k, a in x.items() if self.reads is None or k in self.reads}
-        cast = self._operand_casts(x)
+        walked = self._walked(x, attrs)
+        views = {k: np.broadcast_to(a, b) for k, a in walked.items()}
+        cast = self._operand_casts(walked)
         step = max(1, limit // n)                  # output elements per chunk
         span = min(n, max(1, limit))               # terms per chunk of each element's sum
         with flushing(flush), np.errstate(all="ignore"):
@@ -283,7 +311,8 @@ class Operator:
                     coords = tuple(np.broadcast_to(rcoord[axes.index(ax)], (k, r1 - r0)) if ax in axes
                                    else np.broadcast_to(at[ax - lead][lo:lo + k, None], (k, r1 - r0))
                                    for ax in range(len(b)))
-                    xb = {name: ftz(_widen(v[coords], np.float32, cast.get(name))) for name, v in views.items()}
+                    xb = {name: v[coords].astype(np.int64) if name in self.indices else
+                          ftz(_widen(v[coords], np.float32, cast.get(name))) for name, v in views.items()}
                     t = np.broadcast_to(self.reference_terms(xb, attrs, shapes), (k, r1 - r0))
                     if n > 1 and term_dt != np.float32:
                         t = to_out(t, term_dt)
@@ -295,14 +324,19 @@ class Operator:
                     run = partial[:, -1]
         return out, scale, path
 
-    def element_values(self, x: Mapping[str, np.ndarray], out_shape: Shape,
-                       index: Tuple[int, ...]) -> Optional[Dict[str, Optional[float]]]:
-        """The input values behind one element of an elementwise result (None where an element is
-        a sum of several terms): name -> value, None for a NULL input. For failure records."""
-        shapes = {n: tuple(np.shape(a)) for n, a in present(x).items()}
+    def element_values(self, x: Mapping[str, np.ndarray], out_shape: Shape, index: Tuple[int, ...],
+                       attrs: Mapping[str, object] = {}) -> Optional[Dict[str, Optional[float]]]:
+        """The values behind one element of an elementwise result (None where an element is a sum
+        of several terms): name -> value, None for a NULL input, each operand (`operands`: the
+        inputs themselves by default) at that element. For failure records."""
+        live = present(x)
+        shapes = {n: tuple(np.shape(a)) for n, a in live.items()}
         if reduced_axes(tuple(out_shape), self.b_shape(shapes)):
             return None
-        return {n: None if a is None else float(np.broadcast_to(a, out_shape)[index]) for n, a in x.items()}
+        walked = self.operands(live, attrs)
+        vals: Dict[str, Optional[float]] = {n: None for n, a in x.items() if a is None}
+        vals.update({n: float(np.broadcast_to(a, out_shape)[index]) for n, a in walked.items()})
+        return {**{n: vals[n] for n in x if n in vals}, **vals}
 
     def describe(self, x: Mapping[str, np.ndarray], attrs: Mapping[str, object],
                  out_shape: Shape, index: Tuple[int, ...]) -> str:
@@ -315,8 +349,9 @@ class Operator:
         raise NotImplementedError(f"{self.name}: no torch mapping")
 
     def _operand_casts(self, x: Mapping[str, np.ndarray]) -> Dict[str, np.dtype]:
-        """input -> the dtype its exact values are cast to (operand_dtype), for the exact inputs."""
-        exact = [n for n, a in x.items() if dtypes.name_of(a.dtype) in dtypes.EXACT]
+        """operand -> the dtype its exact values are cast to (operand_dtype), for the exact operands
+        that are numbers (an index operand, `indices`, is never cast)."""
+        exact = [n for n, a in x.items() if dtypes.name_of(a.dtype) in dtypes.EXACT and n not in self.indices]
         if not exact:
             return {}
         to = self.operand_dtype({n: dtypes.name_of(a.dtype) for n, a in x.items()})

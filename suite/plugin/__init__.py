@@ -55,8 +55,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help=f"product family to run (repeatable or comma-separated; default all: {', '.join(PRODUCTS)})")
     g.addoption("--op", action="append", default=[], metavar="NAME",
                 help="operator to run, by its exact name without the aclnn prefix (repeatable or "
-                     "comma-separated; default all): --op L1LossBackward runs no SmoothL1LossBackward "
-                     "case, where -k L1LossBackward does; `aclnn-conform cases list` names them")
+                     "comma-separated; default all; `aclnn-conform ops` lists them): -k matches a "
+                     "substring, so it also selects every operator whose name contains the one given")
     g.addoption("--cases", action="append", default=[], metavar="PATH",
                 help="case file or folder (repeatable; default cases/)")
     g.addoption("--golden-dir", default=None, metavar="DIR", help="golden data folder (default golden/)")

@@ -93,12 +93,13 @@ def _cell_state(g: Optional[summary.Group]) -> str:
 def coverage_table(records: Sequence[Mapping]) -> str:
     """Shape classes (rows) x dtype and reduction (columns): counts, colored by how they fared."""
     recs = [r for r in records if r["kind"] == "numbers"]
+    # (an operator without a reduction attribute has records with reduction null: "-", no "red.")
     groups = summary.by(recs, lambda r: (summary.shape_class(r), r.get("out_dtype") or "-",
-                                         str(r.get("reduction"))))
+                                         "-" if r.get("reduction") is None else str(r.get("reduction"))))
     cols: List[Tuple[str, str]] = sorted({(k[1], k[2]) for k in groups})
     rows = summary.shape_classes()
     extra = sorted({k[0] for k in groups} - set(rows))
-    head = "".join(f"<th>{_e(d)}<br>red. {_e(red)}</th>" for d, red in cols)
+    head = "".join(f"<th>{_e(d)}" + ("" if red == "-" else f"<br>red. {_e(red)}") + "</th>" for d, red in cols)
     lines = [f'<table class="grid"><tr><th class="l">shape class</th>{head}</tr>']
     for sc in rows + extra:
         cells = []

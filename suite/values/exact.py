@@ -115,11 +115,12 @@ class _Outside(ExactDist):
 
 @dataclass(frozen=True)
 class Ignored(CallBound):
-    """`base`, with about `share` of the elements set to the value of attribute `attr` (NLLLoss's
-    ignoreIndex); at least one in a non-empty array, so a small case has one."""
+    """`base`, with about `share` of the elements set to the value of attribute `attr` (a
+    class-index loss's ignore value: the operator names its attribute); at least one in a
+    non-empty array, so a small case has one."""
 
     base: ExactDist
-    attr: str = "ignoreIndex"
+    attr: str
     share: float = 0.1
 
     def bind(self, sig: Any) -> Dist:
