@@ -458,3 +458,25 @@ def test_result_rounded_through_the_operators_result_dtype(backend):
         assert not np.array_equal(got, once, equal_nan=True), f"{op.name}: nothing was rounded"
         checked.append(op.name)
     assert checked, "no operator declares a result dtype other than out's"
+
+
+def test_a_one_element_out_of_another_accepted_shape(backend, monkeypatch):
+    """A forward loss's mean into an out of [1] or [1, 1] (a contract that takes any one-element out,
+    KlDiv's): the mapping gives the operator's canonical () and the backend reshapes it to the
+    call's out, as the reference does (Operator.canonical_out); an out of another element count is
+    still an error, never reshaped."""
+    base = ops.get("MseLoss")
+
+    class AnyOneElementOut(type(base)):
+        name = "AnyOneElementOutTest"
+
+    op = AnyOneElementOut()
+    monkeypatch.setitem(ops.OPERATORS, op.name, op)
+    rng = np.random.default_rng(3)
+    x, t = (rng.uniform(-5, 5, (4, 3)).astype(F32) for _ in range(2))
+    want = np.mean((x.astype(np.float64) - t) ** 2)
+    for out in [(), (1,), (1, 1)]:
+        got = backend.run(OpCall(op.name, {"self": x, "target": t}, {"reduction": 1}, out, F32, "atlas-a2"))
+        assert got.shape == out and float(got.reshape(())) == pytest.approx(want, rel=1e-6), out
+    with pytest.raises(ValueError, match="out_shape"):
+        backend.run(OpCall(op.name, {"self": x, "target": t}, {"reduction": 1}, (2,), F32, "atlas-a2"))
