@@ -179,6 +179,21 @@ def test_a_reduction_of_nothing_is_the_operators_fill(reduction, want):
     assert not judge(np.asarray(other), g, F32, std, TABLE.slack_ulps).passed
 
 
+@pytest.mark.parametrize("b", [(), (5,)])
+def test_a_one_element_out_of_more_dimensions_than_b(b):
+    """A one-element out with more dimensions than B ([1, 1] for two 0-d inputs or B [5]): the
+    failure report's element values and the mutants' float32 kernel read it like B's own shape
+    (its leading ones dropped), instead of indexing past B."""
+    from suite.common.blocks import reduced_axes
+    from tests.mutants.kernel import Float32Kernel
+    assert reduced_axes((1, 1), b) == tuple(range(len(b)))
+    x, t = (np.full(b, v, np.float32) for v in (2.0, 0.5))
+    got = Float32Kernel().run(_call(x, t, 2, (1, 1)))
+    assert got.shape == (1, 1) and got[0, 0] == pytest.approx(2.25 * numel(b))
+    want = {"self": 2.0, "target": 0.5} if b == () else None
+    assert OP.element_values({"self": x, "target": t}, (1, 1), (0, 0)) == want
+
+
 class FirstDimFill(SquareSum):
     """A forward loss whose fill of an empty reduction depends on an input's shape (KlDiv's batchmean:
     NaN when self's first dimension is 0, else 0, the sum of nothing over a nonzero count)."""
