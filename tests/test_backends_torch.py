@@ -446,7 +446,8 @@ def test_result_rounded_through_the_operators_result_dtype(backend):
     for op in ops.OPERATORS.values():
         if op.result_dtype({n: "bfloat16" for n in op.inputs}, "float32") != "bfloat16":
             continue
-        inputs = {n: rng.uniform(-5, 5, 257).astype(np.float32).astype(BF16) for n in op.inputs}
+        # positive values: a negative KL target is NaN by contract, and NaN would hide the rounding
+        inputs = {n: rng.uniform(0.5, 5, 257).astype(np.float32).astype(BF16) for n in op.inputs}
         attrs = {"reduction": 1,  # mean: a division, so the rounding shows
                  **{a.name: a.default for a in op.attributes}}
         out = op.out_shape({n: (257,) for n in op.inputs}, attrs)      # () for a forward loss's mean
@@ -458,3 +459,25 @@ def test_result_rounded_through_the_operators_result_dtype(backend):
         assert not np.array_equal(got, once, equal_nan=True), f"{op.name}: nothing was rounded"
         checked.append(op.name)
     assert checked, "no operator declares a result dtype other than out's"
+
+
+def test_a_one_element_out_of_another_accepted_shape(backend, monkeypatch):
+    """A forward loss's mean into an out of [1] or [1, 1] (a contract that takes any one-element out,
+    KlDiv's): the mapping gives the operator's canonical () and the backend reshapes it to the
+    call's out, as the reference does (Operator.canonical_out); an out of another element count is
+    still an error, never reshaped."""
+    base = ops.get("MseLoss")
+
+    class AnyOneElementOut(type(base)):
+        name = "AnyOneElementOutTest"
+
+    op = AnyOneElementOut()
+    monkeypatch.setitem(ops.OPERATORS, op.name, op)
+    rng = np.random.default_rng(3)
+    x, t = (rng.uniform(-5, 5, (4, 3)).astype(F32) for _ in range(2))
+    want = np.mean((x.astype(np.float64) - t) ** 2)
+    for out in [(), (1,), (1, 1)]:
+        got = backend.run(OpCall(op.name, {"self": x, "target": t}, {"reduction": 1}, out, F32, "atlas-a2"))
+        assert got.shape == out and float(got.reshape(())) == pytest.approx(want, rel=1e-6), out
+    with pytest.raises(ValueError, match="out_shape"):
+        backend.run(OpCall(op.name, {"self": x, "target": t}, {"reduction": 1}, (2,), F32, "atlas-a2"))

@@ -179,6 +179,48 @@ def test_a_reduction_of_nothing_is_the_operators_fill(reduction, want):
     assert not judge(np.asarray(other), g, F32, std, TABLE.slack_ulps).passed
 
 
+@pytest.mark.parametrize("b", [(), (5,)])
+def test_a_one_element_out_of_more_dimensions_than_b(b):
+    """A one-element out with more dimensions than B ([1, 1] for two 0-d inputs or B [5]): the
+    failure report's element values and the mutants' float32 kernel read it like B's own shape
+    (its leading ones dropped), instead of indexing past B."""
+    from suite.common.blocks import reduced_axes
+    from tests.mutants.kernel import Float32Kernel
+    assert reduced_axes((1, 1), b) == tuple(range(len(b)))
+    x, t = (np.full(b, v, np.float32) for v in (2.0, 0.5))
+    got = Float32Kernel().run(_call(x, t, 2, (1, 1)))
+    assert got.shape == (1, 1) and got[0, 0] == pytest.approx(2.25 * numel(b))
+    want = {"self": 2.0, "target": 0.5} if b == () else None
+    assert OP.element_values({"self": x, "target": t}, (1, 1), (0, 0)) == want
+
+
+class FirstDimFill(SquareSum):
+    """A forward loss whose fill of an empty reduction depends on an input's shape (KlDiv's batchmean:
+    NaN when self's first dimension is 0, else 0, the sum of nothing over a nonzero count)."""
+
+    name = "FirstDimFillTest"
+
+    def empty_fill_of(self, attrs, shapes):
+        s = shapes["self"]
+        return math.nan if attrs["reduction"] == 2 and s and s[0] == 0 else None
+
+
+@pytest.mark.parametrize("shape,want", [((0, 3), "nan"), ((3, 0), 0.0)])
+def test_a_fill_may_depend_on_the_input_shapes(monkeypatch, shape, want):
+    """empty_fill_of sees the inputs' shapes: the golden, the reference, vendor_at and the mutants'
+    float32 kernel all give its fill, so an operator need not re-implement the empty walk."""
+    from tests.mutants.kernel import Float32Kernel
+    op = FirstDimFill()
+    monkeypatch.setitem(ops.OPERATORS, op.name, op)
+    x = t = np.zeros(shape, np.float32)
+    call = OpCall(op=op.name, inputs={"self": x, "target": t}, attrs={"reduction": 2}, out_shape=(),
+                  out_dtype=F32, product="atlas-a2")
+    g = op.golden({"self": x, "target": t}, {"reduction": 2})
+    vo, _, _ = op.vendor_at({"self": x, "target": t}, {"reduction": 2}, np.array([0]))
+    got = [float(g.out), float(op.reference(call)), float(vo[0]), float(Float32Kernel().run(call))]
+    assert all(math.isnan(v) if want == "nan" else v == want for v in got), got
+
+
 # -- one element summing the whole input --------------------------------------------------------------
 @pytest.mark.parametrize("n", [10**3, 10**5, 10**7])
 def test_one_element_summing_the_whole_input(n):

@@ -19,6 +19,7 @@ _G, _S, _T, _R = ("gradOutput", "tensor", None), ("self", "tensor", None), ("tar
     ("reduction", "int64", 1)
 PAGES = {
     "BinaryCrossEntropyBackward": (_G, _S, _T, ("weight", "tensor", None), _R),
+    "KlDiv": (_S, _T, _R, ("logTarget", "bool", False)),   # the forward (KlDiv.md)
     "KlDivBackward": (_G, _S, _T, _R, ("logTarget", "bool", False)),
     "L1LossBackward": (_G, _S, _T, _R),
     "MseLoss": (_S, _T, _R),                  # the forward: self, target, reduction (MseLoss.md)
@@ -31,8 +32,9 @@ PAGES = {
 
 
 def _one(row_out: str) -> LossBackward:
-    """The first family member whose rows default out to `row_out`."""
-    return next(op for op in FAMILY if op.row_out == row_out)
+    """The first family member whose rows default out to `row_out` and that takes the three
+    tensors the tests below name (a forward takes two)."""
+    return next(op for op in FAMILY if op.row_out == row_out and len(op.inputs) == 3)
 
 
 def test_every_loss_backward_is_in_the_family() -> None:

@@ -169,6 +169,13 @@ class TorchBackend:
         cdtype = self._compute_dtype(*(t for k, t in tensors.items() if k not in index))
         tensors = {k: t.to(self._torch.int64 if k in index else cdtype) for k, t in tensors.items()}
         result = op.torch(self._torch, tensors, dict(call.attrs), self.device)
+        # A one-element out of another shape the contract accepts ([1] for a canonical (), a forward loss's
+        # reductions): the mapping gives the canonical shape, reshaped as the reference reshapes it.
+        # Only a one-element out: a transposed out of as many elements stays an error (no validation).
+        shapes = {k: tuple(np.shape(a)) for k, a in call.inputs.items() if a is not None}
+        canonical = op.canonical_out(shapes, dict(call.attrs), tuple(call.out_shape))
+        if int(np.prod(call.out_shape)) == 1 and tuple(result.shape) == canonical != tuple(call.out_shape):
+            result = result.reshape(tuple(call.out_shape))
         # An operator whose kernel rounds its result to another dtype before out's (its result_dtype:
         # the promoted input dtype, say) is rounded the same two ways here; out's own is a no-op.
         through = op.result_dtype({k: np.dtype(a.dtype).name for k, a in call.inputs.items() if a is not None},

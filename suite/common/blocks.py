@@ -40,7 +40,12 @@ def block_shape(index: Index, shape: Tuple[int, ...]) -> Tuple[int, ...]:
 
 
 def reduced_axes(small: Tuple[int, ...], big: Tuple[int, ...]) -> Tuple[int, ...]:
-    """Axes of `big` to sum so that the result reshapes to `small` (autograd's broadcast reduction)."""
+    """Axes of `big` to sum so that the result reshapes to `small` (autograd's broadcast reduction).
+    A `small` with more dimensions than `big` is read without its extra leading ones (a one-element
+    out of [1, 1] for a 0-d or 1-d B, which a forward loss may accept)."""
+    small = tuple(small)
+    while len(small) > len(big) and small[0] == 1:
+        small = small[1:]
     lead = len(big) - len(small)
     return tuple(range(lead)) + tuple(
         lead + i for i, n in enumerate(small) if n == 1 and big[lead + i] != 1)

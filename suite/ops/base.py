@@ -127,6 +127,12 @@ class Operator:
         apply it, so no operator re-implements the walk for its empty inputs."""
         return None
 
+    def empty_fill_of(self, attrs: Mapping[str, Any], shapes: Mapping[str, Shape]) -> Optional[float]:
+        """`empty_fill` for inputs of these shapes: where the fill depends on a shape and not only on
+        the attributes (KlDiv's batchmean of nothing: NaN when self's first dimension is 0, else 0),
+        the operator overrides this; by default the attributes decide (`empty_fill`)."""
+        return self.empty_fill(attrs)
+
     def examples(self) -> Tuple[Example, ...]:
         """The page's phase-1 table as rows (rejected and accepted calls), at least one accepted."""
         return ()
@@ -219,7 +225,7 @@ class Operator:
                 out[at] += np.sum(t, axis=axes, keepdims=True).reshape(out[at].shape)
                 scale[at] += np.sum(np.abs(t), axis=axes, keepdims=True).reshape(out[at].shape)
         nterms = numel(b) // numel(out_shape) if numel(out_shape) else 1
-        fill = self.empty_fill(attrs) if numel(b) == 0 else None
+        fill = self.empty_fill_of(attrs, shapes) if numel(b) == 0 else None
         if fill is not None:
             out[...] = fill
         if scale is None:
@@ -260,7 +266,7 @@ class Operator:
                 acc[at] = ftz(acc[at] + part.reshape(acc[at].shape))
         if acc is not None:
             out[...] = rounded(acc)
-        fill = self.empty_fill(call.attrs) if numel(b) == 0 else None
+        fill = self.empty_fill_of(call.attrs, shapes) if numel(b) == 0 else None
         if fill is not None:
             out[...] = rounded(np.float32(fill))
         return out.reshape(call.out_shape)
@@ -291,7 +297,7 @@ class Operator:
         idx = np.asarray(idx, dtype=np.int64).reshape(-1)
         out, scale, path = (np.zeros(idx.size) for _ in range(3))
         if n == 0 or idx.size == 0:
-            fill = self.empty_fill(attrs) if numel(b) == 0 else None
+            fill = self.empty_fill_of(attrs, shapes) if numel(b) == 0 else None
             return (out if fill is None else np.full(idx.size, fill)), scale, path
         at = np.unravel_index(idx, out_shape) if out_shape else ()       # (numpy refuses 0-d shapes)
         walked = self._walked(x, attrs)

@@ -126,7 +126,8 @@ class SumKernel(Float32Kernel):
                 r = self.sum_back(terms, out_shape)
             else:
                 r = np.broadcast_to(terms, out_shape)
-        fill = self.op(call).empty_fill(call.attrs) if terms.size == 0 else None
+        fill = self.op(call).empty_fill_of(call.attrs, {n: tuple(a.shape) for n, a in present(call.inputs).items()}) \
+            if terms.size == 0 else None
         if fill is not None:                              # the op API's fill of a sum of nothing
             r = np.full(out_shape, fill, dtype=np.float32)
         # rounded through the operator's result dtype, as its reference does for a float32 out
