@@ -450,7 +450,8 @@ def flushed_rows() -> Iterator[Tuple[str, Row]]:
     golden whose flushed computation is 0 accepts the ends of 0's window (float32: nine subnormal
     spacings) and refuses, as gross, the grid value past them; a float32 sum of four terms, whose
     flushed partial sums may lose four smallest normals more, accepts its flushed window's ends
-    and not one grid value past. Each end is refused where nothing is flushed."""
+    and not one grid value past, and so does a sum of two terms (two smallest normals more). Each end
+    is refused where nothing is flushed."""
     for name, std in (("strict", STD["strict"]), ("cann", STD["cann"])):
         for dt in DT:
             flushed = (0.0, 0.0, 0.0)
@@ -466,22 +467,24 @@ def flushed_rows() -> Iterator[Tuple[str, Row]]:
             yield f"flushed-{name}-{dt}-elementwise-nothing flushed", padded(
                 std, dt, G, 0.0, pad=1, passed=False, n_over=1, n_gross=1, kind="gross")
             assert bool(m["inside"][0])
-        g, spec = 3.0 * 2.0 ** -126, (5.0 * 2.0 ** -126, 4, 9.0 * 2.0 ** -126)
-        flushed = (1.0 * 2.0 ** -126, 1.0 * 2.0 ** -126, 2.0 * 2.0 ** -126)
-        m = measure([g], [g], "float32", **spec_kw(spec), vendor=flushed)
-        f = _rounded_window(np.full(1, flushed[0]), np.full(1, flushed[1]), 4, np.full(1, flushed[2]), dt="float32",
-                            terms=None, extra=4 * 2.0 ** -126)
-        for side, end, beyond in (("upper", float(f[1][0]), 1), ("lower", float(f[0][0]), -1)):
-            assert not bool(measure([g], [end], "float32", **spec_kw(spec))["inside"][0])     # beyond the plain window
-            yield f"flushed-{name}-float32-sum-{side} end-at", padded(std, "float32", g, end, pad=1, passed=True,
-                                                                      n_over=0, spec=spec,
-                                                                      vendor=flushed)
-            yield f"flushed-{name}-float32-sum-{side} end-one grid step past", padded(
-                std, "float32", g, float(np.nextafter(np.float32(end), np.float32(beyond * INF))), pad=1, passed=False,
-                n_over=1, spec=spec, vendor=flushed, n_gross=1, kind="gross")
-            yield f"flushed-{name}-float32-sum-{side} end-nothing flushed", padded(
-                std, "float32", g, end, pad=1, passed=False, n_over=1, spec=spec, n_gross=1, kind="gross")
-        assert bool(m["inside"][0])
+        # four terms, and two (the fewest that make a sum: its two partial sums may lose two smallest normals)
+        for n, v, label in ((4, 1.0, "sum"), (2, 2.0, "sum of 2")):
+            g, spec = 3.0 * 2.0 ** -126, (5.0 * 2.0 ** -126, n, 9.0 * 2.0 ** -126)
+            flushed = (v * 2.0 ** -126, v * 2.0 ** -126, (v + 1.0) * 2.0 ** -126)
+            m = measure([g], [g], "float32", **spec_kw(spec), vendor=flushed)
+            f = _rounded_window(np.full(1, flushed[0]), np.full(1, flushed[1]), n, np.full(1, flushed[2]),
+                                dt="float32", terms=None, extra=n * 2.0 ** -126)
+            for side, end, beyond in (("upper", float(f[1][0]), 1), ("lower", float(f[0][0]), -1)):
+                assert not bool(measure([g], [end], "float32", **spec_kw(spec))["inside"][0])  # beyond the plain window
+                yield f"flushed-{name}-float32-{label}-{side} end-at", padded(std, "float32", g, end, pad=1,
+                                                                              passed=True, n_over=0, spec=spec,
+                                                                              vendor=flushed)
+                yield f"flushed-{name}-float32-{label}-{side} end-one grid step past", padded(
+                    std, "float32", g, float(np.nextafter(np.float32(end), np.float32(beyond * INF))), pad=1,
+                    passed=False, n_over=1, spec=spec, vendor=flushed, n_gross=1, kind="gross")
+                yield f"flushed-{name}-float32-{label}-{side} end-nothing flushed", padded(
+                    std, "float32", g, end, pad=1, passed=False, n_over=1, spec=spec, n_gross=1, kind="gross")
+            assert bool(m["inside"][0])
 
 
 def vendor_rows() -> Iterator[Tuple[str, Row]]:
@@ -501,6 +504,28 @@ def vendor_rows() -> Iterator[Tuple[str, Row]]:
             yield f"vendor-{name}-{dt}-NaN without it", padded(std, dt, G, NAN, pad=1, passed=False, n_over=1,
                                                                spec=spec, terms="float16",
                                                                 mismatches=1, kind="mismatch")
+
+
+def vendor_path_rows() -> Iterator[Tuple[str, Row]]:
+    """The vendor's computation's window is that of its own sum, partial sums P included: a sum of
+    10^6 terms whose computation has P = 2^21 (its budget P + 16*(sqrt(n)*|value| + S), about 0.13
+    wide) accepts a result at its window's ends, beyond the golden's window, and refuses the grid
+    value past them; without P (16*(sqrt(n)*|value| + S) alone, about 0.0015) neither end is inside."""
+    spec, computed = SPECS["sum P"], (G + 0.125, 1.0, 2.0 ** 21)
+    for name, std in (("strict", STD["strict"]), ("cann", STD["cann"])):
+        for dt in DT:
+            f = _rounded_window(np.full(1, computed[0]), np.full(1, computed[1]), spec[1], np.full(1, computed[2]),
+                                dt=dt, terms=None)
+            no_p = _rounded_window(np.full(1, computed[0]), np.full(1, computed[1]), spec[1], np.zeros(1),
+                                   dt=dt, terms=None)
+            for side, end, beyond in (("upper", float(f[1][0]), 1), ("lower", float(f[0][0]), -1)):
+                assert not bool(measure([G], [end], dt, **spec_kw(spec))["inside"][0])    # beyond the golden's
+                assert not no_p[0][0] <= end <= no_p[1][0]                                   # and P's own
+                yield f"vendor-path-{name}-{dt}-{side} end-at", padded(std, dt, G, end, pad=1, passed=True, n_over=0,
+                                                                       spec=spec, vendor=computed, flush=False)
+                yield f"vendor-path-{name}-{dt}-{side} end-one grid step past", padded(
+                    std, dt, G, step(end, dt, beyond), pad=1, passed=False, n_over=1, spec=spec, vendor=computed,
+                    flush=False)
 
 
 def overflow_rows() -> Iterator[Tuple[str, Row]]:
@@ -543,7 +568,7 @@ def special_rows() -> Iterator[Tuple[str, Row]]:
 
 ROWS: Dict[str, Row] = {}
 for gen in (element_rows, share_rows, mean_rows, abs_rows, gross_rows, window_rows, flush_rows, overflow_rows,
-            special_rows, terms_rows, flushed_rows, vendor_rows):
+            special_rows, terms_rows, flushed_rows, vendor_rows, vendor_path_rows):
     for key, row in gen():
         assert key not in ROWS, key
         ROWS[key] = row
