@@ -228,6 +228,23 @@ class Runner:
                                            f"{tuple(case.out_shape)} dtype {case.out_dtype}")
         return o.array
 
+    def _accepted(self, case: Case, o: Outcome, nodeid: str, named: bool = False) -> np.ndarray:
+        """The array of an accepted call, or the case's failure: a rejected valid call (its status
+        `named` as aclnn spells it), a crash, a broken contract, a result of the wrong kind."""
+        status = self._status(case, o, nodeid)
+        if status is not None:
+            because = f" ({status_name(status)}); the contract accepts it" if named else ""
+            raise self._fail(case, nodeid, f"the backend rejected a valid call with status {status}{because}",
+                             record={"status": status})
+        return self._check_array(case, o, nodeid)
+
+    def _judged(self, case: Case, data: CaseData, got: np.ndarray, std: Standard) -> Verdict:
+        """Judge this returned array against the case's golden within `std`, through the rounding
+        path the operator's kernel takes to out (the one step every numeric verdict is made by)."""
+        path = rounding_path(case, data, got.dtype)
+        return judge(got, data.golden, judged_dtype(case, got.dtype), std, self.table.slack_ulps,
+                     through=path.through, terms=path.terms, vendor=path.vendor, flush=path.flush)
+
     # -- the three kinds of test ---------------------------------------------------------------
     def check(self, kind: Kind, case: Case, nodeid: str) -> Dict[str, Any]:
         """Run `case` as a test of `kind`: its record, or CaseFailure / CaseSkip."""
@@ -239,18 +256,10 @@ class Runner:
         self.fits(case, Kind.NUMBERS)
         data = self._data(case)
         o = self._calls(case, data.inputs, nodeid)[0]
-        status = self._status(case, o, nodeid)
-        if status is not None:
-            raise self._fail(case, nodeid, f"the backend rejected a valid call with status {status} "
-                                           f"({status_name(status)}); the contract accepts it",
-                             record={"status": status})
-        got = self._check_array(case, o, nodeid)
+        got = self._accepted(case, o, nodeid, named=True)
         if case.determinism:
             self.earlier[case.id] = (_digest(got), nodeid)
-        std = self.standard_for(case)
-        path = rounding_path(case, data, got.dtype)
-        v = judge(got, data.golden, judged_dtype(case, got.dtype), std, self.table.slack_ulps,
-                  through=path.through, terms=path.terms, vendor=path.vendor, flush=path.flush)
+        v = self._judged(case, data, got, self.standard_for(case))
         record = {"status": 0, **v.metrics()}
         if not v.passed:
             worst = self._worst(case, data, v)
@@ -324,16 +333,10 @@ class Runner:
         std = self.standard_for(case)
         worst: Optional[Verdict] = None
         for i, o in enumerate(outs, 1):
-            status = self._status(case, o, nodeid)
-            if status is not None:
-                raise self._fail(case, nodeid, f"the backend rejected a valid call with status {status}",
-                                 record={"status": status})
-            got = np.array(self._check_array(case, o, nodeid), copy=True)
+            got = np.array(self._accepted(case, o, nodeid), copy=True)
             if o.aliased is not None:
                 raise self._fail(case, nodeid, _aliased(o.aliased))
-            path = rounding_path(case, data, got.dtype)
-            v = judge(got, data.golden, judged_dtype(case, got.dtype), std, self.table.slack_ulps,
-                      through=path.through, terms=path.terms, vendor=path.vendor, flush=path.flush)
+            v = self._judged(case, data, got, std)
             if not v.passed:
                 raise self._fail(case, nodeid, f"run {i} of {len(outs)} fails standard '{v.standard}': {v.why} "
                                                f"({nondeterministic_note(case, len(outs))})",
