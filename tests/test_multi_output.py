@@ -203,6 +203,14 @@ def test_a_nondeterministic_operator_judges_every_output_of_every_run(world, mon
         _runner(InProcess(M.WrongTotal()), store).check(Kind.DETERMINISM, c, "t")
 
 
+def test_the_torch_backend_returns_each_output_of_its_mapping(world):
+    pytest.importorskip("torch")
+    cases, store = world
+    found = _run_all(InProcess(M.Torch()), cases, store, (Kind.NUMBERS, Kind.DETERMINISM))
+    assert len(found) == 16 and all(isinstance(v, dict) for v in found.values()), found
+    assert set(found[(Kind.NUMBERS, _one(cases, "sum", "float16").id)]["outputs"]) == {"out", "total"}
+
+
 # -- across the process boundary -----------------------------------------------------------------
 @pytest.mark.parametrize("name, says", [
     ("Reference", None),
