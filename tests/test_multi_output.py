@@ -323,3 +323,20 @@ def test_report_diff_compares_each_output():
     assert len(d.regressions) == 1 and d.worse
     assert "total 0.5 -> 9 ulp" in compare.render_diff(d)
     assert not compare.diff(_doc(0.5), _doc(0.5)).worse
+
+
+@pytest.mark.parametrize("outputs, says", [
+    ("{count: {shape: [1]}}", "field 'count': unknown output (allowed: total)"),
+    ("{total: [1]}", "field 'total': a mapping with shape, dtype or both"),
+    ("{total: {shape: [1], colour: red}}", "field 'total': a mapping with shape, dtype or both"),
+    ("{total: {dtype: float128}}", "dtype"),
+    ("{total: {shape: 2y}}", "malformed shape '2y'"),
+    ("[total]", "field 'outputs': a mapping of output name to {shape, dtype} (total)"),
+])
+def test_a_mistake_in_a_single_cases_outputs_is_one_line_naming_the_file(tmp_path, outputs, says):
+    from suite.common.yamlfile import FileError
+    text = ("op: TwoOutTestOp\ncases:\n  - {product: atlas-a2, dtypes: float32, reduction: sum, "
+            f"shapes: [2, 2], outputs: {outputs}}}\n")
+    with pytest.raises(FileError) as e:
+        load_cases([write(tmp_path, "bad.yaml", text)])
+    assert "bad.yaml:3" in str(e.value) and says in str(e.value) and "\n" not in str(e.value), str(e.value)
