@@ -6,7 +6,7 @@ are written against it, so fields and their order never change.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -66,6 +66,11 @@ class OpCall:
     out_shape: Optional[tuple]
     out_dtype: Optional[np.dtype]
     product: str
+    # A compatible extension (docs/backend-contract.md): None for a call with one output (every
+    # call of a single-output operator, exactly as before); for an operator with several outputs,
+    # every output in C-signature order, name -> (shape or None for NULL, dtype or None), the first
+    # being out_shape and out_dtype. `run` then returns a mapping name -> array.
+    outputs: Optional[Mapping[str, Tuple[Optional[tuple], Optional[np.dtype]]]] = None
 
 
 class Unsupported(Exception):

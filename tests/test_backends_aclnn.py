@@ -847,3 +847,16 @@ def test_emulator_bfloat16_rule_follows_the_soc_table(emu_dir, monkeypatch):
         b.close()
     assert not wrong, wrong
     assert live(b) == (0, 0, 0, 0)
+
+
+def test_a_call_with_several_outputs_is_unsupported_with_its_reason_not_called(backend, monkeypatch):
+    """Several outputs are not marshalled yet (one out tensor per output): the call is refused as
+    Unsupported, naming the outputs, before any C function runs with too few tensor arguments."""
+    from tests import multiout_ops as M
+    monkeypatch.setitem(ops.OPERATORS, M.NAME, M.OP)
+    x = np.ones((2, 3), np.float32)
+    call = OpCall(M.NAME, {"x": x, "y": x}, {"reduction": 2}, (2, 3), np.dtype(np.float32), "atlas-a2",
+                  {"out": ((2, 3), np.dtype(np.float32)), "total": ((), np.dtype(np.float32))})
+    with pytest.raises(Unsupported, match=r"TwoOutTestOp has several outputs \(out, total\)"):
+        backend.run(call)
+    assert live(backend)[1:3] == (0, 0)

@@ -10,7 +10,7 @@ capability: the suite skips rejection cases for it.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Dict, Mapping, Optional
 
 import ml_dtypes
 import numpy as np
@@ -117,13 +117,16 @@ class TorchBackend:
             tensor = self._torch.from_numpy(copy)
         return tensor.to(self.device)
 
-    def _to_numpy(self, tensor: Any, call: OpCall) -> np.ndarray:
-        """Round once to the out dtype (on the device), then bring the bits back to numpy."""
+    def _to_numpy(self, tensor: Any, call: OpCall, name: Optional[str] = None) -> np.ndarray:
+        """Round once to the out dtype (on the device), then bring the bits back to numpy. `name`:
+        an output beyond the first of a call with several (OpCall.outputs), in its own dtype."""
         torch = self._torch
-        out_dtype = self._torch_dtype(call.out_dtype, "out")
-        if tuple(tensor.shape) != tuple(call.out_shape):
+        shape, dt = (call.out_shape, call.out_dtype) if name is None else call.outputs[name]
+        out_dtype = self._torch_dtype(dt, name or "out")
+        if tuple(tensor.shape) != tuple(shape):
             raise ValueError(
-                f"torch backend: out_shape {tuple(call.out_shape)} differs from the result's shape "
+                f"torch backend: {'out_shape' if name is None else name + ' shape'} {tuple(shape)} differs "
+                f"from the result's shape "
                 f"{tuple(tensor.shape)} (this backend does not validate like aclnn)"
             )
         result = tensor.to(out_dtype).cpu().contiguous()
@@ -169,6 +172,14 @@ class TorchBackend:
         cdtype = self._compute_dtype(*(t for k, t in tensors.items() if k not in index))
         tensors = {k: t.to(self._torch.int64 if k in index else cdtype) for k, t in tensors.items()}
         result = op.torch(self._torch, tensors, dict(call.attrs), self.device)
+        others: Dict[str, Any] = {}
+        if getattr(call, "outputs", None) is not None:
+            # Several outputs: the mapping gives name -> tensor (or a tuple in signature order) of
+            # the outputs the call writes; the first takes the rounding path below, each other is
+            # rounded once to its own dtype.
+            found = dict(result) if isinstance(result, Mapping) else dict(zip(op.outputs, result))
+            result = found.pop(op.outputs[0])
+            others = {n: self._to_numpy(t, call, n) for n, t in found.items()}
         # A one-element out of another shape the contract accepts ([1] for a canonical (), a forward loss's
         # reductions): the mapping gives the canonical shape, reshaped as the reference reshapes it.
         # Only a one-element out: a transposed out of as many elements stays an error (no validation).
@@ -180,4 +191,5 @@ class TorchBackend:
         # the promoted input dtype, say) is rounded the same two ways here; out's own is a no-op.
         through = op.result_dtype({k: np.dtype(a.dtype).name for k, a in call.inputs.items() if a is not None},
                                   np.dtype(call.out_dtype).name)
-        return self._to_numpy(result.to(self._torch_dtype(np.dtype(dtypes.dtype_of(through)), "result")), call)
+        first = self._to_numpy(result.to(self._torch_dtype(np.dtype(dtypes.dtype_of(through)), "result")), call)
+        return {op.outputs[0]: first, **others} if getattr(call, "outputs", None) is not None else first

@@ -14,7 +14,8 @@ from suite.ops.base import Operator, Shape, Signature
 from suite.cases.shapegen import Generator
 from suite.common.yamlfile import FileError, LineDict, LineList
 from suite.cases.ids import _dtype_token, _ids
-from suite.cases.parse import _Ctx, _as_list, _attr_value, _bool, _choice, _products, _reduction, arrays_of, check_size, parse_dtypes, parse_shape
+from suite.cases.parse import _Ctx, _as_list, _attr_value, _bool, _choice, _dtype_name, _products, _reduction, arrays_of, check_size, parse_dtypes, parse_shape
+from suite.ops.outputs import declared
 from suite.cases.model import Case, Frozen, NUMBERS, STORED_LIMIT, TIERS, _elements
 
 
@@ -36,8 +37,10 @@ def _exact_out(od: str) -> str:
 
 def _keys(base: set, op: Operator) -> set:
     """A file's keys for this operator: its attributes' names added; `reduction(s)` only where the
-    operator has a reduction attribute (Operator.reductions)."""
-    keys = base | {a.name for a in op.attributes}
+    operator has a reduction attribute (Operator.reductions); a single case of an operator with
+    several outputs may also name `outputs` (a wrong shape or dtype of one beyond the first)."""
+    extra = {"outputs"} if base is CASE_KEYS and len(op.outputs) > 1 else set()
+    keys = base | extra | {a.name for a in op.attributes}
     return keys if op.reductions else keys - {"reduction", "reductions"}
 FILE_KEYS = {"op", "shapes", "matrices", "cases", "limits"}
 
@@ -63,19 +66,62 @@ def _triple(ctx: _Ctx, op: Operator, node: Any, key: Any, value: Any,
 def _make_case(op: Operator, product: str, ins: Dict[str, Optional[str]], out_dtype: str, *,
                attrs: Dict[str, Any], shapes: Dict[str, Optional[Shape]], out_shape: Optional[Shape],
                layout_name: str, values: str, determinism: bool, source: str, tier: str = "default",
-               generated: bool = False, explicit_out: bool = False) -> Tuple[Optional[Case], Signature]:
+               generated: bool = False, explicit_out: bool = False,
+               given_outputs: Mapping[str, Tuple[Optional[Shape], Optional[str]]] = {}) -> Tuple[Optional[Case], Signature]:
     """The case of one combination, and the Signature its status was derived from. Keyword-only
-    past the dtypes: a dozen fields, several of the same type, that a position could swap."""
+    past the dtypes: a dozen fields, several of the same type, that a position could swap.
+    `given_outputs`: what a single case names for outputs beyond the first (the rest declared)."""
     # An optional input passed as NULL has no dtype (as in a Signature made of a call).
     ins = {n: (None if shapes.get(n) is None and n in op.optional else d) for n, d in ins.items()}
-    sig = Signature(shapes, ins, out_shape, out_dtype, attrs, product)
+    outs = declared(op, shapes, ins, out_shape, out_dtype, attrs, given_outputs)
+    sig = Signature(shapes, ins, out_shape, out_dtype, attrs, product, outs)
     status, why = op.check(sig)
     case_id, datakey = _ids(op, product, ins, out_dtype, attrs=attrs, shapes=shapes, out_shape=out_shape,
-                            explicit_out=explicit_out, layout_name=layout_name, values=values)
+                            explicit_out=explicit_out, layout_name=layout_name, values=values,
+                            explicit_outputs=given_outputs)
     case = Case(case_id, op.name, product, Frozen(ins), out_dtype, Frozen(shapes),
                 out_shape, Frozen(attrs), layout_name, values, status, why,
-                determinism and status == NUMBERS, source, datakey, tier, generated)
+                determinism and status == NUMBERS, source, datakey, tier, generated,
+                None if outs is None else Frozen(outs))
     return case, sig
+
+
+def _given_outputs(ctx: _Ctx, op: Operator, c: LineDict) -> Dict[str, Tuple[Optional[Shape], Optional[str]]]:
+    """A single case's `outputs`: {name: {shape: ..., dtype: ...}} for outputs beyond the first
+    (out's are out_shape and the dtypes' `out`), each key optional (the rest as declared); a shape
+    may be null (a NULL tensor)."""
+    if "outputs" not in c:
+        return {}
+    node = c["outputs"]
+    if not isinstance(node, dict) or not node:
+        raise ctx.fail(c, "outputs", f"a mapping of output name to {{shape, dtype}} ({', '.join(op.outputs[1:])})")
+    found: Dict[str, Tuple[Optional[Shape], Optional[str]]] = {}
+    for name in node:
+        if name not in op.outputs[1:]:
+            raise ctx.fail(node, name, f"unknown output (allowed: {', '.join(op.outputs[1:])})")
+        spec = node[name]
+        if not isinstance(spec, dict) or not spec or any(k not in ("shape", "dtype") for k in spec):
+            raise ctx.fail(node, name, "a mapping with shape, dtype or both")
+        found[name] = (parse_shape(ctx, f"outputs.{name}.shape", spec.line_of("shape"), spec["shape"], True)
+                       if "shape" in spec else _MISSING,
+                       _dtype_name(ctx, spec, "dtype", spec["dtype"]) if "dtype" in spec else _MISSING)
+    return found
+
+
+_MISSING = object()          # a key of a single case's `outputs` entry left to the declaration
+
+
+def _fill_outputs(op: Operator, given: Mapping[str, Tuple[Any, Any]], shapes: Mapping[str, Optional[Shape]],
+                  ins: Mapping[str, Optional[str]], od: str, attrs: Mapping[str, Any]
+                  ) -> Dict[str, Tuple[Optional[Shape], Optional[str]]]:
+    """`given` with what it leaves out taken from the operator's declaration."""
+    filled = {}
+    for name, (shape, dt) in given.items():
+        if shape is _MISSING:
+            s = op.output_shape(name, shapes, attrs)
+            shape = None if s is None else tuple(s)
+        filled[name] = (shape, op.output_dtype(name, ins, od, attrs) if dt is _MISSING else dt)
+    return filled
 
 
 def _generated(op: Operator, gen: Generator, hw: Dict[str, hardware.Hardware], product: str,
@@ -211,9 +257,10 @@ def _single(ctx: _Ctx, op: Operator, c: LineDict, out: Expansion) -> None:
     lay = _choice(ctx, c, "layout", c.get("layout", "contiguous"), layout.LAYOUTS, "layout")
     vs = _choice(ctx, c, "values", c.get("values", "uniform"), op.value_sets, "value set")
     determinism = _bool(ctx, c, "determinism", c.get("determinism", False))
+    given = _fill_outputs(op, _given_outputs(ctx, op, c), shapes, ins, od, attrs)
     case, sig = _make_case(op, product, ins, od, attrs=attrs, shapes=shapes, out_shape=out_shape,
                            layout_name=lay, values=vs, determinism=determinism, source=f"{ctx.path}:{c.line}",
-                           explicit_out=explicit_out)
+                           explicit_out=explicit_out, given_outputs=given)
     reason = op.outside_contract(sig)
     if reason:
         raise FileError(ctx.path, c.line, None, f"this case is outside the documented contract: {reason}")
@@ -227,6 +274,7 @@ def _single(ctx: _Ctx, op: Operator, c: LineDict, out: Expansion) -> None:
     if case.expect == NUMBERS and dtypes.is_exact(od):
         raise ctx.fail(c, "dtypes", _exact_out(od))
     if case.expect == NUMBERS and (out_shape is None or any(
-            s is None and n not in op.optional for n, s in shapes.items())):
+            s is None and n not in op.optional for n, s in shapes.items()) or any(
+            s is None for s, _ in (case.outputs or {}).values())):
         raise FileError(ctx.path, c.line, "shapes", "NULL tensors are for rejection cases")
     out.cases.append(case)

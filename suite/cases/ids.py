@@ -48,9 +48,12 @@ def _dtype_token(dts: Mapping[str, Optional[str]], out: Optional[str]) -> str:
 
 
 def _ids(op: Operator, product: str, dts, out_dtype, *, attrs, shapes, out_shape, explicit_out: bool,
-         layout_name: str, values: str) -> Tuple[str, str]:
+         layout_name: str, values: str,
+         explicit_outputs: Mapping[str, Tuple[Optional[Shape], Optional[str]]] = {}) -> Tuple[str, str]:
     """(case id, datakey). Keyword-only past the dtypes: ten fields of like types, where a swapped
-    pair (layout and values, say) would silently rename every case and orphan every golden."""
+    pair (layout and values, say) would silently rename every case and orphan every golden.
+    `explicit_outputs`: the outputs beyond the first a single case names (a wrong shape or dtype),
+    each spelt after out's (none for every case of an operator with one output: its id is as it was)."""
     parts = [_dtype_token(dts, out_dtype)]
     if "reduction" in attrs:                        # an operator without one has no token for it
         parts.append(op.reduction_name(attrs["reduction"]))
@@ -58,6 +61,8 @@ def _ids(op: Operator, product: str, dts, out_dtype, *, attrs, shapes, out_shape
     parts.append(".".join(shape_token(s) for s in shapes.values()))
     if explicit_out:
         parts.append("out" + shape_token(out_shape))
+    for name, (shape, dt) in explicit_outputs.items():
+        parts.append(f"{name}{shape_token(shape)}.{dt or 'none'}")
     datakey = "-".join([op.name, *parts, values])
     case_id = "-".join([op.name, parts[0], product, *parts[1:], layout_name, values])
     return case_id, datakey

@@ -8,10 +8,11 @@ import math
 
 import enum
 from dataclasses import dataclass
-from typing import Any, List, Mapping, Optional
+from typing import Any, List, Mapping, Optional, Tuple
 
 from suite.cases import hardware
 from suite import ops
+from suite.ops import outputs
 from suite.ops.base import Operator, Shape, Signature
 from suite.cases.ids import _dtype_token
 
@@ -102,6 +103,9 @@ class Case:
     datakey: str                                      # what the inputs and golden depend on
     tier: str = "default"                             # "huge": run only with --scale=huge
     generated: bool = False                           # made by a shape generator (a scale set)
+    # An operator with several outputs: each in signature order, name -> (shape, dtype name), the
+    # first being out_shape/out_dtype (suite/ops/outputs.py); None for one output.
+    outputs: Optional[Frozen] = None
 
     def __post_init__(self) -> None:
         for name in ("dtypes", "shapes", "attrs"):
@@ -112,7 +116,13 @@ class Case:
     @property
     def signature(self) -> Signature:
         return Signature(dict(self.shapes), dict(self.dtypes), self.out_shape, self.out_dtype,
-                         dict(self.attrs), self.product)
+                         dict(self.attrs), self.product, None if self.outputs is None else dict(self.outputs))
+
+    @property
+    def written(self) -> Tuple[str, ...]:
+        """The outputs this call writes, in signature order (the ones judged): out alone for an
+        operator with one."""
+        return outputs.written(ops.get(self.op), dict(self.attrs))
 
     @functools.cached_property
     def seed(self) -> int:

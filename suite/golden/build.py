@@ -18,15 +18,17 @@ from suite.common.files import atomic_write
 from suite.golden.bundle import _bundle_bytes, _members, _read_bundle, _read_case, _sha256, _unpack
 from suite.golden.store import GoldenStore, lazy
 from suite.golden.cache import GoldenCache, compare_fingerprints, drift_limit, fingerprint, full_fingerprint
-from suite.golden.source import CaseData, Elementwise, FORMAT, GENERATOR_VERSION, GoldenError, GoldenSource, MANIFEST, Materialized, bucket_of, compute, is_stored, numeric_cases, spec_hash
+from suite.golden.source import CaseData, Elementwise, FORMAT, GENERATOR_VERSION, GoldenError, GoldenSource, MANIFEST, Materialized, bucket_of, compute, compute_all, is_stored, numeric_cases, spec_hash
 
 
 # -- generate and check ------------------------------------------------------------------------
-def _fresh(case: Case) -> Tuple[Dict[str, np.ndarray], GoldenSource]:
+def _fresh(case: Case) -> Tuple[Dict[str, np.ndarray], GoldenSource, Dict[str, Golden]]:
+    """The case's drawn inputs, its first output's golden, and the other written outputs' goldens."""
     inputs = draw_inputs(case)
     if lazy(case):
-        return inputs, Elementwise(case.op, inputs, case.attrs)
-    return inputs, Materialized(compute(case, inputs))
+        return inputs, Elementwise(case.op, inputs, case.attrs), {}
+    g, others = compute_all(case, inputs)
+    return inputs, Materialized(g), others
 
 
 def generate(cases: Iterable[Case], root: Path, progress: Callable[[str], None] = lambda s: None,
@@ -52,11 +54,11 @@ def generate(cases: Iterable[Case], root: Path, progress: Callable[[str], None] 
                 and full_fingerprint(old_cases[key]):
             entries[key] = old_cases[key]
             continue
-        inputs, src = _fresh(case)
+        inputs, src, others = _fresh(case)
         if is_stored(case):
             group = f"{case.op}/{bucket_of(key):02d}"
-            per_bundle.setdefault(group, {})[key] = kept.members(key, spec, inputs, src.golden) or _members(
-                case, inputs, src.golden)
+            per_bundle.setdefault(group, {})[key] = kept.members(key, spec, inputs, src.golden, others) or _members(
+                case, inputs, src.golden, others)
             entries[key] = {"group": group, "spec": spec}
         else:
             entries[key] = {"spec": spec, **fingerprint(case, inputs, src)}
@@ -144,7 +146,8 @@ class _Kept:
                 pass
         return self._open[rel]
 
-    def members(self, key: str, spec: str, inputs: Mapping[str, np.ndarray], g: Golden) -> Optional[Dict[str, np.ndarray]]:
+    def members(self, key: str, spec: str, inputs: Mapping[str, np.ndarray], g: Golden,
+                others: Mapping[str, Golden] = {}) -> Optional[Dict[str, np.ndarray]]:
         e = self.manifest["cases"].get(key)
         if not e or e.get("spec") != spec or "file" not in e:
             return None
@@ -161,7 +164,7 @@ class _Kept:
                 s.dtype != ins[n].dtype or s.shape != ins[n].shape
                 or not np.array_equal(dtypes.to_bits(s), dtypes.to_bits(ins[n])) for n, s in stored.inputs.items()):
             return None
-        if compare_goldens(key, g, stored.golden.golden):
+        if compare_goldens(key, g, stored.golden.golden) or _compare_others(key, others, stored):
             return None
         self.source[key] = e["file"]
         return arrays
@@ -222,7 +225,7 @@ def check(cases: Iterable[Case], root: Path, tiers: Iterable[str] = ("default",)
                 if skipped is not None:
                     skipped.append(key)
                 continue
-            inputs, src = _fresh(case)
+            inputs, src, _ = _fresh(case)
             problems.extend(compare_fingerprints(key, entry, fingerprint(case, inputs, src)))
             continue
         if not is_stored(case):
@@ -248,7 +251,21 @@ def _drift(key: str, case: Case, stored: CaseData) -> List[str]:
         if s is None or a is None or s.dtype != a.dtype or s.shape != a.shape or not np.array_equal(
                 dtypes.to_bits(s), dtypes.to_bits(a)):
             return [f"stale golden {key}: input {n} differs from what the generator draws now"]
-    return compare_goldens(key, compute(case, stored.inputs), stored.golden.golden)
+    g, others = compute_all(case, stored.inputs)
+    return compare_goldens(key, g, stored.golden.golden) or _compare_others(key, others, stored)
+
+
+def _compare_others(key: str, fresh: Mapping[str, Golden], stored: CaseData) -> List[str]:
+    """compare_goldens for each written output beyond the first (none for one output): a missing
+    or extra stored golden is a problem too."""
+    if set(fresh) != set(stored.others):
+        return [f"drifted golden {key}: goldens of outputs {sorted(stored.others)} stored, "
+                f"{sorted(fresh)} recomputed"]
+    for name, g in fresh.items():
+        problems = compare_goldens(f"{key} ({name})", g, stored.others[name].golden)
+        if problems:
+            return problems
+    return []
 
 
 def compare_goldens(key: str, fresh: Golden, stored: Golden) -> List[str]:

@@ -24,17 +24,33 @@ def _npy(a: np.ndarray) -> bytes:
     return buf.getvalue()
 
 
-def _members(case: Case, inputs: Mapping[str, np.ndarray], g: Golden) -> Dict[str, np.ndarray]:
+def _members(case: Case, inputs: Mapping[str, np.ndarray], g: Golden,
+             others: Mapping[str, Golden] = {}) -> Dict[str, np.ndarray]:
     """A case's arrays in a bundle: its inputs in their dtypes, the golden, the sum of magnitudes
-    where it differs from |golden|, and the number of terms."""
+    where it differs from |golden|, and the number of terms; each other written output's the same
+    way, its name after a dot (`out.totalWeightOut`, ...). A case with one output has exactly the
+    members it always had, so its bundle is byte-identical."""
     m = {f"in.{n}": np.asarray(a) for n, a in inputs.items() if a is not None}
-    m["out"] = np.asarray(g.out, dtype=np.float64)
-    if not np.array_equal(g.scale, np.abs(g.out), equal_nan=True):
-        m["scale"] = np.asarray(g.scale, dtype=np.float64)
-    if g.path is not g.scale and not np.array_equal(g.path, g.scale, equal_nan=True):
-        m["path"] = np.asarray(g.path, dtype=np.float64)
-    m["nterms"] = np.array(g.nterms, dtype=np.int64)
+    m.update(_golden_members(g, ""))
+    for name, o in others.items():
+        m.update(_golden_members(o, f".{name}"))
     return m
+
+
+def _golden_members(g: Golden, suffix: str) -> Dict[str, np.ndarray]:
+    m = {f"out{suffix}": np.asarray(g.out, dtype=np.float64)}
+    if not np.array_equal(g.scale, np.abs(g.out), equal_nan=True):
+        m[f"scale{suffix}"] = np.asarray(g.scale, dtype=np.float64)
+    if g.path is not g.scale and not np.array_equal(g.path, g.scale, equal_nan=True):
+        m[f"path{suffix}"] = np.asarray(g.path, dtype=np.float64)
+    m[f"nterms{suffix}"] = np.array(g.nterms, dtype=np.int64)
+    return m
+
+
+def _golden_of(arrays: Mapping[str, np.ndarray], suffix: str) -> Golden:
+    out = arrays[f"out{suffix}"]
+    scale = arrays[f"scale{suffix}"] if f"scale{suffix}" in arrays else np.abs(out)
+    return Golden(out=out, scale=scale, nterms=int(arrays[f"nterms{suffix}"]), path=arrays.get(f"path{suffix}"))
 
 
 def _bundle_bytes(cases: Mapping[str, Mapping[str, np.ndarray]]) -> bytes:
@@ -95,7 +111,5 @@ def _read_case(bundle: Tuple[dict, bytes], datakey: str) -> CaseData:
         raise KeyError(f"{datakey} is not in its bundle")
     arrays = _unpack(index, data, datakey)
     inputs = {k[3:]: v for k, v in arrays.items() if k.startswith("in.")}
-    out = arrays["out"]
-    scale = arrays["scale"] if "scale" in arrays else np.abs(out)
-    return CaseData(inputs, Materialized(Golden(out=out, scale=scale, nterms=int(arrays["nterms"]),
-                                                path=arrays.get("path"))))
+    others = {k[4:]: Materialized(_golden_of(arrays, k[3:])) for k in arrays if k.startswith("out.")}
+    return CaseData(inputs, Materialized(_golden_of(arrays, "")), others)

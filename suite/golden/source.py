@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Dict, Iterable, Iterator, Mapping, Tuple
 
 import numpy as np
@@ -37,6 +37,9 @@ class CaseData:
 
     inputs: Dict[str, np.ndarray]
     golden: "GoldenSource"
+    # The goldens of the written outputs beyond the first (an operator with several outputs,
+    # suite/ops/outputs.py): name -> GoldenSource. Empty for one output.
+    others: Dict[str, "GoldenSource"] = field(default_factory=dict)
 
 
 class GoldenSource:
@@ -95,6 +98,17 @@ class Elementwise(GoldenSource):
 
 def compute(case: Case, inputs: Mapping[str, np.ndarray]) -> Golden:
     return ops.get(case.op).golden(inputs, dict(case.attrs))
+
+
+def compute_all(case: Case, inputs: Mapping[str, np.ndarray]) -> Tuple[Golden, Dict[str, Golden]]:
+    """The first output's golden and those of the other outputs the case writes, in one walk
+    (Operator.goldens; for an operator with one output, exactly `compute`'s golden and no others)."""
+    op = ops.get(case.op)
+    if len(op.outputs) == 1:
+        return compute(case, inputs), {}
+    every = op.goldens(inputs, dict(case.attrs))
+    written = case.written
+    return every[op.outputs[0]], {n: g for n, g in every.items() if n != op.outputs[0] and n in written}
 
 
 def is_stored(case: Case) -> bool:

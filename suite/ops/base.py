@@ -71,6 +71,11 @@ class Operator:
     # There the determinism test judges each run within the case's standard instead of
     # requiring identical bits. Default: deterministic on every product.
     nondeterministic: Mapping[str, Mapping[str, Tuple[Any, ...]]] = {}
+    # The output tensors, in C-signature order after the inputs and attributes (aclnnNLLLoss: out,
+    # totalWeightOut). The first is `out`: its shape is out_shape's and its dtype the case's out
+    # dtype, as for every operator with one; the others are declared by output_shape,
+    # output_dtype and writes (suite/ops/outputs.py says how the suite reads them).
+    outputs: Tuple[str, ...] = ("out",)
 
     # -- contract -----------------------------------------------------------------------------
     def out_shape(self, shapes: Mapping[str, Optional[Shape]],
@@ -82,6 +87,34 @@ class Operator:
         says which), goldens and reference results are made in this shape and reshaped to the
         case's (`canonical_out`)."""
         raise NotImplementedError
+
+    def output_shape(self, name: str, shapes: Mapping[str, Optional[Shape]],
+                     attrs: Mapping[str, Any]) -> Optional[Shape]:
+        """The shape the caller allocates for output `name` (None: no valid one). The first output's
+        is out_shape's; an operator with several outputs declares the others'."""
+        if name == self.outputs[0]:
+            return self.out_shape(shapes, attrs)
+        raise NotImplementedError(f"{self.name}: no shape declared for output {name}")
+
+    def output_dtype(self, name: str, dts: Mapping[str, Optional[str]], out_dtype: Optional[str],
+                     attrs: Mapping[str, Any]) -> Optional[str]:
+        """The dtype the caller allocates for output `name`, from the inputs' dtypes and out's (the
+        case's out dtype). The first output's is out's own."""
+        if name == self.outputs[0]:
+            return out_dtype
+        raise NotImplementedError(f"{self.name}: no dtype declared for output {name}")
+
+    def writes(self, name: str, attrs: Mapping[str, Any]) -> bool:
+        """Whether a call with these attributes writes output `name` (aclnnNLLLoss leaves
+        totalWeightOut untouched under reduction none): an unwritten output is not judged, and
+        whatever it holds afterwards is no failure. Every output is written by default."""
+        return True
+
+    def goldens(self, x: Mapping[str, np.ndarray], attrs: Mapping[str, object],
+                block: int = B.BLOCK) -> Dict[str, Golden]:
+        """float64 goldens of every written output, name -> Golden (the first is `golden`'s). An
+        operator with several outputs overrides this; one output needs nothing more."""
+        return {self.outputs[0]: self.golden(x, attrs, block)}
 
     def check(self, sig: Signature) -> Rejection:
         """Phase 1: the status aclnn returns for this call, and why."""

@@ -23,6 +23,9 @@ class Signature:
     out_dtype: Optional[str]
     attrs: Mapping[str, object]
     product: str
+    # An operator with several outputs: every output in signature order, name -> (shape or None
+    # for NULL, dtype name or None), the first being out_shape/out_dtype; None for one output.
+    outputs: Optional[Mapping[str, Tuple[Optional[Shape], Optional[str]]]] = None
 
     @classmethod
     def of_call(cls, call: OpCall) -> "Signature":
@@ -30,7 +33,17 @@ class Signature:
         dts = {k: (None if a is None else dtypes.name_of(a.dtype)) for k, a in call.inputs.items()}
         out_dtype = None if call.out_dtype is None else dtypes.name_of(call.out_dtype)
         out_shape = None if call.out_shape is None else tuple(call.out_shape)
-        return cls(shapes, dts, out_shape, out_dtype, dict(call.attrs), call.product)
+        outputs = getattr(call, "outputs", None)
+        if outputs is not None:
+            outputs = {n: (None if s is None else tuple(s), None if d is None else dtypes.name_of(d))
+                       for n, (s, d) in outputs.items()}
+        return cls(shapes, dts, out_shape, out_dtype, dict(call.attrs), call.product, outputs)
+
+    def output(self, name: str) -> Tuple[Optional[Shape], Optional[str]]:
+        """(shape, dtype) of the output `name`: the first output's are out_shape and out_dtype."""
+        if self.outputs is None:
+            return self.out_shape, self.out_dtype
+        return self.outputs[name]
 
 
 @dataclass

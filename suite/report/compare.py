@@ -150,6 +150,30 @@ def worst_ulp(r: Mapping) -> Optional[float]:
     return number(m.get("max_ulp"))
 
 
+def output_ulps(r: Mapping) -> Dict[str, Optional[float]]:
+    """Each judged output's worst ulp error of a record of a call with several outputs (its
+    optional `outputs` field); empty for one output."""
+    outs = r.get("outputs")
+    if not isinstance(outs, Mapping):
+        return {}
+    return {n: number(m.get("max_ulp")) for n, m in outs.items() if isinstance(m, Mapping)}
+
+
+def regressed(br: Mapping, nr: Mapping, ulp_growth: float, ulp_ratio: float) -> List[Tuple[str, float, float]]:
+    """Where a case passing in both runs lost precision: ("", base, new) for its record's metrics
+    (the first output's), and (name, base, new) for each output both records judged (several
+    outputs: a regression of the second output alone counts)."""
+    found = []
+    pairs = [("", worst_ulp(br), worst_ulp(nr))]
+    bo, no = output_ulps(br), output_ulps(nr)
+    pairs += [(n, bo[n], no[n]) for n in bo if n in no]
+    for name, bu, nu in pairs:
+        if bu is not None and nu is not None and nu - bu > ulp_growth and nu > ulp_ratio * bu:
+            if not (name and found and found[0][1:] == (bu, nu)):      # the first output again
+                found.append((name, bu, nu))
+    return found
+
+
 # What a run is judged by: NEW judged by other goldens or another tolerance table than BASE's is
 # no comparison (a backend can rewrite both on disk), unless the change is accepted by name.
 JUDGED_BY = ("manifest_hash", "tolerances_hash")
@@ -201,8 +225,7 @@ def diff(base: Mapping, new: Mapping, ulp_growth: float = ULP_GROWTH, ulp_ratio:
         elif br["outcome"] in WAS_FAILING and nr["outcome"] in GOOD:
             d.fixed.append((br, nr))
         elif br["outcome"] in GOOD and nr["outcome"] in GOOD:
-            bu, nu = worst_ulp(br), worst_ulp(nr)
-            if bu is not None and nu is not None and nu - bu > ulp_growth and nu > ulp_ratio * bu:
+            if regressed(br, nr, ulp_growth, ulp_ratio):
                 d.regressions.append((br, nr))
     # A case that ran in BASE and is skipped in NEW (too little memory on this machine, a
     # capability the backend lost, Unsupported) is no longer tested: as good as vanished, whatever
@@ -214,6 +237,16 @@ def diff(base: Mapping, new: Mapping, ulp_growth: float = ULP_GROWTH, ulp_ratio:
 
 def _fmt_ulp(v: float) -> str:
     return f"{v:.3g}"
+
+
+def _regression_line(b: Mapping, n: Mapping) -> str:
+    """`key  base -> new ulp`; for a record of several outputs each output that regressed (by the
+    default thresholds), named."""
+    if not output_ulps(n):
+        return f"{n['key']}  {_fmt_ulp(worst_ulp(b))} -> {_fmt_ulp(worst_ulp(n))} ulp"
+    found = regressed(b, n, ULP_GROWTH, ULP_RATIO)
+    parts = [f"{name or 'out'} {_fmt_ulp(bu)} -> {_fmt_ulp(nu)} ulp" for name, bu, nu in found]
+    return f"{n['key']}  " + ("; ".join(parts) if parts else f"{_fmt_ulp(worst_ulp(b))} -> {_fmt_ulp(worst_ulp(n))} ulp")
 
 
 def _section(title: str, lines: List[str], limit: int) -> List[str]:
@@ -254,8 +287,7 @@ def render_diff(d: Diff, limit: int = 10) -> str:
                                        + (", now a known failure" if r["outcome"] == "xfailed" else "") + ")"
                                        + (f"\n    reproduce: {r['reproduce']}" if r.get("reproduce") else "")
                                        for r, b in d.new_failures], limit)
-    lines += _section("precision regressions", [f"{n['key']}  {_fmt_ulp(worst_ulp(b))} -> {_fmt_ulp(worst_ulp(n))} ulp"
-                                                for b, n in d.regressions], limit)
+    lines += _section("precision regressions", [_regression_line(b, n) for b, n in d.regressions], limit)
     lines += _section("vanished", [r["key"] for r in d.vanished], limit)
     lines += _section("new known failures (xfailed now, not before)",
                       [f"{r['key']}  ({_before(b)})"

@@ -77,6 +77,7 @@ RECORD_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {
     "fault": (("str", "null"), False),         # v2: the backend's process crashed, exited or hung:
                                                # 'signal 11 (SIGSEGV)', 'exit 0', 'deadline', ...
     "worst": (("list",), False),               # v2: a numbers failure's worst elements (WORST_FIELDS)
+    "outputs": (("dict",), False),             # v2, optional: several outputs: name -> metrics of each judged one
 }
 # One element of a record's `worst` (written only for a failed numeric check).
 WORST_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {
@@ -90,7 +91,7 @@ WORST_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {
     "unit": (("str",), True),                  # "ulp" of out's dtype at the golden, or "abs" (golden 0)
     "why": (("str",), True),                   # "mismatch", "gross", "over", or "" (the largest error)
 }
-OPTIONAL_WRITTEN = ("worst",)      # record fields written only where they apply
+OPTIONAL_WRITTEN = ("worst", "outputs")      # record fields written only where they apply
 METRIC_TYPES = {"standard": ("str",), "n": ("int",), "n_over": ("int",), "mismatches": ("int",),
                 "n_gross": ("int",),
                 "share_over": ("num",), "max_ulp": ("num",), "mean_ulp": ("num",), "max_abs": ("num",),
@@ -179,16 +180,29 @@ def validate(doc: Any) -> List[str]:
                 errors.append(f"{where}.worst[{j}]: unit {short(e['unit'])} not one of ulp, abs")
         m = r.get("metrics")
         if isinstance(m, dict):
-            for name, types in METRIC_TYPES.items():
-                if name in m and not _is(m[name], types):
-                    errors.append(f"{where}.metrics: field '{name}' is {short(m[name])}, expected {types[0]}")
-            for name in m:
-                if name not in METRIC_TYPES:
-                    errors.append(f"{where}.metrics: unknown field {short(name)}")
+            errors += _check_metrics(m, f"{where}.metrics")
+        outs = r.get("outputs")
+        for name, om in (outs.items() if isinstance(outs, dict) else ()):
+            if not isinstance(om, dict):
+                errors.append(f"{where}.outputs: {short(name)} is {short(om)}, not an object of metrics")
+            else:
+                errors += _check_metrics(om, f"{where}.outputs.{short(name)}")
     counts = doc.get("counts")
     if isinstance(counts, dict) and isinstance(records, list) and not errors:     # records well formed
         if counts != count_outcomes(doc["records"]):
             errors.append("run: counts do not match the records")
+    return errors
+
+
+def _check_metrics(m: Mapping, where: str) -> List[str]:
+    """How one metrics object departs from METRIC_TYPES (a record's, or one output's)."""
+    errors = []
+    for name, types in METRIC_TYPES.items():
+        if name in m and not _is(m[name], types):
+            errors.append(f"{where}: field '{name}' is {short(m[name])}, expected {types[0]}")
+    for name in m:
+        if name not in METRIC_TYPES:
+            errors.append(f"{where}: unknown field {short(name)}")
     return errors
 
 
@@ -237,6 +251,8 @@ def make_record(fields: Mapping[str, Any], outcome: str, reason: Optional[str]) 
     rec.update(outcome=outcome, reason=reason, metrics=metrics or None)
     if fields.get("worst"):
         rec["worst"] = [_jsonable_element(e) for e in fields["worst"]]
+    if fields.get("outputs"):
+        rec["outputs"] = {n: {k: jsonable_number(m[k]) for k in METRICS if k in m} for n, m in fields["outputs"].items()}
     return rec
 
 

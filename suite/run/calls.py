@@ -13,7 +13,9 @@ from suite.run.backend import BackendInfo
 from suite.contract import AclnnError, DeviceFault, OpCall, Unsupported
 
 # A request: op, inputs (name -> contiguous array or None), layout, attrs, out_shape, out_dtype
-# (a dtype name or None), product. Plain values, so it crosses the process boundary as it is.
+# (a dtype name or None), product; for an operator with several outputs also `outputs` (a list of
+# [name, shape or None, dtype name or None] in signature order) and `written` (the names the call
+# writes). Plain values, so it crosses the process boundary as it is.
 Request = Dict[str, Any]
 
 
@@ -31,14 +33,21 @@ class Outcome:
     violation: Optional[str] = None        # what the backend gave breaks the contract: why
     device_fault: Optional[str] = None     # DeviceFault's message (with its status)
     device_lost: bool = False              # ... and the backend could not recover the device
+    # A call with several outputs: name -> array of each written output (exactly its shape and
+    # dtype), in signature order; `array` is then None. None for a call with one output.
+    arrays: Optional[Dict[str, np.ndarray]] = None
 
 
 def call_of(req: Request) -> OpCall:
     """The OpCall a backend receives: the inputs in the case's layout, read-only."""
     views = {n: None if a is None else layout.view(req["layout"], a) for n, a in req["inputs"].items()}
     out_dtype = None if req["out_dtype"] is None or req["out_shape"] is None else dtypes.dtype_of(req["out_dtype"])
+    outputs = req.get("outputs")
+    if outputs is not None:
+        outputs = {n: (None if s is None else tuple(s), None if d is None else dtypes.dtype_of(d))
+                   for n, s, d in outputs}
     return OpCall(op=req["op"], inputs=views, attrs=dict(req["attrs"]), out_shape=req["out_shape"],
-                  out_dtype=out_dtype, product=req["product"])
+                  out_dtype=out_dtype, product=req["product"], outputs=outputs)
 
 
 def _describe(got: Any) -> str:
@@ -89,9 +98,10 @@ def _plain(got: Any) -> Tuple[Any, Optional[str]]:
     return got.view(np.ndarray), None
 
 
-def call_once(backend: Any, req: Request, earlier: Sequence[np.ndarray]) -> Tuple[Outcome, Optional[np.ndarray]]:
-    """Run one call and classify what came back. Also returns the raw result, kept by the caller
-    so that a later call's result can be checked for sharing its memory."""
+def call_once(backend: Any, req: Request, earlier: Sequence[np.ndarray]) -> Tuple[Outcome, Any]:
+    """Run one call and classify what came back. Also returns the raw result (a list of them for a
+    call with several outputs), kept by the caller so that a later call's result can be checked
+    for sharing its memory."""
     call = call_of(req)
     try:
         got = backend.run(call)
@@ -107,6 +117,9 @@ def call_once(backend: Any, req: Request, earlier: Sequence[np.ndarray]) -> Tupl
         return _device_fault(e), None
     except Exception as e:
         return Outcome(raised=f"{type(e).__name__}: {words(e)}"), None
+    if req.get("outputs") is not None:
+        from suite.run.several import several          # (it reads this module's helpers)
+        return several(call, req, got, earlier)
     got, refused = _plain(got)
     if refused is not None:
         return Outcome(violation=f"the backend returned {refused}"), None
@@ -130,7 +143,9 @@ def run_calls(backend: Any, req: Request, repeat: int) -> List[Outcome]:
     for _ in range(repeat):
         out, raw = call_once(backend, req, kept)
         outs.append(out)
-        if raw is not None:
+        if isinstance(raw, list):               # a call with several outputs: every array it returned
+            kept.extend(raw)
+        elif raw is not None:
             kept.append(raw)
     return outs
 

@@ -109,11 +109,18 @@ def child_main(sock: socket.socket, spec: Optional[str], opts: Dict[str, str],
             seq, req, repeat = header[1], header[2], header[3]
             req["inputs"] = {n: None if i is None else arrays[i] for n, i in req["inputs"].items()}
             outs = run_calls(backend, req, repeat)
-            payload = [o.array for o in outs if o.array is not None]
-            heads, k = [], 0
+            payload, heads = [], []
             for o in outs:
-                heads.append(_outcome_header(o, k if o.array is not None else None))
-                k += o.array is not None
+                index: Any = None
+                if o.arrays is not None:          # several outputs: each one's index, by name
+                    index = {}
+                    for n, a in o.arrays.items():
+                        index[n] = len(payload)
+                        payload.append(a)
+                elif o.array is not None:
+                    index = len(payload)
+                    payload.append(o.array)
+                heads.append(_outcome_header(o, index))
             del outs
             flush_output()
             send(sock, ("done", seq, heads), payload)
@@ -287,18 +294,26 @@ class Hosted:
                 arrays.append(a)
         self._seq += 1
         header = ("run", self._seq, {**req, "inputs": names}, repeat)
-        want = []
-        if req["out_shape"] is not None and req["out_dtype"] is not None:
+        want, written = [], None
+        if req.get("outputs") is not None:        # several outputs: each written one, by name
+            written = [(n, dtypes.canonical(d), tuple(s)) for n, s, d in req["outputs"]
+                       if n in req["written"] and s is not None and d is not None]
+            want = [(d, s) for _, d, s in written]
+        elif req["out_shape"] is not None and req["out_dtype"] is not None:
             want = [(dtypes.canonical(req["out_dtype"]), tuple(req["out_shape"]))]
         end = None if deadline is None else time.monotonic() + deadline * repeat
         self._busy = True
         try:
             send(self._sock, header, arrays, end)
-            reply, results = recv(self._sock, end, expect=want, max_header=_MAX_REPLY, max_arrays=repeat)
+            reply, results = recv(self._sock, end, expect=want, max_header=_MAX_REPLY,
+                                  max_arrays=repeat * max(1, len(want)))
             outs = []
-            for h in protocol.done(reply, self._seq, repeat, len(results)):
+            for h in protocol.done(reply, self._seq, repeat, len(results), written, results):
                 i = h.pop("array")
-                outs.append(Outcome(array=None if i is None else results[i], **h))
+                if isinstance(i, dict):
+                    outs.append(Outcome(arrays={n: results[k] for n, k in i.items()}, **h))
+                else:
+                    outs.append(Outcome(array=None if i is None else results[i], **h))
         except _Timeout:
             self._kill()
             return self._fault(f"the call overran its deadline of {deadline * repeat:.4g} s "

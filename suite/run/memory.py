@@ -62,6 +62,9 @@ def need(case: Case, kind: str, working: float = WORKING_MEMORY, copies: int = 0
         total += size * (1 + layout.buffer_factor(case.layout, s))
         arrays += size
     out = numel(case.out_shape or ()) * dtypes.dtype_of(case.out_dtype).itemsize
+    if case.outputs is not None:         # several outputs: every one the caller allocates
+        out = sum(numel(s) * dtypes.dtype_of(d).itemsize for s, d in case.outputs.values()
+                  if s is not None and d is not None)
     outs = out * (2 if kind == Kind.DETERMINISM else 1)
     total += outs + working * (arrays + out) + copies * (arrays + outs)
     if kind == Kind.DETERMINISM and copies:

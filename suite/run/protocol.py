@@ -6,7 +6,7 @@ by type and range, before anything of it is used; any departure is a ProtocolErr
 host kills the process (its next reply could not be trusted either)."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from suite.run.wire import ProtocolError
 
@@ -27,8 +27,12 @@ def _text(v: Any) -> bool:
     return type(v) is str and len(v) <= MAX_TEXT
 
 
-def outcome(head: Any, n_arrays: int) -> Dict[str, Any]:
-    """One outcome's fields, checked (ProtocolError names the first one that is wrong)."""
+Written = Sequence[Tuple[str, str, tuple]]     # a call's written outputs: (name, dtype name, shape)
+
+
+def outcome(head: Any, n_arrays: int, written: Optional[Written] = None) -> Dict[str, Any]:
+    """One outcome's fields, checked (ProtocolError names the first one that is wrong). `written`:
+    a call with several outputs, whose `array` is a dict of each written output's index."""
     if type(head) is not dict:
         raise ProtocolError(f"an outcome that is a {type(head).__name__}, not a dict")
     if set(head) != KEYS:
@@ -36,7 +40,14 @@ def outcome(head: Any, n_arrays: int) -> Dict[str, Any]:
         raise ProtocolError(f"an outcome with keys {', '.join(extra) or 'none'} too many and "
                             f"{', '.join(missing) or 'none'} missing")
     i = head["array"]
-    if i is not None and not (_int(i) and 0 <= i < n_arrays):
+    if written is not None and i is not None:
+        names = [n for n, _, _ in written]
+        if type(i) is not dict or sorted(i, key=str) != sorted(names):
+            raise ProtocolError(f"arrays {_short(i)} for the outputs {', '.join(names)}")
+        for k, v in i.items():
+            if not (_int(v) and 0 <= v < n_arrays):
+                raise ProtocolError(f"array index {v!r} of {k} (the reply carries {n_arrays} arrays)")
+    elif i is not None and not (_int(i) and 0 <= i < n_arrays):
         raise ProtocolError(f"array index {i!r} (the reply carries {n_arrays} arrays)")
     if head["status"] is not None and not _int(head["status"]):
         raise ProtocolError(f"status {head['status']!r}: not an int")
@@ -55,9 +66,12 @@ def outcome(head: Any, n_arrays: int) -> Dict[str, Any]:
     return dict(head)
 
 
-def done(reply: Any, seq: int, repeat: int, n_arrays: int) -> List[Dict[str, Any]]:
+def done(reply: Any, seq: int, repeat: int, n_arrays: int, written: Optional[Written] = None,
+         arrays: Sequence[Any] = ()) -> List[Dict[str, Any]]:
     """The outcomes of a 'run' request numbered `seq` that made `repeat` calls: ('done', seq,
-    [outcome] * repeat), each array of the message used by exactly one outcome."""
+    [outcome] * repeat), each array of the message used by exactly one outcome. `written` (a call
+    with several outputs): each outcome's arrays name exactly these outputs, each of its own
+    dtype and shape among the message's `arrays`."""
     if type(reply) is not tuple or len(reply) != 3 or reply[0] != "done":
         raise ProtocolError(f"a reply {_short(reply)}, not ('done', {seq}, outcomes)")
     if reply[1] != seq or not _int(reply[1]):
@@ -65,11 +79,25 @@ def done(reply: Any, seq: int, repeat: int, n_arrays: int) -> List[Dict[str, Any
     heads = reply[2]
     if type(heads) is not list or len(heads) != repeat:
         raise ProtocolError(f"{_short(heads)} as the outcomes of {repeat} calls")
-    outs = [outcome(h, n_arrays) for h in heads]
+    outs = [outcome(h, n_arrays, written) for h in heads]
     used = [o["array"] for o in outs if o["array"] is not None]
+    if written is not None:
+        spec = {n: (d, tuple(s)) for n, d, s in written}
+        for o in outs:
+            for n, k in (o["array"] or {}).items():
+                a = arrays[k]
+                if (_dtype_name(a), tuple(a.shape)) != spec[n]:
+                    raise ProtocolError(f"{n} as dtype {_dtype_name(a)} shape {tuple(a.shape)}, not "
+                                        f"{spec[n][0]} {spec[n][1]}")
+        used = [k for u in used for k in u.values()]
     if sorted(used) != list(range(n_arrays)):
         raise ProtocolError(f"array indices {used} for the {n_arrays} arrays carried")
     return outs
+
+
+def _dtype_name(a: Any) -> str:
+    from suite.common import dtypes
+    return dtypes.name_of(a.dtype)
 
 
 READY = {"name": str, "capabilities": list, "products": list, "deterministic": bool, "working_memory": float}

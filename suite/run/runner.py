@@ -27,6 +27,7 @@ from suite.cases.inputs import draw_inputs
 from suite.run.host import Fault
 from suite.run.calls import Outcome, Request, call_of
 from suite.run.output import Log, output_lines
+from suite.run.several import outputs_text
 from suite.run.seams import Backend, Host
 from suite.judge.judging import Element, Path, Verdict, judge
 from suite.judge.table import Standard, ToleranceTable
@@ -58,9 +59,14 @@ def request_of(case: Case, inputs: Dict[str, Optional[np.ndarray]]) -> Request:
     out = case.out_dtype if case.out_dtype is not None and case.out_shape is not None else None
     # Every input of the signature, in its order; one the data lacks is NULL (an optional input).
     named = {n: inputs.get(n) for n in ops.get(case.op).inputs}
-    return {"op": case.op, "inputs": named, "layout": case.layout, "attrs": dict(case.attrs),
-            "out_shape": None if case.out_shape is None else tuple(case.out_shape),
-            "out_dtype": None if out is None else dtypes.canonical(out), "product": case.product}
+    req = {"op": case.op, "inputs": named, "layout": case.layout, "attrs": dict(case.attrs),
+           "out_shape": None if case.out_shape is None else tuple(case.out_shape),
+           "out_dtype": None if out is None else dtypes.canonical(out), "product": case.product}
+    if case.outputs is not None:           # several outputs (a single-output request is as it was)
+        req["outputs"] = [[n, None if s is None else tuple(s), None if d is None else dtypes.canonical(d)]
+                          for n, (s, d) in case.outputs.items()]
+        req["written"] = list(case.written)
+    return req
 
 
 def build_call(case: Case, inputs: Dict[str, Optional[np.ndarray]]) -> OpCall:
@@ -183,7 +189,8 @@ class Runner:
                repeat: int = 1, host: Optional[Host] = None, who: str = "the backend's process") -> List[Outcome]:
         """What the backend made of `repeat` calls; a fault of its process fails the case."""
         host = self.host if host is None else host
-        elements = sum(numel(s) for s in case.shapes.values() if s is not None) + numel(case.out_shape or ())
+        elements = sum(numel(s) for s in case.shapes.values() if s is not None) + sum(
+            numel(s or ()) for s in _out_shapes(case))
         deadline = host.deadline_for(elements)
         try:
             outs = host.run(request_of(case, inputs), repeat, deadline)
@@ -240,11 +247,41 @@ class Runner:
         except GoldenError as e:
             raise CaseFailure(case.id, str(e)) from None
 
-    def _check_array(self, case: Case, o: Outcome, nodeid: str) -> np.ndarray:
+    def _check_array(self, case: Case, o: Outcome, nodeid: str) -> Any:
+        """The returned array (a call with several outputs: name -> array of each written one)."""
+        if case.outputs is not None:
+            if o.arrays is None:
+                raise self._fail(case, nodeid, f"the backend returned {o.returned}; the call writes "
+                                               f"{outputs_text(_req_outputs(case), case.written)}")
+            return o.arrays
         if o.array is None:
             raise self._fail(case, nodeid, f"the backend returned {o.returned}; out is shape "
                                            f"{tuple(case.out_shape)} dtype {case.out_dtype}")
         return o.array
+
+    def _accepted(self, case: Case, o: Outcome, nodeid: str, named: bool = False) -> np.ndarray:
+        """The array of an accepted call, or the case's failure: a rejected valid call (its status
+        `named` as aclnn spells it), a crash, a broken contract, a result of the wrong kind."""
+        status = self._status(case, o, nodeid)
+        if status is not None:
+            because = f" ({status_name(status)}); the contract accepts it" if named else ""
+            raise self._fail(case, nodeid, f"the backend rejected a valid call with status {status}{because}",
+                             record={"status": status})
+        return self._check_array(case, o, nodeid)
+
+    def _judged(self, case: Case, data: CaseData, got: np.ndarray, std: Standard,
+                name: Optional[str] = None) -> Verdict:
+        """Judge this returned array against the case's golden within `std`, through the rounding
+        path the operator's kernel takes to out (the one step every numeric verdict is made by).
+        `name`: an output beyond the first (several outputs), judged against its own golden in its
+        own dtype's entry of the standard, rounded once to its dtype (no vendor path: the
+        operator's result_dtype, term_dtype and vendor_at describe the first output)."""
+        if name is not None and name != ops.get(case.op).outputs[0]:
+            return judge(got, data.others[name], got.dtype, std, self.table.slack_ulps,
+                         flush=may_flush(case.product))
+        path = rounding_path(case, data, got.dtype)
+        return judge(got, data.golden, judged_dtype(case, got.dtype), std, self.table.slack_ulps,
+                     through=path.through, terms=path.terms, vendor=path.vendor, flush=path.flush)
 
     # -- the three kinds of test ---------------------------------------------------------------
     def check(self, kind: Kind, case: Case, nodeid: str) -> Dict[str, Any]:
@@ -257,24 +294,38 @@ class Runner:
         self.fits(case, Kind.NUMBERS)
         data = self._data(case)
         o = self._calls(case, data.inputs, nodeid)[0]
-        status = self._status(case, o, nodeid)
-        if status is not None:
-            raise self._fail(case, nodeid, f"the backend rejected a valid call with status {status} "
-                                           f"({status_name(status)}); the contract accepts it",
-                             record={"status": status})
-        got = self._check_array(case, o, nodeid)
+        got = self._accepted(case, o, nodeid, named=True)
+        if case.outputs is not None:
+            return self._numbers_of_several(case, nodeid, data, got)
         if case.determinism:
             self.earlier[case.id] = (_digest(got), nodeid)
-        std = self.standard_for(case)
-        path = rounding_path(case, data, got.dtype)
-        v = judge(got, data.golden, judged_dtype(case, got.dtype), std, self.table.slack_ulps,
-                  through=path.through, terms=path.terms, vendor=path.vendor, flush=path.flush)
+        v = self._judged(case, data, got, self.standard_for(case))
         record = {"status": 0, **v.metrics()}
         if not v.passed:
             worst = self._worst(case, data, v)
             raise self._fail(case, nodeid, f"out {case.out_dtype}{list(case.out_shape)} fails standard "
                                            f"'{v.standard}': {v.why}", self._numbers_details(case, data, v, worst),
                              {**record, "worst": worst})
+        return record
+
+    def _numbers_of_several(self, case: Case, nodeid: str, data: CaseData,
+                            got: Dict[str, np.ndarray]) -> Dict[str, Any]:
+        """check_numbers for a call with several outputs: each written output judged against its
+        golden; the record keeps the first output's metrics where a single output's are, and every
+        judged output's under `outputs` (docs/results-schema.md). The first failure names its output."""
+        if case.determinism:
+            self.earlier[case.id] = (_digest_all(got), nodeid)
+        std = self.standard_for(case)
+        verdicts = {n: self._judged(case, data, a, std, n) for n, a in got.items()}
+        first = ops.get(case.op).outputs[0]
+        record = {"status": 0, **(verdicts[first].metrics() if first in verdicts else {}),
+                  "outputs": {n: v.metrics() for n, v in verdicts.items()}}
+        for n, v in verdicts.items():
+            if not v.passed:
+                shape, dt = case.outputs[n]
+                worst = self._worst(case, data, v, n)
+                raise self._fail(case, nodeid, f"{n} {dt}{list(shape)} fails standard '{v.standard}': {v.why}",
+                                 self._numbers_details(case, data, v, worst, n), {**record, "worst": worst})
         return record
 
     def check_rejection(self, case: Case, nodeid: str) -> Dict[str, Any]:
@@ -303,26 +354,22 @@ class Runner:
             outs += self._calls(case, inputs, nodeid, host=twin, who="the backend's second process")
         results = []
         for o in outs:
-            status = self._status(case, o, nodeid)
-            if status is not None:
-                raise self._fail(case, nodeid, f"the backend rejected a valid call with status {status}",
-                                 record={"status": status})
-            got = self._check_array(case, o, nodeid)
+            got = self._accepted(case, o, nodeid)
             if o.aliased is not None:
                 raise self._fail(case, nodeid, _aliased(o.aliased))
             # A copy: a backend that hands back the same buffer twice must not compare it with itself.
-            results.append(np.array(got, copy=True) if len(results) < 2 else got)
-        _same(self, case, nodeid, results[0], results[1],
-              "two runs on identical inputs differ in {n} of {size} elements (the operator is documented "
-              "as deterministic)")
+            results.append(_copied(got) if len(results) < 2 else got)
+        _same_all(self, case, nodeid, results[0], results[1],
+                  "two runs on identical inputs differ in {n} of {size} elements (the operator is documented "
+                  "as deterministic)")
         if len(results) > 2:
-            _same(self, case, nodeid, results[0], results[2],
-                  "a run in the backend's second process, on the same inputs received into fresh memory, "
-                  "differs from the first process's in {n} of {size} elements (two runs in one process "
-                  "agree: a result remembered there, not recomputed; the operator is documented as "
-                  "deterministic)")
+            _same_all(self, case, nodeid, results[0], results[2],
+                      "a run in the backend's second process, on the same inputs received into fresh memory, "
+                      "differs from the first process's in {n} of {size} elements (two runs in one process "
+                      "agree: a result remembered there, not recomputed; the operator is documented as "
+                      "deterministic)")
         before = self.earlier.get(case.id)
-        if before is not None and _digest(results[0]) != before[0]:
+        if before is not None and _digest_all(results[0]) != before[0]:
             raise self._fail(case, nodeid, "the same call earlier in this session gave other bits (the runs "
                                            "now agree with each other: a result that changes with time or "
                                            "with what ran before; the operator is documented as deterministic)",
@@ -340,40 +387,45 @@ class Runner:
         if twin is not None:
             outs += self._calls(case, data.inputs, nodeid, host=twin, who="the backend's second process")
         std = self.standard_for(case)
-        worst: Optional[Verdict] = None
+        worst: Dict[Optional[str], Verdict] = {}        # output (None: the only one) -> its worst run
         for i, o in enumerate(outs, 1):
-            status = self._status(case, o, nodeid)
-            if status is not None:
-                raise self._fail(case, nodeid, f"the backend rejected a valid call with status {status}",
-                                 record={"status": status})
-            got = np.array(self._check_array(case, o, nodeid), copy=True)
+            got = _copied(self._accepted(case, o, nodeid))
             if o.aliased is not None:
                 raise self._fail(case, nodeid, _aliased(o.aliased))
-            path = rounding_path(case, data, got.dtype)
-            v = judge(got, data.golden, judged_dtype(case, got.dtype), std, self.table.slack_ulps,
-                      through=path.through, terms=path.terms, vendor=path.vendor, flush=path.flush)
-            if not v.passed:
-                raise self._fail(case, nodeid, f"run {i} of {len(outs)} fails standard '{v.standard}': {v.why} "
-                                               f"({nondeterministic_note(case, len(outs))})",
-                                 record={"status": 0, **v.metrics()})
-            if worst is None or v.max_ulp > worst.max_ulp:
-                worst = v
-        assert worst is not None
-        return {"status": 0, "deterministic": False, **worst.metrics(), "note": nondeterministic_note(case, len(outs))}
+            for name, a in (got.items() if isinstance(got, dict) else [(None, got)]):
+                v = self._judged(case, data, a, std, name)
+                if not v.passed:
+                    which = "" if name is None else f"{name} of "
+                    raise self._fail(case, nodeid, f"{which}run {i} of {len(outs)} fails standard '{v.standard}': "
+                                                   f"{v.why} ({nondeterministic_note(case, len(outs))})",
+                                     record={"status": 0, **v.metrics()})
+                if name not in worst or v.max_ulp > worst[name].max_ulp:
+                    worst[name] = v
+        note = nondeterministic_note(case, len(outs))
+        if None in worst:
+            return {"status": 0, "deterministic": False, **worst[None].metrics(), "note": note}
+        first = ops.get(case.op).outputs[0]
+        return {"status": 0, "deterministic": False, **(worst[first].metrics() if first in worst else {}),
+                "outputs": {n: v.metrics() for n, v in worst.items()}, "note": note}
 
     # -- messages ------------------------------------------------------------------------------
-    def _worst(self, case: Case, data: CaseData, v: Verdict) -> List[Dict[str, Any]]:
-        """The worst elements as data (results.json `worst`, docs/results-schema.md)."""
+    def _worst(self, case: Case, data: CaseData, v: Verdict, name: Optional[str] = None) -> List[Dict[str, Any]]:
+        """The worst elements as data (results.json `worst`, docs/results-schema.md); of output
+        `name` where the call has several (its inputs are named only for the first output)."""
         op = ops.get(case.op)
-        shape = tuple(case.out_shape)
-        return [worst_element(e, shape, op.element_values(data.inputs, shape, _index(e, shape)))
+        first = name is None or name == op.outputs[0]
+        shape = tuple(case.out_shape) if first else tuple(case.outputs[name][0])
+        return [worst_element(e, shape, op.element_values(data.inputs, shape, _index(e, shape)) if first else None)
                 for e in v.elements]
 
     def _numbers_details(self, case: Case, data: CaseData, v: Verdict,
-                         worst: Sequence[Dict[str, Any]]) -> List[str]:
-        """The measured numbers and the worst elements, each with the inputs that produced it."""
+                         worst: Sequence[Dict[str, Any]], name: Optional[str] = None) -> List[str]:
+        """The measured numbers and the worst elements, each with the inputs that produced it
+        (an output beyond the first: where and what, without the inputs)."""
         op = ops.get(case.op)
-        shape = tuple(case.out_shape)
+        first = name is None or name == op.outputs[0]
+        shape = tuple(case.out_shape) if first else tuple(case.outputs[name][0])
+        out_dtype = case.out_dtype if first else case.outputs[name][1]
         lines = [f"  {v.n} elements, {v.n_over} over; max error {v.max_ulp:.4g} ulp, max abs {v.max_abs:.4g}, "
                  f"max rel {v.max_rel:.4g}, rmse {v.rmse:.4g}",
                  "  worst elements:"]
@@ -381,9 +433,10 @@ class Runner:
             index = _index(e, shape)
             allowed = (_fmt(e.lo) if e.lo == e.hi else f"[{_fmt(e.lo)}, {_fmt(e.hi)}]")
             tag = {"mismatch": " (NaN/inf mismatch)", "gross": " (gross error)"}.get(e.why, "")
-            error = (f"{w['error']:.4g} ulp of {case.out_dtype}" if w["unit"] == "ulp"
+            error = (f"{w['error']:.4g} ulp of {out_dtype}" if w["unit"] == "ulp"
                      else f"{w['error']:.4g} absolute (the golden is 0)")
-            lines.append(f"    index {index}: {op.describe(data.inputs, dict(case.attrs), shape, index)}")
+            lines.append(f"    index {index}: {op.describe(data.inputs, dict(case.attrs), shape, index)}" if first
+                         else f"    {name} index {index}:")
             lines.append(f"      golden {_fmt(e.golden)} (allowed {allowed}), got {_fmt(e.got)}, "
                          f"error {error}{tag}")
         return lines
@@ -396,6 +449,40 @@ def nondeterministic_note(case: Case, runs: int = 2) -> str:
     return f"not deterministic on {case.product} by its contract: {how} within standard"
 
 
+def _out_shapes(case: Case) -> List[Optional[tuple]]:
+    """The shapes of every output the caller allocates (out's alone for one output)."""
+    if case.outputs is None:
+        return [case.out_shape]
+    return [s for s, _ in case.outputs.values()]
+
+
+def _req_outputs(case: Case) -> List[Tuple[str, Optional[tuple], Optional[str]]]:
+    return [(n, s, d) for n, (s, d) in (case.outputs or {}).items()]
+
+
+def _copied(got: Any) -> Any:
+    """A copy of a result (each array of a call with several outputs)."""
+    if isinstance(got, dict):
+        return {n: np.array(a, copy=True) for n, a in got.items()}
+    return np.array(got, copy=True)
+
+
+def _digest_all(got: Any) -> str:
+    """_digest of one result, or of every written output of a call with several, in order."""
+    if not isinstance(got, dict):
+        return _digest(got)
+    return hashlib.sha256("".join(f"{n}:{_digest(a)}" for n, a in got.items()).encode()).hexdigest()
+
+
+def _same_all(runner: "Runner", case: Case, nodeid: str, first: Any, other: Any, what: str) -> None:
+    """_same for one result, or for each written output of a call with several (the message then
+    names the output that differs)."""
+    if not isinstance(first, dict):
+        return _same(runner, case, nodeid, first, other, what)
+    for n, a in first.items():
+        _same(runner, case, nodeid, a, other[n], f"{n}: {what}", shape=tuple(case.outputs[n][0]))
+
+
 def _digest(a: np.ndarray) -> str:
     """sha256 of an output's dtype, shape and bits (NaN payloads included: a deterministic kernel
     gives the same ones)."""
@@ -404,7 +491,8 @@ def _digest(a: np.ndarray) -> str:
     return h.hexdigest()
 
 
-def _same(runner: Runner, case: Case, nodeid: str, first: np.ndarray, other: np.ndarray, what: str) -> None:
+def _same(runner: Runner, case: Case, nodeid: str, first: np.ndarray, other: np.ndarray, what: str, *,
+          shape: Optional[tuple] = None) -> None:
     """Fail the case, with the first differing elements, unless `other` is bit-identical to
     `first` (NaN matches any NaN)."""
     a, b = dtypes.to_bits(first).reshape(-1), dtypes.to_bits(other).reshape(-1)
@@ -412,7 +500,7 @@ def _same(runner: Runner, case: Case, nodeid: str, first: np.ndarray, other: np.
     differ = (a != b) & ~both_nan
     if differ.any():
         idx = np.flatnonzero(differ)
-        shape = case.out_shape
+        shape = case.out_shape if shape is None else shape
         lines = [f"    index {tuple(int(i) for i in np.unravel_index(j, shape))}: "
                  f"first {_fmt(first.reshape(-1)[j])}, second {_fmt(other.reshape(-1)[j])}"
                  for j in idx[:5]]
@@ -435,6 +523,9 @@ def worst_element(e: Element, shape: tuple, inputs: Optional[Dict[str, Optional[
 def _aliased(aliased: str) -> str:
     """A result must be the backend's own new memory: not a view of an input, and not a buffer it
     handed out before (an earlier result would change under the caller)."""
+    if aliased.startswith("output "):
+        return (f"the result shares memory with {aliased}: two outputs of one call must each be "
+                f"memory of their own")
     if aliased.startswith("input "):
         return (f"the result shares memory with {aliased}: the backend returned a view of its input, "
                 f"not a result of its own")

@@ -1,0 +1,342 @@
+"""Several outputs per call (issue 22), on a made-up two-output operator registered only here
+(tests/multiout_ops.py: out and total, total unwritten under reduction none, as aclnnNLLLoss's
+totalWeightOut): the cases carry each output's shape and dtype, the goldens one per written output,
+the backend gets them in OpCall.outputs and returns a mapping, each written output is judged and a
+failure names it, and a malformed reply is one clear line, in pytest's process and across the
+process boundary. A single-output call is exactly as it was (OpCall.outputs None)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from suite import ops
+from suite.backends.reference import ReferenceBackend
+from suite.cases.load import load_cases
+from suite.cases.model import Kind, kinds_of
+from suite.contract import OpCall
+from suite.golden import build as golden_build
+from suite.golden.store import GoldenStore
+from suite.judge.table import load_table
+from suite.report import compare, results
+from suite.run import protocol
+from suite.run.calls import InProcess
+from suite.run.host import Hosted
+from suite.run.runner import CaseFailure, Runner, request_of
+from suite.run.wire import ProtocolError
+from tests import multiout_ops as M
+from tests.core_helpers import write
+
+ROOT = Path(__file__).resolve().parents[1]
+SPEC = "tests.multiout_ops:"
+
+
+@pytest.fixture(autouse=True)
+def registered(monkeypatch):
+    monkeypatch.setitem(ops.OPERATORS, M.NAME, M.OP)
+
+
+@pytest.fixture
+def world(tmp_path):
+    """The made-up operator's cases and their goldens, generated into tmp_path."""
+    cases = load_cases([write(tmp_path, "two_out.yaml", M.CASES)])[0]
+    golden_build.generate(cases, tmp_path / "golden")
+    return cases, GoldenStore(tmp_path / "golden")
+
+
+def _runner(host, store) -> Runner:
+    return Runner(host, host.info, store, load_table(ROOT / "cases" / "tolerances.yaml"))
+
+
+def _run_all(host, cases, store, kinds=(Kind.NUMBERS, Kind.REJECTION, Kind.DETERMINISM)):
+    """kind, case id -> record or the failure's text."""
+    runner, found = _runner(host, store), {}
+    for c in cases:
+        for k in kinds_of(c):
+            if k in kinds:
+                try:
+                    found[(k, c.id)] = runner.check(k, c, f"t[{c.id}]")
+                except CaseFailure as e:
+                    found[(k, c.id)] = str(e)
+    return found
+
+
+def _one(cases, reduction="sum", dtype="float32", shape=(2, 3)):
+    return next(c for c in cases if c.expect == 0 and c.attrs["reduction"] == M.OP.reductions[reduction]
+                and c.out_dtype == dtype and tuple(c.out_shape) == shape)
+
+
+# -- cases ---------------------------------------------------------------------------------------
+def test_a_case_carries_each_output_and_which_are_written(world):
+    cases, _ = world
+    c = _one(cases, "sum", "float16")
+    assert dict(c.outputs) == {"out": ((2, 3), "float16"), "total": ((), "float32")}
+    assert c.written == ("out", "total")
+    assert _one(cases, "none").written == ("out",)
+    assert "total" not in c.id                          # a declared output spells nothing in the id
+
+
+def test_rejection_cases_name_a_wrong_shape_dtype_or_null_of_the_second_output(world):
+    cases, _ = world
+    rejected = {c.id: (c.expect, c.why) for c in cases if c.expect}
+    assert sorted(rejected.values()) == [(161001, "total is NULL"), (161002, "total dtype float16 is not float32"),
+                                         (161002, "total shape (2,) is not ()")]
+    assert any(i.endswith("-total2.float32-contiguous-uniform") for i in rejected), sorted(rejected)
+    assert any("-totalnull.float32-" in i for i in rejected) and any("-totalscalar.float16-" in i for i in rejected)
+
+
+def test_a_single_output_operator_has_no_outputs_and_refuses_the_key(tmp_path):
+    mse = load_cases([write(tmp_path, "m.yaml", "op: MseLossBackward\nmatrices:\n  - products: [atlas-a2]\n"
+                                              "    dtypes: [float32]\n    shapes: [[2, 2, 2]]\n")])[0]
+    assert mse and all(c.outputs is None and c.written == ("out",) for c in mse)
+    assert "outputs" not in request_of(mse[0], {})
+    from suite.common.yamlfile import FileError
+    with pytest.raises(FileError, match="unknown key .allowed: determinism, dtypes, expect, layout, name, out_shape, "
+                                        "product, reduction, shapes, values"):
+        load_cases([write(tmp_path, "bad.yaml", "op: MseLossBackward\ncases:\n  - {product: atlas-a2, "
+                                                "dtypes: float32, reduction: mean, shapes: [2, 2, 2], "
+                                                "outputs: {x: {shape: [1]}}}\n")])
+
+
+# -- goldens -------------------------------------------------------------------------------------
+def test_one_golden_per_written_output_in_the_bundle_and_check_passes(world, tmp_path):
+    cases, store = world
+    data = store.load(_one(cases, "sum"))
+    assert set(data.others) == {"total"} and data.others["total"].shape == ()
+    x = data.inputs["x"].astype(np.float64) * data.inputs["y"].astype(np.float64)
+    assert float(data.others["total"].out) == pytest.approx(float(x.sum()), rel=1e-12)
+    assert store.load(_one(cases, "none")).others == {}
+    assert golden_build.check(cases, tmp_path / "golden") == []
+
+
+def test_golden_check_finds_a_changed_second_golden(world, tmp_path, monkeypatch):
+    cases, _ = world
+    real = M.TwoOut.goldens
+
+    def off(self, x, attrs, block=1 << 16):
+        found = real(self, x, attrs, block)
+        if "total" in found:
+            found["total"].out = found["total"].out + 1.0
+        return found
+    monkeypatch.setattr(M.TwoOut, "goldens", off)
+    problems = golden_build.check(cases, tmp_path / "golden")
+    assert problems and all("(total)" in p for p in problems), problems
+
+
+# -- the call and the verdict, in pytest's process -------------------------------------------------
+def test_the_backend_gets_every_output_in_signature_order(world):
+    cases, _ = world
+    c = _one(cases, "none", "float16")
+    seen = []
+
+    class Looks(M.Reference):
+        def run(self, call):
+            seen.append(call)
+            return super().run(call)
+    _runner(InProcess(Looks()), world[1]).check(Kind.NUMBERS, c, "t")
+    call = seen[0]
+    assert list(call.outputs) == ["out", "total"]
+    assert call.outputs["out"] == ((2, 3), np.dtype(np.float16)) == (call.out_shape, call.out_dtype)
+    assert call.outputs["total"] == ((), np.dtype(np.float32))
+
+
+def test_the_reference_passes_every_case_with_a_record_per_output(world):
+    cases, store = world
+    found = _run_all(InProcess(M.Reference()), cases, store)
+    assert all(isinstance(v, dict) for v in found.values()), [v for v in found.values() if isinstance(v, str)]
+    rec = found[(Kind.NUMBERS, _one(cases, "sum").id)]
+    assert set(rec["outputs"]) == {"out", "total"} and rec["max_ulp"] == rec["outputs"]["out"]["max_ulp"]
+    assert set(found[(Kind.NUMBERS, _one(cases, "none").id)]["outputs"]) == {"out"}
+
+
+def test_a_wrong_second_output_fails_the_case_naming_it(world):
+    cases, store = world
+    with pytest.raises(CaseFailure) as e:
+        _runner(InProcess(M.WrongTotal()), store).check(Kind.NUMBERS, _one(cases, "sum", "float16"), "t")
+    assert e.value.summary.split(": ", 1)[1].startswith("total float32[] fails standard ")
+    assert e.value.record["outputs"]["out"]["n_over"] == 0 and e.value.record["outputs"]["total"]["n_over"] == 1
+
+
+@pytest.mark.parametrize("backend, says", [
+    (M.OneArray, "the backend returned shape (2, 3) dtype float32; a call with several outputs returns a mapping"),
+    (M.Missing, "the backend returned a mapping without total; the call writes out float32[2, 3] and total float32[]"),
+    (M.Extra, "the backend returned a mapping with 'totalWeight', which is no output of TwoOutTestOp"),
+    (M.WrongShape, "the backend returned total as shape (1,) dtype float32; the call writes"),
+])
+def test_a_malformed_result_fails_with_one_clear_line(world, backend, says):
+    cases, store = world
+    with pytest.raises(CaseFailure) as e:
+        _runner(InProcess(backend()), store).check(Kind.NUMBERS, _one(cases, "sum"), "t")
+    first = str(e.value).splitlines()[0]
+    assert says in first, first
+
+
+def test_an_unwritten_outputs_garbage_passes(world):
+    cases, store = world
+    none = [c for c in cases if c.expect == 0 and c.attrs["reduction"] == 0]
+    assert len(none) == 4
+    found = _run_all(InProcess(M.Garbage()), none, store)
+    assert all(isinstance(v, dict) for v in found.values()), found
+
+
+def test_two_outputs_in_one_buffer_fail_the_determinism_test(world):
+    cases, store = world
+    with pytest.raises(CaseFailure, match="shares memory with output out"):
+        _runner(InProcess(M.SharedTotal()), store).check(Kind.DETERMINISM, _one(cases, "sum"), "t")
+
+
+def test_a_second_output_that_differs_between_runs_fails_naming_it(world):
+    cases, store = world
+    with pytest.raises(CaseFailure) as e:
+        _runner(InProcess(M.DriftingTotal()), store).check(Kind.DETERMINISM, _one(cases, "sum"), "t")
+    assert e.value.summary.split(": ", 1)[1].startswith("total: two runs on identical inputs differ in 1 of 1")
+
+
+def test_a_nondeterministic_operator_judges_every_output_of_every_run(world, monkeypatch):
+    cases, store = world
+    monkeypatch.setattr(M.OP, "nondeterministic", {"atlas-a2": {}}, raising=False)
+    c = _one(cases, "sum")
+    rec = _runner(InProcess(M.Reference()), store).check(Kind.DETERMINISM, c, "t")
+    assert rec["deterministic"] is False and set(rec["outputs"]) == {"out", "total"}
+    with pytest.raises(CaseFailure, match=r"^.*: total of run 1 of 2 fails standard"):
+        _runner(InProcess(M.WrongTotal()), store).check(Kind.DETERMINISM, c, "t")
+
+
+def test_the_torch_backend_returns_each_output_of_its_mapping(world):
+    pytest.importorskip("torch")
+    cases, store = world
+    found = _run_all(InProcess(M.Torch()), cases, store, (Kind.NUMBERS, Kind.DETERMINISM))
+    assert len(found) == 16 and all(isinstance(v, dict) for v in found.values()), found
+    assert set(found[(Kind.NUMBERS, _one(cases, "sum", "float16").id)]["outputs"]) == {"out", "total"}
+
+
+# -- across the process boundary -----------------------------------------------------------------
+@pytest.mark.parametrize("name, says", [
+    ("Reference", None),
+    ("WrongTotal", "total float32[] fails standard"),
+    ("OneArray", "the backend returned shape (2, 3) dtype float32; a call with several outputs returns a mapping"),
+    ("Missing", "the backend returned a mapping without total"),
+    ("Extra", "the backend returned a mapping with 'totalWeight'"),
+    ("WrongShape", "the backend returned total as shape (1,) dtype float32"),
+])
+def test_across_the_process_boundary(world, name, says):
+    cases, store = world
+    h = Hosted(SPEC + name, {}, timeout=60)
+    h.start()
+    try:
+        found = _run_all(h, [_one(cases, "sum"), _one(cases, "none", "float16")], store,
+                         (Kind.NUMBERS, Kind.DETERMINISM))
+    finally:
+        h.close()
+    texts = [v for (k, i), v in found.items() if isinstance(v, str) and "sum" in i]
+    if says is None:
+        assert all(isinstance(v, dict) for v in found.values()), found
+    else:
+        assert texts and all(says in t.splitlines()[0] for t in texts), texts
+    # none: total unwritten, so a backend that gets only total wrong still passes there
+    if name in ("WrongTotal", "Missing", "WrongShape", "Reference"):
+        assert all(isinstance(v, dict) for (k, i), v in found.items() if "none" in i), found
+
+
+def _head(array):
+    return {"array": array, "status": None, "unsupported": None, "raised": None, "returned": None,
+            "aliased": None, "violation": None, "device_fault": None, "device_lost": False}
+
+
+WRITTEN = [("out", "float32", (2, 3)), ("total", "float32", ())]
+
+
+def test_the_protocol_checks_each_named_array():
+    good = [np.zeros((2, 3), np.float32), np.zeros((), np.float32)]
+    assert protocol.done(("done", 1, [_head({"out": 0, "total": 1})]), 1, 1, 2, WRITTEN, good)
+    for head, arrays, says in [
+        ({"out": 0}, good[:1], "arrays {'out': 0} for the outputs out, total"),
+        ({"out": 0, "total": 1, "x": 2}, good + good[1:], "for the outputs out, total"),
+        ({"out": 1, "total": 0}, good, "out as dtype float32 shape (), not float32 (2, 3)"),
+        ({"out": 0, "total": 0}, good[:1] + good[:1], "total as dtype float32 shape (2, 3), not float32 ()"),
+        (0, good[:1], "arrays 0 for the outputs out, total"),
+    ]:
+        with pytest.raises(ProtocolError) as e:
+            protocol.done(("done", 1, [_head(head)]), 1, 1, len(arrays), WRITTEN, arrays)
+        assert says in str(e.value), (head, str(e.value))
+    # one output: the reply is as it always was (an index, not a mapping)
+    with pytest.raises(ProtocolError, match="array index"):
+        protocol.done(("done", 1, [_head({"out": 0})]), 1, 1, 1)
+
+
+# -- the contract ---------------------------------------------------------------------------------
+def test_opcall_positional_construction_still_works_and_outputs_defaults_to_none():
+    call = OpCall("MseLossBackward", {}, {"reduction": 1}, (2,), np.dtype(np.float32), "atlas-a2")
+    assert call.outputs is None
+
+
+def test_a_single_output_backend_written_against_todays_contract_passes_unchanged(tmp_path):
+    """An old backend that never reads `outputs` and returns one array (MseLossBackward)."""
+    seen = []
+
+    class Old:
+        name = "old"
+        capabilities = {"status"}
+
+        def run(self, call):
+            seen.append(call.outputs)
+            return ReferenceBackend().run(OpCall(call.op, call.inputs, call.attrs, call.out_shape,
+                                                 call.out_dtype, call.product))
+    cases = load_cases([write(tmp_path, "m.yaml", "op: MseLossBackward\nmatrices:\n  - products: [atlas-a2]\n"
+                                                "    dtypes: [float32, float16]\n    shapes: [[2x3, 2x3, 2x3]]\n"
+                                                "    determinism: true\n")])[0]
+    golden_build.generate(cases, tmp_path / "golden")
+    found = _run_all(InProcess(Old()), cases, GoldenStore(tmp_path / "golden"))
+    assert found and all(isinstance(v, dict) and "outputs" not in v for v in found.values()), found
+    assert set(seen) == {None}
+
+
+# -- the record ------------------------------------------------------------------------------------
+def _metrics(max_ulp):
+    return {"standard": "s", "n": 1, "n_over": 0, "share_over": 0.0, "mismatches": 0, "n_gross": 0,
+            "max_ulp": max_ulp, "mean_ulp": 0.0, "max_abs": 0.0, "max_rel": 0.0, "rmse": 0.0}
+
+
+def _doc(total_ulp, out_ulp=0.0):
+    rec = results.make_record({"key": "k", "case": "c", "kind": "numbers", "op": M.NAME, "product": "atlas-a2",
+                               "dtypes": {}, "out_dtype": "float32", "reduction": 2, "attrs": {"reduction": 2}, "shapes": {},
+                               "out_shape": [], "layout": "contiguous", "values": "uniform", "expect": 0,
+                               "status": 0, "reproduce": None, **_metrics(out_ulp),
+                               "outputs": {"out": _metrics(out_ulp), "total": _metrics(total_ulp)}},
+                              "passed", None)
+    return results.make_document({"suite_version": "x", "backend": {}, "products": [], "standard_override": None,
+                                  "manifest_hash": "h", "shard": None, "machine": results.machine()}, [rec])
+
+
+def test_results_json_keeps_each_outputs_metrics_and_validates_them():
+    doc = _doc(0.5)
+    assert results.validate(doc) == [] and doc["records"][0]["outputs"]["total"]["max_ulp"] == 0.5
+    doc["records"][0]["outputs"]["total"]["max_ulp"] = "lots"
+    doc["records"][0]["outputs"]["out"] = 3
+    assert sorted(results.validate(doc)) == ["records[0].outputs.'total': field 'max_ulp' is 'lots', expected num",
+                                             "records[0].outputs: 'out' is 3, not an object of metrics"]
+
+
+def test_report_diff_compares_each_output():
+    d = compare.diff(_doc(0.5), _doc(9.0))
+    assert len(d.regressions) == 1 and d.worse
+    assert "total 0.5 -> 9 ulp" in compare.render_diff(d)
+    assert not compare.diff(_doc(0.5), _doc(0.5)).worse
+
+
+@pytest.mark.parametrize("outputs, says", [
+    ("{count: {shape: [1]}}", "field 'count': unknown output (allowed: total)"),
+    ("{total: [1]}", "field 'total': a mapping with shape, dtype or both"),
+    ("{total: {shape: [1], colour: red}}", "field 'total': a mapping with shape, dtype or both"),
+    ("{total: {dtype: float128}}", "dtype"),
+    ("{total: {shape: 2y}}", "malformed shape '2y'"),
+    ("[total]", "field 'outputs': a mapping of output name to {shape, dtype} (total)"),
+])
+def test_a_mistake_in_a_single_cases_outputs_is_one_line_naming_the_file(tmp_path, outputs, says):
+    from suite.common.yamlfile import FileError
+    text = ("op: TwoOutTestOp\ncases:\n  - {product: atlas-a2, dtypes: float32, reduction: sum, "
+            f"shapes: [2, 2], outputs: {outputs}}}\n")
+    with pytest.raises(FileError) as e:
+        load_cases([write(tmp_path, "bad.yaml", text)])
+    assert "bad.yaml:3" in str(e.value) and says in str(e.value) and "\n" not in str(e.value), str(e.value)
