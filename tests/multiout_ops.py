@@ -160,7 +160,7 @@ class Missing(Reference):
 
 class Extra(Reference):
     def run(self, call):
-        return {**super().run(call), "totalWeight": np.zeros((), np.float32)}
+        return {**super().run(call), "spare": np.zeros((), np.float32)}
 
 
 class WrongShape(Reference):

@@ -161,7 +161,7 @@ def test_a_wrong_second_output_fails_the_case_naming_it(world):
 @pytest.mark.parametrize("backend, says", [
     (M.OneArray, "the backend returned shape (2, 3) dtype float32; a call with several outputs returns a mapping"),
     (M.Missing, "the backend returned a mapping without total; the call writes out float32[2, 3] and total float32[]"),
-    (M.Extra, "the backend returned a mapping with 'totalWeight', which is no output of TwoOutTestOp"),
+    (M.Extra, "the backend returned a mapping with 'spare', which is no output of TwoOutTestOp"),
     (M.WrongShape, "the backend returned total as shape (1,) dtype float32; the call writes"),
 ])
 def test_a_malformed_result_fails_with_one_clear_line(world, backend, says):
@@ -217,7 +217,7 @@ def test_the_torch_backend_returns_each_output_of_its_mapping(world):
     ("WrongTotal", "total float32[] fails standard"),
     ("OneArray", "the backend returned shape (2, 3) dtype float32; a call with several outputs returns a mapping"),
     ("Missing", "the backend returned a mapping without total"),
-    ("Extra", "the backend returned a mapping with 'totalWeight'"),
+    ("Extra", "the backend returned a mapping with 'spare'"),
     ("WrongShape", "the backend returned total as shape (1,) dtype float32"),
 ])
 def test_across_the_process_boundary(world, name, says):

@@ -144,7 +144,7 @@ def judge(got: np.ndarray, golden, out_dtype: np.dtype, standard: Standard,
     """Measure `got` (already of the right shape and dtype) against `golden` (a Golden, or a
     GoldenSource read block by block) under `standard`, in `out_dtype`. A kernel that rounds its
     result to `through` (default: `out_dtype`) and then casts it to got's dtype lands in the window
-    rounded the same two ways (runner.judged_dtype: an operator's result_dtype): a bfloat16 result
+    rounded the same two ways (suite.run.paths.judged_dtype: an operator's result_dtype): a bfloat16 result
     past float16's range is inf in a float16 out, one in float16's subnormal range lands on
     float16's grid, and a float16 result cast to bfloat16 is rounded twice. `terms`, `vendor`
     and `flush`: see Path."""

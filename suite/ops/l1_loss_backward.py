@@ -65,7 +65,7 @@ def _large(sig: Signature) -> Dict[str, Dist]:
     65504 against -65504: the difference overflows float16 while the sign is +1). gradOutput
     reaches 1e30, past float16's range where out is float16 (infinity is due there), except where
     it is float16 itself, or where a bfloat16 result is cast to a float16 out (judged in bfloat16,
-    suite.runner.judged_dtype, which cannot see that second rounding overflow): there below 3e4."""
+    suite.run.paths.judged_dtype, which cannot see that second rounding overflow): there below 3e4."""
     d: Dict[str, Dist] = {}
     for n in ("self", "target"):
         mx = _range(sig.dtypes[n])[0]
@@ -86,7 +86,7 @@ def _tiny(sig: Signature) -> Dict[str, Dist]:
     a = max(out_tiny, 64.0 * g_sub)
     d: Dict[str, Dist] = {"gradOutput": Binades(a / 64.0, 4.0 * a)}
     if promote(sig.dtypes.values()) == "bfloat16" and sig.out_dtype == "float16":
-        # A BFLOAT16 result cast to a FLOAT16 out is judged in BFLOAT16 (suite.runner.judged_dtype),
+        # A BFLOAT16 result cast to a FLOAT16 out is judged in BFLOAT16 (suite.run.paths.judged_dtype),
         # which cannot see the second rounding into FLOAT16's subnormals: keep these results normal.
         b = broadcast(*sig.shapes.values())
         n = numel(b) if sig.attrs.get("reduction") == 1 and b is not None else 1

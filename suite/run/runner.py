@@ -1,8 +1,6 @@
 """Running one case against the backend and saying, in numbers, what went wrong."""
 from __future__ import annotations
 
-import hashlib
-
 import shlex
 import pathlib
 from dataclasses import dataclass, field
@@ -10,12 +8,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from functools import lru_cache
-
 from suite.common import dtypes
 from suite import ops
 from suite.golden import source as golden
-from suite.cases import hardware
 from suite.run import memory
 from suite.run.backend import BackendInfo
 from suite.cases.model import Case, Kind
@@ -27,9 +22,11 @@ from suite.cases.inputs import draw_inputs
 from suite.run.host import Fault
 from suite.run.calls import Outcome, Request, call_of
 from suite.run.output import Log, output_lines
-from suite.run.several import outputs_text
+from suite.run.several import aliased_text, out_shapes, outputs_text, request_outputs
 from suite.run.seams import Backend, Host
-from suite.judge.judging import Element, Path, Verdict, judge
+from suite.run.bits import _copied, _digest, _digest_all, differing
+from suite.run.paths import judged_dtype, may_flush, rounding_path
+from suite.judge.judging import Element, Verdict, judge
 from suite.judge.table import Standard, ToleranceTable
 
 
@@ -71,53 +68,6 @@ def request_of(case: Case, inputs: Dict[str, Optional[np.ndarray]]) -> Request:
 
 def build_call(case: Case, inputs: Dict[str, Optional[np.ndarray]]) -> OpCall:
     return call_of(request_of(case, inputs))
-
-
-def _live(case: Case) -> Tuple[Tuple[str, str], ...]:
-    """The dtypes of the inputs a case passes (a NULL optional input has none)."""
-    return tuple((n, d) for n, d in case.dtypes.items() if case.shapes.get(n) is not None)
-
-
-@lru_cache(maxsize=4096)
-def _path_dtypes(op: str, live: Tuple[Tuple[str, str], ...], out: str) -> Tuple[np.dtype, np.dtype, np.dtype]:
-    """(result dtype, terms' dtype, judged dtype) of an operator's rounding path, per dtype set."""
-    o = ops.get(op)
-    through = dtypes.dtype_of(o.result_dtype(dict(live), out))
-    out_dt = dtypes.dtype_of(out)
-    judged = through if dtypes.finfo(through).mant_bits < dtypes.finfo(out_dt).mant_bits else out_dt
-    return through, dtypes.dtype_of(o.term_dtype(dict(live))), judged
-
-
-def result_dtype(case: Case, out_dtype: np.dtype) -> np.dtype:
-    """The dtype the operator rounds its result to before casting it to out (Operator.result_dtype)."""
-    return _path_dtypes(case.op, _live(case), dtypes.name_of(out_dtype))[0]
-
-
-@lru_cache(maxsize=None)
-def may_flush(product: str) -> bool:
-    """Whether a correct kernel on `product` may flush float32 subnormals (cases/hardware.yaml)."""
-    return hardware.load_hardware()[product].may_flush
-
-
-def rounding_path(case: Case, data: CaseData, out_dtype: np.dtype) -> Path:
-    """How the operator's kernel rounds on the way to out (suite.tolerance.Path): its result
-    dtype, the dtype of a sum's terms, and where the path can give what the golden's window does
-    not (a product that may flush, terms rounded to a 16-bit dtype), the vendor's computation."""
-    through, terms, _ = _path_dtypes(case.op, _live(case), dtypes.name_of(out_dtype))
-    flush = may_flush(case.product)
-    vendor = None
-    if flush or terms != np.float32:
-        op, attrs = ops.get(case.op), dict(case.attrs)
-
-        def vendor(idx: np.ndarray):
-            return op.vendor_at(data.inputs, attrs, idx, flush=flush)
-    return Path(through=through, terms=terms, vendor=vendor, flush=flush)
-
-
-def judged_dtype(case: Case, out_dtype: np.dtype) -> np.dtype:
-    """The dtype a result is judged in: out's, or the coarser one the operator rounds its result to
-    before casting it to out (Operator.result_dtype)."""
-    return _path_dtypes(case.op, _live(case), dtypes.name_of(out_dtype))[2]
 
 
 def not_run_because(kind: Kind, info: BackendInfo) -> Optional[str]:
@@ -190,7 +140,7 @@ class Runner:
         """What the backend made of `repeat` calls; a fault of its process fails the case."""
         host = self.host if host is None else host
         elements = sum(numel(s) for s in case.shapes.values() if s is not None) + sum(
-            numel(s or ()) for s in _out_shapes(case))
+            numel(s or ()) for s in out_shapes(case))
         deadline = host.deadline_for(elements)
         try:
             outs = host.run(request_of(case, inputs), repeat, deadline)
@@ -252,7 +202,7 @@ class Runner:
         if case.outputs is not None:
             if o.arrays is None:
                 raise self._fail(case, nodeid, f"the backend returned {o.returned}; the call writes "
-                                               f"{outputs_text(_req_outputs(case), case.written)}")
+                                               f"{outputs_text(request_outputs(case), case.written)}")
             return o.arrays
         if o.array is None:
             raise self._fail(case, nodeid, f"the backend returned {o.returned}; out is shape "
@@ -356,7 +306,7 @@ class Runner:
         for o in outs:
             got = self._accepted(case, o, nodeid)
             if o.aliased is not None:
-                raise self._fail(case, nodeid, _aliased(o.aliased))
+                raise self._fail(case, nodeid, aliased_text(o.aliased))
             # A copy: a backend that hands back the same buffer twice must not compare it with itself.
             results.append(_copied(got) if len(results) < 2 else got)
         _same_all(self, case, nodeid, results[0], results[1],
@@ -391,7 +341,7 @@ class Runner:
         for i, o in enumerate(outs, 1):
             got = _copied(self._accepted(case, o, nodeid))
             if o.aliased is not None:
-                raise self._fail(case, nodeid, _aliased(o.aliased))
+                raise self._fail(case, nodeid, aliased_text(o.aliased))
             for name, a in (got.items() if isinstance(got, dict) else [(None, got)]):
                 v = self._judged(case, data, a, std, name)
                 if not v.passed:
@@ -449,31 +399,6 @@ def nondeterministic_note(case: Case, runs: int = 2) -> str:
     return f"not deterministic on {case.product} by its contract: {how} within standard"
 
 
-def _out_shapes(case: Case) -> List[Optional[tuple]]:
-    """The shapes of every output the caller allocates (out's alone for one output)."""
-    if case.outputs is None:
-        return [case.out_shape]
-    return [s for s, _ in case.outputs.values()]
-
-
-def _req_outputs(case: Case) -> List[Tuple[str, Optional[tuple], Optional[str]]]:
-    return [(n, s, d) for n, (s, d) in (case.outputs or {}).items()]
-
-
-def _copied(got: Any) -> Any:
-    """A copy of a result (each array of a call with several outputs)."""
-    if isinstance(got, dict):
-        return {n: np.array(a, copy=True) for n, a in got.items()}
-    return np.array(got, copy=True)
-
-
-def _digest_all(got: Any) -> str:
-    """_digest of one result, or of every written output of a call with several, in order."""
-    if not isinstance(got, dict):
-        return _digest(got)
-    return hashlib.sha256("".join(f"{n}:{_digest(a)}" for n, a in got.items()).encode()).hexdigest()
-
-
 def _same_all(runner: "Runner", case: Case, nodeid: str, first: Any, other: Any, what: str) -> None:
     """_same for one result, or for each written output of a call with several (the message then
     names the output that differs)."""
@@ -483,28 +408,14 @@ def _same_all(runner: "Runner", case: Case, nodeid: str, first: Any, other: Any,
         _same(runner, case, nodeid, a, other[n], f"{n}: {what}", shape=tuple(case.outputs[n][0]))
 
 
-def _digest(a: np.ndarray) -> str:
-    """sha256 of an output's dtype, shape and bits (NaN payloads included: a deterministic kernel
-    gives the same ones)."""
-    h = hashlib.sha256(f"{a.dtype.str}{a.shape}".encode())
-    h.update(np.ascontiguousarray(a).view(np.uint8).reshape(-1).data)
-    return h.hexdigest()
-
-
 def _same(runner: Runner, case: Case, nodeid: str, first: np.ndarray, other: np.ndarray, what: str, *,
           shape: Optional[tuple] = None) -> None:
     """Fail the case, with the first differing elements, unless `other` is bit-identical to
     `first` (NaN matches any NaN)."""
-    a, b = dtypes.to_bits(first).reshape(-1), dtypes.to_bits(other).reshape(-1)
-    both_nan = np.isnan(first.astype(np.float32)).reshape(-1) & np.isnan(other.astype(np.float32)).reshape(-1)
-    differ = (a != b) & ~both_nan
-    if differ.any():
-        idx = np.flatnonzero(differ)
-        shape = case.out_shape if shape is None else shape
-        lines = [f"    index {tuple(int(i) for i in np.unravel_index(j, shape))}: "
-                 f"first {_fmt(first.reshape(-1)[j])}, second {_fmt(other.reshape(-1)[j])}"
-                 for j in idx[:5]]
-        raise runner._fail(case, nodeid, what.format(n=idx.size, size=a.size), lines)
+    found = differing(first, other, case.out_shape if shape is None else shape)
+    if found is not None:
+        n, size, lines = found
+        raise runner._fail(case, nodeid, what.format(n=n, size=size), lines)
 
 
 def _index(e: Element, shape: tuple) -> tuple:
@@ -518,16 +429,3 @@ def worst_element(e: Element, shape: tuple, inputs: Optional[Dict[str, Optional[
     zero = e.golden == 0
     return {"index": list(_index(e, shape)), "inputs": inputs, "golden": e.golden, "lo": e.lo, "hi": e.hi,
             "got": e.got, "error": e.abs if zero else e.ulp, "unit": "abs" if zero else "ulp", "why": e.why}
-
-
-def _aliased(aliased: str) -> str:
-    """A result must be the backend's own new memory: not a view of an input, and not a buffer it
-    handed out before (an earlier result would change under the caller)."""
-    if aliased.startswith("output "):
-        return (f"the result shares memory with {aliased}: two outputs of one call must each be "
-                f"memory of their own")
-    if aliased.startswith("input "):
-        return (f"the result shares memory with {aliased}: the backend returned a view of its input, "
-                f"not a result of its own")
-    return ("the second call's result shares memory with the first's: the backend hands out a buffer "
-            "it reuses, so an earlier result changes under the caller")

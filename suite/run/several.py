@@ -9,6 +9,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
+from suite.cases.model import Case
 from suite.common import dtypes
 from suite.contract import OpCall
 
@@ -70,3 +71,27 @@ def _aliased(call: OpCall, arrays: Mapping[str, np.ndarray], earlier: Sequence[n
                     return f"output {m} (as {n})"
             seen.append((n, a))
     return None
+
+
+def out_shapes(case: Case) -> List[Optional[tuple]]:
+    """The shapes of every output the caller allocates (out's alone for one output)."""
+    if case.outputs is None:
+        return [case.out_shape]
+    return [s for s, _ in case.outputs.values()]
+
+
+def request_outputs(case: Case) -> List[Tuple[str, Optional[tuple], Optional[str]]]:
+    return [(n, s, d) for n, (s, d) in (case.outputs or {}).items()]
+
+
+def aliased_text(aliased: str) -> str:
+    """A result must be the backend's own new memory: not a view of an input, and not a buffer it
+    handed out before (an earlier result would change under the caller)."""
+    if aliased.startswith("output "):
+        return (f"the result shares memory with {aliased}: two outputs of one call must each be "
+                f"memory of their own")
+    if aliased.startswith("input "):
+        return (f"the result shares memory with {aliased}: the backend returned a view of its input, "
+                f"not a result of its own")
+    return ("the second call's result shares memory with the first's: the backend hands out a buffer "
+            "it reuses, so an earlier result changes under the caller")

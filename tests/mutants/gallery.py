@@ -341,7 +341,7 @@ class OverflowSaturates(Float32Kernel):
         rounds its result to first) in the case's data."""
         if c.expect != NUMBERS:
             return False
-        from suite.run.runner import result_dtype
+        from suite.run.paths import result_dtype
         out = dtypes.dtype_of(c.out_dtype)
         big = min(dtypes.finfo(out).max, dtypes.finfo(result_dtype(c, out)).max)
         return _golden_any(c, lambda g: np.isinf(g) | (np.abs(g) > big))

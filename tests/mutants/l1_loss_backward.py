@@ -96,7 +96,7 @@ def _drawn(case: Any) -> Dict[str, np.ndarray]:
 
 
 def _judged(case: Any) -> str:
-    """The dtype the case's result is judged in (suite.runner.judged_dtype's rule)."""
+    """The dtype the case's result is judged in (suite.run.paths.judged_dtype's rule)."""
     through = promote(case.dtypes.values()) or case.out_dtype
     fine = dtypes.finfo(dtypes.dtype_of(through)).mant_bits < dtypes.finfo(dtypes.dtype_of(case.out_dtype)).mant_bits
     return through if fine else case.out_dtype
