@@ -119,6 +119,13 @@ def render(rows: List[dict]) -> str:
     return "\n".join(lines)
 
 
+def survivors(statuses: Dict[str, str], equivalents: Dict[str, dict], module: str) -> List[str]:
+    """The mutants of `module` that ran and survived and are not listed as equivalent (one that was
+    never run, "not checked", is not a survivor: it is not run)."""
+    return [n for n, st in sorted(statuses.items())
+            if module_of(n) == module and st == "survived" and n not in equivalents]
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--report", action="store_true", help="only print the score of the last run")
@@ -132,9 +139,11 @@ def main(argv: Optional[List[str]] = None) -> int:
             return run.returncode
     statuses, equivalents = results(), load_equivalents()
     if args.survivors:
-        for name, status in sorted(statuses.items()):
-            if module_of(name) == args.survivors and status not in KILLED and name not in equivalents:
+        try:
+            for name in survivors(statuses, equivalents, args.survivors):
                 print(subprocess.run(["mutmut", "show", name], cwd=ROOT, capture_output=True, text=True).stdout)
+        except BrokenPipeError:              # `| head`: the reader has what it wanted
+            sys.stderr.close()
         return 0
     print(render(score(statuses, equivalents)))
     return 0

@@ -48,3 +48,11 @@ def test_without_mutmut_it_says_so_in_one_line(tmp_path) -> None:
                        env={"PATH": str(tmp_path)}, capture_output=True, text=True)
     assert p.returncode == 1 and "Traceback" not in p.stderr
     assert p.stderr.strip() == "mutation_score: mutmut is not installed here (pip install mutmut; docs/mutation-score.md)"
+
+
+def test_survivors_are_the_unlisted_mutants_that_ran_and_survived() -> None:
+    statuses = {"suite.report.shard.x_a__mutmut_1": "killed", "suite.report.shard.x_a__mutmut_2": "survived",
+                "suite.report.shard.x_a__mutmut_3": "survived", "suite.report.shard.x_a__mutmut_4": "not checked",
+                "suite.report.shard.x_a__mutmut_5": "timeout", "suite.judge.rules.x_b__mutmut_1": "survived"}
+    listed = {"suite.report.shard.x_a__mutmut_3": {"was": "", "now": "", "why": "w"}}
+    assert ms.survivors(statuses, listed, "suite/report/shard.py") == ["suite.report.shard.x_a__mutmut_2"]
