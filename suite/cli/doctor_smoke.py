@@ -16,6 +16,7 @@ from suite import ops
 from suite.golden import source as golden
 from suite.run.backend import BackendError
 from suite.cases.model import Case, Kind
+from suite.common import dtypes
 from suite.common.home import CHECKOUT, HOME_ENV, data_root
 
 
@@ -27,7 +28,8 @@ NUMBERS_TEST = "suite/conformance/test_numerics.py::test_results"   # the pytest
 
 # -- smoke cases ---------------------------------------------------------------------------------
 def smoke_case(cases: Sequence[Case], op_name: str, products: Sequence[str]) -> Optional[Case]:
-    """The operator's smoke case: a numbers case with a committed golden, float32 throughout, a
+    """The operator's smoke case: a numbers case with a committed golden, float32 throughout (an
+    index input in its integer dtype), a
     contiguous layout, non-empty and small, for the first product (in the backend's order) that has
     one. Among those, the first in the case files that has an out of two or more elements, every
     input present and the operator's first value set: an ordinary call, nothing a backend may
@@ -39,14 +41,17 @@ def smoke_case(cases: Sequence[Case], op_name: str, products: Sequence[str]) -> 
                if c.op == op_name and c.product == product and c.expect == cases_model.NUMBERS
                and c.tier == "default" and golden.is_stored(c) and c.layout == "contiguous"
                and c.out_dtype == SMOKE_DTYPE and c.out_shape is not None
-               and all(d in (None, SMOKE_DTYPE) for d in c.dtypes.values())
+               and all(d in (None, SMOKE_DTYPE) or dtypes.is_exact(d) for d in c.dtypes.values())
                and 0 < c.elements <= SMOKE_LIMIT]
         if fit:
-            def plain(c: Case) -> Tuple[int, int, int]:
+            def plain(c: Case) -> Tuple[bool, bool, int, bool]:
                 size = 1
                 for n in c.out_shape or ():
                     size *= n
-                return (size < 2, any(s is None for s in c.shapes.values()), c.values != first_values)
+                # float32 throughout where the operator allows it (an integer operand only where it
+                # must be one: a class-index target)
+                exact = sum(1 for d in c.dtypes.values() if d is not None and dtypes.is_exact(d))
+                return (size < 2, any(s is None for s in c.shapes.values()), exact, c.values != first_values)
             return min(fit, key=plain)
     return None
 
