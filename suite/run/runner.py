@@ -363,8 +363,7 @@ class Runner:
         """The worst elements as data (results.json `worst`, docs/results-schema.md); of output
         `name` where the call has several (its inputs are named only for the first output)."""
         op = ops.get(case.op)
-        first = name is None or name == op.outputs[0]
-        shape = tuple(case.out_shape) if first else tuple(case.outputs[name][0])
+        first, shape, _ = _output_of(case, name)
         return [worst_element(e, shape, op.element_values(data.inputs, shape, _index(e, shape)) if first else None)
                 for e in v.elements]
 
@@ -373,9 +372,7 @@ class Runner:
         """The measured numbers and the worst elements, each with the inputs that produced it
         (an output beyond the first: where and what, without the inputs)."""
         op = ops.get(case.op)
-        first = name is None or name == op.outputs[0]
-        shape = tuple(case.out_shape) if first else tuple(case.outputs[name][0])
-        out_dtype = case.out_dtype if first else case.outputs[name][1]
+        first, shape, out_dtype = _output_of(case, name)
         lines = [f"  {v.n} elements, {v.n_over} over; max error {v.max_ulp:.4g} ulp, max abs {v.max_abs:.4g}, "
                  f"max rel {v.max_rel:.4g}, rmse {v.rmse:.4g}",
                  "  worst elements:"]
@@ -397,6 +394,14 @@ def nondeterministic_note(case: Case, runs: int = 2) -> str:
     (its reason, and the report's line)."""
     how = "judged twice" if runs == 2 else "judged twice in one process and once in the second"
     return f"not deterministic on {case.product} by its contract: {how} within standard"
+
+
+def _output_of(case: Case, name: Optional[str]) -> Tuple[bool, tuple, Optional[str]]:
+    """(whether `name` is the first output, its shape, its dtype): None names the only output."""
+    if name is None or name == ops.get(case.op).outputs[0]:
+        return True, tuple(case.out_shape), case.out_dtype
+    shape, dt = case.outputs[name]
+    return False, tuple(shape), dt
 
 
 def _same_all(runner: "Runner", case: Case, nodeid: str, first: Any, other: Any, what: str) -> None:
