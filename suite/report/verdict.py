@@ -44,3 +44,21 @@ def options_text(options: object) -> str:
     if not isinstance(options, Mapping) or not options:
         return "none" if not options else str(options)
     return " ".join(f"{k}={v}" for k, v in options.items())
+
+
+def _field_text(key: str, v: object) -> str:
+    if key == "options":
+        return options_text(v)
+    if v is None:
+        return "-"
+    if isinstance(v, (list, tuple)):
+        return ", ".join(str(x) for x in v) or "-"
+    return str(v)
+
+
+def backend_change(base: Mapping, new: Mapping) -> str:
+    """What differs between two runs' `backend` fields, field by field (`spec fake -> other;
+    options none -> factor=2`): a reader of `report diff` sees the change, not two Python dicts."""
+    keys = list(dict.fromkeys([*base, *new]))
+    return "; ".join(f"{k} {_field_text(k, base.get(k))} -> {_field_text(k, new.get(k))}"
+                     for k in keys if base.get(k) != new.get(k))
