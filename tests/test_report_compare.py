@@ -271,8 +271,10 @@ def test_an_unfinished_run_is_noted_and_its_missing_cases_vanish() -> None:
 
 @pytest.mark.parametrize("field,value,note", [
     ("suite_version", "9.9", "note: suite_version differs: '{old}' -> '9.9'"),
-    ("backend", {"spec": "other", "options": {}},
-     "note: backend differs: {'spec': 'fake', 'options': {}} -> {'spec': 'other', 'options': {}}"),
+    ("backend", {"spec": "other", "options": {}}, "note: backend differs: spec fake -> other"),
+    # options as --backend-opt takes them, not as a Python dict (issue 23)
+    ("backend", {"spec": "fake", "options": {"factor": "2", "mode": "fast"}},
+     "note: backend differs: options none -> factor=2 mode=fast"),
     ("standard_override", "strict", "note: standard_override differs: None -> 'strict'"),
 ])
 def test_runs_of_another_configuration_are_compared_with_a_note(field: str, value: Any, note: str) -> None:

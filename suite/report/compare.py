@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from suite.report import shard
+from suite.report.verdict import backend_change
 from suite.report.results import RUN_FIELDS, ResultsError, is_complete, make_document, number
 
 # -- merge -------------------------------------------------------------------------------------
@@ -195,7 +196,10 @@ def diff(base: Mapping, new: Mapping, ulp_growth: float = ULP_GROWTH, ulp_ratio:
                            f"cases count as vanished")
     for f in ("suite_version", "backend", "standard_override"):
         if base.get(f) != new.get(f):
-            d.notes.append(f"{f} differs: {base.get(f)!r} -> {new.get(f)!r}")
+            if f == "backend" and isinstance(base.get(f), Mapping) and isinstance(new.get(f), Mapping):
+                d.notes.append(f"backend differs: {backend_change(base[f], new[f])}")
+            else:
+                d.notes.append(f"{f} differs: {base.get(f)!r} -> {new.get(f)!r}")
     for f in JUDGED_BY:
         if base.get(f) == new.get(f):
             continue
