@@ -89,3 +89,9 @@ def test_results_json_takes_a_timing_field_and_checks_it() -> None:
     bad = copy.deepcopy(doc)
     bad["records"][0]["timing"] = {**timed().to_json(), "clock": "wall"}
     assert results.validate(bad) == base_errors + ["records[0].timing: clock 'wall' is not one of device, host"]
+
+
+def test_make_record_carries_the_timing_field_and_leaves_it_out_otherwise() -> None:
+    t = timed().to_json()
+    assert results.make_record({"key": "k", "timing": t}, "passed", None)["timing"] == t
+    assert "timing" not in results.make_record({"key": "k"}, "passed", None)

@@ -257,6 +257,8 @@ def make_record(fields: Mapping[str, Any], outcome: str, reason: Optional[str]) 
         rec["worst"] = [_jsonable_element(e) for e in fields["worst"]]
     if fields.get("outputs"):
         rec["outputs"] = {n: {k: jsonable_number(m[k]) for k in METRICS if k in m} for n, m in fields["outputs"].items()}
+    if fields.get("timing"):
+        rec["timing"] = dict(fields["timing"])       # a TimingRecord's or NotTimed's to_json()
     return rec
 
 
