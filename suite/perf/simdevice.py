@@ -57,7 +57,7 @@ class SimulatedDevice:
         for i in range(count):
             if flush:
                 self.flush()
-            warm = fits and self._resident == data
+            warm = self._resident == data                # only data that fits is ever resident
             bw = (m.cache_gbps if warm else m.bandwidth_gbps) * 1e9
             device.append((nbytes / bw + m.overhead_s) * m.slowdown * drift * float(noise[i] * outliers[i]))
             self._resident = data if fits else None   # a stream larger than the cache evicts itself
