@@ -27,10 +27,10 @@ MAX_IQR = 0.10
 class Verdict:
     """The gate's answer for one case. `ratio` is candidate median over baseline median; `p` the
     one-sided p-value in the direction of the ratio (slower: candidate greater); None where the
-    test was not run (UNKNOWN before it)."""
+    test was not run (UNKNOWN before it); the medians are None for a side that was not timed."""
     kind: str
-    base_median: float
-    cand_median: float
+    base_median: Optional[float]
+    cand_median: Optional[float]
     ratio: Optional[float]
     p: Optional[float]
     reason: str
