@@ -81,7 +81,8 @@ def test_warm_cache_reads_at_cache_bandwidth_only_for_the_same_data_that_fits() 
     assert b.time_launches(other, 1, flush=False).seconds == pytest.approx((dram,))
     big = call_of(100 << 20)                                  # past the cache: never resident
     big_dram = bytes_moved(big) / 1000e9 + 2e-6
-    assert b.time_launches(big, 3, flush=False).seconds == pytest.approx((big_dram,) * 3)
+    for _ in range(2):                                        # nor its first launch the next time
+        assert b.time_launches(big, 3, flush=False).seconds == pytest.approx((big_dram,) * 3)
     assert b.time_launches(small, 1, flush=False).seconds == pytest.approx((dram,))        # evicted by big
 
 
@@ -102,7 +103,7 @@ def test_the_host_clock_variant_claims_device_over_host_times() -> None:
 
 def test_it_is_a_named_backend_with_checked_options() -> None:
     b = make_backend("simulated", {"seed": "3", "slowdown": "1.05"})
-    assert isinstance(b, SimulatedBackend) and b.model.slowdown == 1.05 and b.peak_gbps == 1000.0
+    assert isinstance(b, SimulatedBackend) and b.model.slowdown == 1.05 and b.peak_gbps == 1200.0
     assert isinstance(make_backend("simulated-host-clock", {}), HostClockBackend)
     for opts, message in (({"slowdown": "fast"}, "slowdown='fast': give a number"),
                           ({"slowdown": "0"}, "must be > 0"), ({"clock": "wall"}, "clock='wall'"),

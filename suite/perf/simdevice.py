@@ -18,13 +18,14 @@ import numpy as np
 @dataclass(frozen=True)
 class DeviceModel:
     """The simulated device's figures (defaults: a made-up device, labelled as such everywhere)."""
-    bandwidth_gbps: float = 1000.0        # main memory
+    bandwidth_gbps: float = 1000.0        # what main memory delivers to a streaming kernel
+    peak_gbps: float = 1200.0             # the memory's nominal peak, which no kernel reaches
     cache_gbps: float = 4000.0            # the last-level cache
     llc_bytes: int = 64 << 20
     overhead_s: float = 2e-6              # launch overhead on the device
     noise_sigma: float = 0.03             # lognormal sigma of one launch
     outlier_rate: float = 0.01            # share of launches that take 2x
-    round_sigma: float = 0.01             # lognormal sigma of the drift between calls (rounds)
+    round_sigma: float = 0.005            # lognormal sigma of the drift between calls (rounds)
     host_s: float = 4e-6                  # the host's enqueue time of one launch
     host_sigma: float = 0.2
     slowdown: float = 1.0                 # 1.20: a kernel 20 % slower
@@ -53,12 +54,14 @@ class SimulatedDevice:
         outliers = np.where(self._rng.random(count) < m.outlier_rate, 2.0, 1.0)
         host = m.host_s * np.exp(self._host_rng.normal(0.0, m.host_sigma, count))
         fits = nbytes <= m.llc_bytes
-        device = []
-        for i in range(count):
-            if flush:
-                self.flush()
-            warm = self._resident == data                # only data that fits is ever resident
-            bw = (m.cache_gbps if warm else m.bandwidth_gbps) * 1e9
-            device.append((nbytes / bw + m.overhead_s) * m.slowdown * drift * float(noise[i] * outliers[i]))
-            self._resident = data if fits else None   # a stream larger than the cache evicts itself
-        return device, [float(h) for h in host]
+        # Which launches read from the cache: none after a flush; else the first only if the cache
+        # still holds this data, each later one if the data fits (its previous launch left it there).
+        warm = np.zeros(count, dtype=bool)
+        if not flush and count:
+            warm[0] = self._resident == data             # only data that fits is ever resident
+            warm[1:] = fits
+        bw = np.where(warm, m.cache_gbps, m.bandwidth_gbps) * 1e9
+        device = (nbytes / bw + m.overhead_s) * m.slowdown * drift * noise * outliers
+        if count:
+            self._resident = data if fits else None      # a stream larger than the cache evicts itself
+        return [float(d) for d in device], [float(h) for h in host]

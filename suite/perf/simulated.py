@@ -52,16 +52,16 @@ class SimulatedBackend(ReferenceBackend):
             raise ValueError(f"clock={clock!r}: one of {', '.join(CLOCKS)}")
         self.clock = clock
         values = {k: _number(k, v, k == "llc_bytes") for k, v in model.items()}
-        if values.get("slowdown", 1.0) <= 0 or values.get("bandwidth_gbps", 1.0) <= 0 \
-                or values.get("cache_gbps", 1.0) <= 0:
-            raise ValueError("slowdown, bandwidth_gbps and cache_gbps must be > 0")
+        if any(values.get(k, 1.0) <= 0 for k in ("slowdown", "bandwidth_gbps", "cache_gbps", "peak_gbps")):
+            raise ValueError("slowdown, bandwidth_gbps, cache_gbps and peak_gbps must be > 0")
         self.model = DeviceModel(**values)
         self.device = SimulatedDevice(self.model, _number("seed", seed, True))
 
     @property
     def peak_gbps(self) -> float:
-        """The simulated device's memory bandwidth: the peak its GB/s is a fraction of."""
-        return self.model.bandwidth_gbps
+        """The simulated memory's nominal peak, the figure a record's peak_fraction is of (what it
+        delivers, bandwidth_gbps, is less: a kernel above 100 % of peak read from a cache)."""
+        return self.model.peak_gbps
 
     def time_launches(self, call: OpCall, launches: int, *, flush: bool) -> Timing:
         """`launches` launches of `call`, one simulated event pair each, the flush (if any) before
