@@ -61,21 +61,26 @@ def measure(backend, call: OpCall, rounds: int, launches: int, flush: bool = Tru
 NOISY = {"noise_sigma": 0.10, "outlier_rate": 0.05, "round_sigma": 0.03}
 
 
-def verdicts(seeds: int, slowdown: float, rounds: int, launches: int, **model: float) -> Dict[str, List[str]]:
+def verdicts(seeds: int, slowdown: float, rounds: int, launches: int, **model: float) -> Dict[str, List[gate.Verdict]]:
     """Per case, the gate's verdict for each seed: BASE seed 2s against a candidate seed 2s + 1."""
     calls = {name: call_of(b) for name, b in SIZES.items()}
-    out: Dict[str, List[str]] = {name: [] for name in SIZES}
+    out: Dict[str, List[gate.Verdict]] = {name: [] for name in SIZES}
     for s in range(seeds):
         base = SimulatedBackend(seed=2 * s, **model)
         cand = SimulatedBackend(seed=2 * s + 1, slowdown=slowdown, **model)
         for name, call in calls.items():
             v = gate.compare(measure(base, call, rounds, launches), measure(cand, call, rounds, launches))
-            out[name].append(v.kind)
+            out[name].append(v)
     return out
 
 
-def share(kinds: List[str], *which: str) -> float:
-    return sum(k in which for k in kinds) / len(kinds)
+def share(vs: List[gate.Verdict], *which: str) -> float:
+    return sum(v.kind in which for v in vs) / len(vs)
+
+
+def significant(vs: List[gate.Verdict]) -> float:
+    """The share a test alone would flag (p <= alpha, whatever the effect): why the gate needs both."""
+    return sum(v.p is not None and v.p <= gate.ALPHA for v in vs) / len(vs)
 
 
 def main() -> int:
@@ -92,14 +97,15 @@ def main() -> int:
     flagged = share(every, gate.REGRESSION, gate.IMPROVED)
     print(f"A/A, {a.seeds} seeds x {len(SIZES)} cases: flagged {flagged:.2%} "
           f"(REGRESSION {share(every, gate.REGRESSION):.2%}, IMPROVED {share(every, gate.IMPROVED):.2%}), "
-          f"UNKNOWN {share(every, gate.UNKNOWN):.2%}")
+          f"UNKNOWN {share(every, gate.UNKNOWN):.2%}; p <= {gate.ALPHA:g} alone: {significant(every):.2%}")
     checks.append(("A/A flags <= 2 % of cases", f"{flagged:.2%}", flagged <= 0.02))
 
     for slowdown, want in ((1.20, "flagged in >= 99 % of seeds"), (1.05, "never flagged")):
         vs = verdicts(a.seeds, slowdown, a.rounds, a.launches)
         per = {name: share(ks, gate.REGRESSION) for name, ks in vs.items()}
         print(f"{slowdown - 1:.0%} slower: REGRESSION per case " + ", ".join(f"{n} {x:.1%}" for n, x in per.items())
-              + f"; UNKNOWN {share([k for ks in vs.values() for k in ks], gate.UNKNOWN):.2%}")
+              + f"; UNKNOWN {share([k for ks in vs.values() for k in ks], gate.UNKNOWN):.2%}"
+              + f"; p <= {gate.ALPHA:g} alone: {significant([k for ks in vs.values() for k in ks]):.2%}")
         ok = min(per.values()) >= 0.99 if slowdown > 1.1 else max(per.values()) == 0
         checks.append((f"{slowdown - 1:.0%} slower {want}",
                        f"min {min(per.values()):.1%}" if slowdown > 1.1 else f"max {max(per.values()):.1%}", ok))
@@ -119,7 +125,7 @@ def main() -> int:
         for flush in (True, False):
             recs = [measure(SimulatedBackend(seed=s), call_of(nbytes), a.rounds, a.launches, flush=flush)
                     for s in range(min(a.seeds, 20))]
-            fr[flush] = (np.median([r.peak_fraction for r in recs]), share([r.cache_resident for r in recs], True))
+            fr[flush] = (np.median([r.peak_fraction for r in recs]), float(np.mean([r.cache_resident for r in recs])))
         rows.append((name, fr))
         print(f"  {name:>7}: cold {fr[True][0]:.0%} of peak (cache-resident in {fr[True][1]:.0%}), "
               f"warm {fr[False][0]:.0%} (cache-resident in {fr[False][1]:.0%})")
@@ -139,7 +145,7 @@ def main() -> int:
         ks = [k for ks in verdicts(a.seeds, slowdown, a.rounds, a.launches, **NOISY).values() for k in ks]
         print(f"noisier device ({', '.join(f'{k} {v:g}' for k, v in NOISY.items())}), {slowdown - 1:.0%} slower: "
               f"REGRESSION {share(ks, gate.REGRESSION):.2%}, IMPROVED {share(ks, gate.IMPROVED):.2%}, "
-              f"UNKNOWN {share(ks, gate.UNKNOWN):.2%}")
+              f"UNKNOWN {share(ks, gate.UNKNOWN):.2%}; p <= {gate.ALPHA:g} alone: {significant(ks):.2%}")
 
     liar = measure(HostClockBackend(seed=0), call_of(SIZES["1.6 GB"]), a.rounds, a.launches)
     print(f"host-clock liar on 1.6 GB: says clock {liar.clock!r}, median {liar.median_s * 1e6:.2f} us, "
