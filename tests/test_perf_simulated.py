@@ -118,3 +118,35 @@ def test_its_numbers_pass_the_conformance_suite() -> None:
     last = r.stdout.strip().splitlines()[-1]
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     assert re.search(r"[1-9]\d* passed", last) and "failed" not in last
+
+
+def _timed_run(tmp_path, name: str, **opts) -> str:
+    """A results.json of one case timed on the simulated device: 10 rounds of 50 flushed launches,
+    each round's median (the benchmark's loop; the timing protocol's stand-in)."""
+    from suite.perf.record import TimingRecord
+    from suite.report import results
+    from tests.reportkit import sample_record
+    b = SimulatedBackend(**opts)
+    call = call_of(1 << 28)
+    rounds = [float(np.median(b.time_launches(call, 50, flush=True).seconds)) for _ in range(10)]
+    rec = sample_record("case")
+    rec["timing"] = TimingRecord.of_rounds(rounds, clock="device", source="simulated", cache="cold", launches=50,
+                                           nbytes=bytes_moved(call), peak_gbps=b.peak_gbps,
+                                           peak_source="simulated").to_json()
+    run = {"backend": {"spec": "simulated", "options": {}}, "products": ["atlas-a2"], "standard_override": None,
+           "manifest_hash": "", "machine": {}, "shard": None}
+    path = tmp_path / f"{name}.json"
+    results.write(path, results.make_document(run, [rec]))
+    return str(path)
+
+
+def test_simulated_runs_go_through_the_gate_end_to_end(tmp_path, capsys) -> None:
+    from suite.cli import main as cli
+    base = _timed_run(tmp_path, "base", seed=1)
+    assert cli.main(["report", "diff", base, _timed_run(tmp_path, "same", seed=2)]) == 0
+    assert cli.main(["report", "diff", base, _timed_run(tmp_path, "five", seed=3, slowdown=1.05)]) == 0
+    capsys.readouterr()
+    assert cli.main(["report", "diff", base, _timed_run(tmp_path, "slow", seed=4, slowdown=1.2)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("WORSE: 1 performance regressions\n") and "REGRESSION  case  " in out
+    assert re.search(r"x1\.(19|20|21)\d  p=", out), out

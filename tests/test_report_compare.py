@@ -796,3 +796,16 @@ def test_report_diff_refuses_perf_options_that_are_no_thresholds(tmp_path: Path,
     with pytest.raises(SystemExit) as e:
         cli.main(["report", "diff", f["base"], f["base"], option, value])
     assert e.value.code == 2 and f"aclnn-conform report diff: error: {says}\n" in capsys.readouterr().err
+
+
+def test_report_diff_refuses_a_bad_timing_record_in_one_line(tmp_path: Path, capsys) -> None:
+    bad = timed("k", BASE_S)
+    bad["timing"]["rounds"] = []
+    doc = run(rec("k"))
+    doc["records"] = [bad]
+    results.write(tmp_path / "bad.json", doc)
+    f = _files(tmp_path, base=run(timed("k", BASE_S)))
+    code, out, err = _main(["report", "diff", f["base"], str(tmp_path / "bad.json")], capsys)
+    assert (code, out) == (2, "")
+    assert err == (f"error: {tmp_path / 'bad.json'}: not a results.json of schema 2: records[0].timing: "
+                   f"rounds must be a non-empty list of positive seconds\n")
