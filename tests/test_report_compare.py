@@ -809,3 +809,10 @@ def test_report_diff_refuses_a_bad_timing_record_in_one_line(tmp_path: Path, cap
     assert (code, out) == (2, "")
     assert err == (f"error: {tmp_path / 'bad.json'}: not a results.json of schema 2: records[0].timing: "
                    f"rounds must be a non-empty list of positive seconds\n")
+
+
+@pytest.mark.parametrize("s,shown_as", [(2.5, "2.5 s"), (1e-3, "1 ms"), (0.0123456, "12.3 ms"), (1.2e-5, "12 us"),
+                                        (9.99e-7, "999 ns"), (4e-9, "4 ns")])
+def test_timing_lines_show_seconds_in_a_short_unit(s: float, shown_as: str) -> None:
+    from suite.report import perfdiff
+    assert perfdiff.seconds(s) == shown_as
