@@ -179,3 +179,10 @@ def test_importing_the_gate_does_not_import_scipy() -> None:
     out = subprocess.run([sys.executable, "-c", "import sys, suite.perf.gate, suite.report.compare; "
                           "print('scipy' in sys.modules)"], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_tied_rounds_of_a_coarse_clock_are_judged() -> None:
+    """A coarse timer repeats values: the test then takes the tie-corrected normal approximation."""
+    base = [10.0, 10.0, 10.0, 10.5, 10.0, 10.0, 10.5, 10.0, 10.0, 10.0]
+    assert verdict(base, [12.0 if x == 10.0 else 12.5 for x in base]).kind == gate.REGRESSION
+    assert verdict(base, base).kind == gate.SAME
