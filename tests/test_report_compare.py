@@ -760,9 +760,14 @@ def test_what_cannot_be_judged_is_unknown_and_never_worse() -> None:
                         "  UNKNOWN     host  clocks differ (device vs host): a host clock times launches, not kernels")
 
 
-def test_a_case_timed_only_in_base_has_no_record_in_new() -> None:
+def test_a_case_timed_on_one_side_only_is_unknown_whichever_side() -> None:
     d = compare.diff(run(timed("k", BASE_S)), run(rec("k")))
     assert [(k, v.kind, v.reason) for k, v in d.timing] == [("k", "UNKNOWN", "no timing record in NEW")]
+    d = compare.diff(run(rec("a"), not_timed("b")), run(timed("a", scaled(2)), timed("b", scaled(2))))
+    assert [(k, v.kind, v.reason) for k, v in d.timing] == [
+        ("a", "UNKNOWN", "no timing record in BASE"),
+        ("b", "UNKNOWN", "not timed in BASE: the backend has no timing hook")]
+    assert not d.worse
 
 
 def test_the_timing_lines_are_limited_like_the_others() -> None:
