@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import copy
 
+import numpy as np
+
 import pytest
 
 from suite.perf import record
@@ -95,3 +97,12 @@ def test_make_record_carries_the_timing_field_and_leaves_it_out_otherwise() -> N
     t = timed().to_json()
     assert results.make_record({"key": "k", "timing": t}, "passed", None)["timing"] == t
     assert "timing" not in results.make_record({"key": "k"}, "passed", None)
+
+
+def test_exactly_the_peak_is_not_cache_resident() -> None:
+    peak = 2**30 / 1e9                                   # 1 KiB in 2^-20 s
+    kw = dict(clock="device", source="simulated", cache="cold", launches=1, nbytes=2**10, peak_source="s")
+    at = TimingRecord.of_rounds([2.0**-20] * 5, peak_gbps=peak, **kw)
+    assert at.peak_fraction == 1.0 and not at.cache_resident
+    above = TimingRecord.of_rounds([2.0**-20] * 5, peak_gbps=float(np.nextafter(peak, 0)), **kw)
+    assert above.peak_fraction > 1.0 and above.cache_resident
