@@ -35,6 +35,10 @@ def test_faster_than_the_peak_is_cache_resident() -> None:
     assert r.peak_fraction == pytest.approx(1.333, rel=1e-3) and r.cache_resident
 
 
+def test_a_peak_without_a_source_is_unverified() -> None:
+    assert timed(peak_source=None).peak_source == "unverified"
+
+
 def test_without_a_peak_there_is_no_fraction_and_no_cache_claim() -> None:
     r = timed(peak_gbps=None, peak_source="ignored")
     assert (r.peak_gbps, r.peak_source, r.peak_fraction, r.cache_resident) == (None, None, None, False)

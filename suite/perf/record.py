@@ -76,7 +76,8 @@ class TimingRecord:
                   nbytes: int, peak_gbps: Optional[float] = None,
                   peak_source: Optional[str] = None) -> "TimingRecord":
         """The record of measured round medians: every derived figure computed here, in one place,
-        so the measuring side and the benchmark cannot disagree on what IQR or GB/s means."""
+        so the measuring side and the benchmark cannot disagree on what IQR or GB/s means. A peak
+        given without its source is marked "unverified"."""
         r = np.asarray(rounds, dtype=np.float64)
         if r.size == 0 or not np.all(np.isfinite(r)) or np.any(r <= 0):
             raise TimingError(f"rounds must be positive finite seconds, got {list(rounds)[:5]}")
@@ -88,7 +89,7 @@ class TimingRecord:
         return cls.from_json({
             "clock": clock, "source": source, "cache": cache, "rounds": [float(x) for x in r],
             "launches": int(launches), "median_s": median, "min_s": float(r.min()), "iqr_s": float(q3 - q1),
-            "bytes": int(nbytes), "gbps": gbps, "peak_gbps": peak, "peak_source": peak_source if peak else None,
+            "bytes": int(nbytes), "gbps": gbps, "peak_gbps": peak, "peak_source": (peak_source or "unverified") if peak else None,
             "peak_fraction": fraction, "cache_resident": fraction is not None and fraction > 1.0})
 
     @classmethod
