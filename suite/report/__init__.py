@@ -2,5 +2,6 @@
 runs (compare), the summary, the HTML page, the journal, known failures and sharding.
 
 May import: suite.common, suite.contract, suite.cases, suite.ops (the operator registry: report.html
-names an operator's reduction codes and attributes as its case ids do). Not the pytest plugin: suite.plugin imports it.
+names an operator's reduction codes and attributes as its case ids do), suite.perf (the timing
+record and the performance gate). Not the pytest plugin: suite.plugin imports it.
 """

@@ -19,6 +19,7 @@ from suite.common import jsonfile
 from suite.report import shard
 from suite.common.files import atomic_write
 from suite.common.jsonfile import short
+from suite.perf import record as timing_record
 
 SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)          # version 1 lacks complete, incomplete, incidents, fault and attrs
@@ -78,6 +79,7 @@ RECORD_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {
                                                # 'signal 11 (SIGSEGV)', 'exit 0', 'deadline', ...
     "worst": (("list",), False),               # v2: a numbers failure's worst elements (WORST_FIELDS)
     "outputs": (("dict",), False),             # v2, optional: several outputs: name -> metrics of each judged one
+    "timing": (("dict",), False),              # v2, optional: the case's timing record (suite/perf/record.py)
 }
 # One element of a record's `worst` (written only for a failed numeric check).
 WORST_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {
@@ -91,7 +93,7 @@ WORST_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {
     "unit": (("str",), True),                  # "ulp" of out's dtype at the golden, or "abs" (golden 0)
     "why": (("str",), True),                   # "mismatch", "gross", "over", or "" (the largest error)
 }
-OPTIONAL_WRITTEN = ("worst", "outputs")      # record fields written only where they apply
+OPTIONAL_WRITTEN = ("worst", "outputs", "timing")      # record fields written only where they apply
 METRIC_TYPES = {"standard": ("str",), "n": ("int",), "n_over": ("int",), "mismatches": ("int",),
                 "n_gross": ("int",),
                 "share_over": ("num",), "max_ulp": ("num",), "mean_ulp": ("num",), "max_abs": ("num",),
@@ -187,6 +189,8 @@ def validate(doc: Any) -> List[str]:
                 errors.append(f"{where}.outputs: {short(name)} is {short(om)}, not an object of metrics")
             else:
                 errors += _check_metrics(om, f"{where}.outputs.{short(name)}")
+        if "timing" in r:
+            errors += [f"{where}.{p}" for p in timing_record.problems(r["timing"])]
     counts = doc.get("counts")
     if isinstance(counts, dict) and isinstance(records, list) and not errors:     # records well formed
         if counts != count_outcomes(doc["records"]):
@@ -253,6 +257,8 @@ def make_record(fields: Mapping[str, Any], outcome: str, reason: Optional[str]) 
         rec["worst"] = [_jsonable_element(e) for e in fields["worst"]]
     if fields.get("outputs"):
         rec["outputs"] = {n: {k: jsonable_number(m[k]) for k in METRICS if k in m} for n, m in fields["outputs"].items()}
+    if fields.get("timing"):
+        rec["timing"] = dict(fields["timing"])       # a TimingRecord's or NotTimed's to_json()
     return rec
 
 
