@@ -26,7 +26,7 @@ from suite.backends.aclnn import AclnnBackend, AclRuntimeError, product_for_soc
 from suite.contract import PRODUCTS
 from tests import aclnn_checks as C
 from tests.emulator import build as emulator_build
-from tests.emulator.build import BuildError, build, find_compiler
+from tests.emulator.build import build, find_compiler
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,14 +36,8 @@ def _need_compiler() -> None:
         pytest.skip("no C compiler (looked for $CC, cc, gcc, clang on PATH): cannot build the emulator")
 
 
-@pytest.fixture(scope="session")
-def emu_dir(tmp_path_factory) -> str:
-    """The emulator with the made-up probe operator compiled in (tests/emulator/probe)."""
-    _need_compiler()
-    try:
-        return str(build(tmp_path_factory.mktemp("emu") / "lib64", extra_ops=[C.PROBE_SOURCE]))
-    except BuildError as exc:
-        pytest.skip(f"emulator build failed: {exc}")
+# emu_dir (the emulator with the probe compiled in) is tests/conftest.py's: one build per process,
+# shared with tests/test_backends_aclnn_multi.py (two builds cannot share one process).
 
 
 @pytest.fixture(autouse=True)
