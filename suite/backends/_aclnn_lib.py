@@ -58,7 +58,7 @@ INT64_RANGE = (-2 ** 63, 2 ** 63 - 1)
 def phase1_argtypes(op) -> list:
     """aclnn<op>GetWorkspaceSize's argument types, from the operator's declaration alone: its C
     parameters in order, then one aclTensor* per declared output (Operator.outputs, in order: `out`
-    alone for all but an operator with several, such as NLLLoss's out and totalWeightOut), then
+    alone for all but an operator that declares several), then
     workspaceSize and executor."""
     bad = [f"{name}: {kind!r}" for name, kind, _ in op.c_params if kind not in C_TYPES]
     if bad:

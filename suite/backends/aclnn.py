@@ -4,7 +4,7 @@ Every call is marshalled from the operator's declaration alone (Operator.c_param
 tensor parameter is the call's input of that name, NULL when the call has None or leaves it out (an
 optional input passed as NULL, or a NULL-pointer case); an int64, bool or C float parameter is the
 call's attribute of that name, else the declared default. Then one out tensor per declared output
-(Operator.outputs, in order: `out` alone, or e.g. NLLLoss's out and totalWeightOut), each from the
+(Operator.outputs, in order: `out` alone, or every output an operator declares), each from the
 call's shape and dtype for it (OpCall.outputs; out_shape and out_dtype for one output), NULL where
 the call gives None; each gets its own buffer and layout and is copied back, and a call with several
 outputs returns the mapping name -> array. Nothing here names an operator, an input or an output,

@@ -69,11 +69,11 @@ typedef struct {
 
 #define EMU_MAX_INPUTS 8 /* tensor parameters of one operator before out */
 #define EMU_MAX_ATTRS 8  /* attributes of each C type (int64, bool, float) an operator may keep */
-#define EMU_MAX_OUTPUTS 4 /* out tensors of one call (out, then e.g. NLLLoss's totalWeightOut) */
+#define EMU_MAX_OUTPUTS 4 /* out tensors of one call (out first, then the others in C order) */
 
 /* How emu_terms_n writes one output: AUTO as emu_terms does (each term stored where the output has
  * B's shape, else summed into it); SUM always summed (into a one-element output: every term); NONE
- * never written (its memory keeps what the caller put there, as NLLLoss's totalWeightOut under none). */
+ * never written (its memory keeps what the caller put there: an output an attribute value leaves alone). */
 enum { EMU_OUT_AUTO = 0, EMU_OUT_SUM = 1, EMU_OUT_NONE = 2 };
 
 struct aclOpExecutor;
@@ -161,7 +161,7 @@ void emu_terms(aclOpExecutor *ex, emu_term_fn fn);
  * a reduction of empty inputs (a forward loss's mean of nothing is NaN, its sum 0). */
 void emu_fill(aclOpExecutor *ex, float v);
 
-/* ---- several outputs, gathered inputs (aclnnNLLLoss: out and totalWeightOut, self[n, target[n]]) ----
+/* ---- several outputs, gathered inputs (a loss and its weight sum; scores read at a class index) ----
  * emu_executor_n: emu_executor with `nout` out tensors in C-parameter order (outs[0] is ex->out, a
  * NULL one an absent view); every one is view-checked in phase 1 and phase 2, each summed one gets
  * its float32 accumulators in the workspace, and the call is empty when every written output is

@@ -5,7 +5,10 @@
  * then captures the call in an executor (emu_executor, emu_ready). Phase 2 (emu_launch) checks the
  * workspace and that every view lies inside device memory, then queues the operator's run function
  * on the stream. The run function hands a float32 term function to emu_terms, which reads the
- * inputs and writes out through strides and offset, rounding with round-to-nearest-even.
+ * inputs and writes out through strides and offset, rounding with round-to-nearest-even. An
+ * operator with several out tensors makes its executor with emu_executor_n and runs emu_terms_n,
+ * which writes each output stored, summed or not at all, reads gathered inputs (emu_gather) at the
+ * index another input holds, and lets the operator finish the sums (a mean's division).
  *
  * Faults planted here apply to every operator:
  * @fault ignore_strides EMU_FAULT_IGNORE_STRIDES reads and writes every view as contiguous
