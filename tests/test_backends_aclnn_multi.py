@@ -382,6 +382,55 @@ def test_nothing_leaks_over_every_call_and_error(backend):
     assert live(backend)[:3] == (0, 0, 0)
 
 
+def vendor_rows():
+    """docs/operators/NLLLoss.md's table of the vendor's op_api unit tests (read with
+    tests/test_ops_vendor_tables.py's parser)."""
+    from tests import test_ops_vendor_tables as V
+    return V, V.table_rows(ROOT / "docs" / "operators" / "NLLLoss.md") or []
+
+
+VENDOR_PARSER, VENDOR = vendor_rows()
+
+
+def vendor_call(row) -> OpCall:
+    """The row's call with drawn values: scores and weights in [-1, 1], targets in [0, C)."""
+    V = VENDOR_PARSER
+    shapes = {n: V._shape(v) for n, v in V._pairs(row.cells["shapes"])}
+    dts = {n: np.dtype(C.BF16 if V.DTYPE_NAMES[d] == "bfloat16" else V.DTYPE_NAMES[d])
+           for n, d in V._pairs(row.cells["dtypes"]) if d != "NULL"}
+    attrs = {k: V._attr(v) for k, v in V._pairs(row.cells["attrs"])}
+    rng = np.random.default_rng(11)
+    n_classes = shapes["self"][-1] if shapes.get("self") else 1
+
+    def draw(name):
+        shape = shapes[name]
+        if shape is None:
+            return None
+        if name == "target":
+            return rng.integers(0, max(n_classes, 1), size=shape).astype(dts[name])
+        return rng.uniform(-1, 1, size=shape).astype(dts[name])
+    outputs = {n: (shapes[n], dts.get(n)) for n in ("out", "totalWeightOut")}
+    product = "atlas-a2" if row.cells["product"] == "any" else row.cells["product"]
+    return OpCall("NLLLoss", {n: draw(n) for n in ("self", "target", "weight")}, attrs, outputs["out"][0],
+                  outputs["out"][1], product, outputs)
+
+
+@pytest.mark.parametrize("row", VENDOR, ids=[r.test for r in VENDOR])
+def test_the_emulator_decides_each_vendor_row_as_the_page_says(backend, row):
+    status = int(row.cells["status"])
+    call = vendor_call(row)
+    if status:
+        C.check_status(backend, call, status, row.where)
+    else:
+        got = backend.run(call)
+        assert set(got) == {"out", "totalWeightOut"}, (row.where, got)
+    assert live(backend)[:3] == (0, 0, 0)
+
+
+def test_the_vendor_table_is_read():
+    assert len(VENDOR) >= 20 and {r.test for r in VENDOR} >= {"case_001", "case_021", "case_02_float16_sum"}
+
+
 def test_the_stand_in_is_the_registry_declaration_when_it_lands(nll):
     """Once suite/ops/nll_loss.py registers NLLLoss, its C parameters (names and types, in order)
     and outputs must be the page's, which these tests stand in for."""
