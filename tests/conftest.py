@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 # The end-to-end tests start a pytest of the suite each (a few hundred in all). Where the environment
 # sets PYTHONDONTWRITEBYTECODE (these machines do), each of them compiled every Python module it imports
 # afresh: about 2 of the 3.8 s of CPU a small run costs. Their bytecode caches (git-ignored) may be
@@ -19,3 +21,19 @@ def pytest_collection_modifyitems(config, items) -> None:
     if heavy:
         config.hook.pytest_deselected(items=heavy)
         items[:] = [i for i in items if not i.get_closest_marker("heavy")]
+
+
+@pytest.fixture(scope="session")
+def emu_dir(tmp_path_factory) -> str:
+    """The host emulator with the made-up probe operator compiled in (tests/emulator/probe), built
+    once per process: every test file that loads it in-process must share this one build, because
+    the dynamic loader resolves a second build's libnnopbase.so and libopapi.so against the first
+    build's libascendcl.so (same soname), so the two would count and check memory apart."""
+    from tests import aclnn_checks as C
+    from tests.emulator.build import BuildError, build, find_compiler
+    if find_compiler() is None:
+        pytest.skip("no C compiler (looked for $CC, cc, gcc, clang on PATH): cannot build the emulator")
+    try:
+        return str(build(tmp_path_factory.mktemp("emu") / "lib64", extra_ops=[C.PROBE_SOURCE]))
+    except BuildError as exc:
+        pytest.skip(f"emulator build failed: {exc}")

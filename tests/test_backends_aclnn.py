@@ -26,7 +26,7 @@ from suite.backends.aclnn import AclnnBackend, AclRuntimeError, product_for_soc
 from suite.contract import PRODUCTS
 from tests import aclnn_checks as C
 from tests.emulator import build as emulator_build
-from tests.emulator.build import BuildError, build, find_compiler
+from tests.emulator.build import build, find_compiler
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,14 +36,8 @@ def _need_compiler() -> None:
         pytest.skip("no C compiler (looked for $CC, cc, gcc, clang on PATH): cannot build the emulator")
 
 
-@pytest.fixture(scope="session")
-def emu_dir(tmp_path_factory) -> str:
-    """The emulator with the made-up probe operator compiled in (tests/emulator/probe)."""
-    _need_compiler()
-    try:
-        return str(build(tmp_path_factory.mktemp("emu") / "lib64", extra_ops=[C.PROBE_SOURCE]))
-    except BuildError as exc:
-        pytest.skip(f"emulator build failed: {exc}")
+# emu_dir (the emulator with the probe compiled in) is tests/conftest.py's: one build per process,
+# shared with tests/test_backends_aclnn_multi.py (two builds cannot share one process).
 
 
 @pytest.fixture(autouse=True)
@@ -617,8 +611,11 @@ FAULTS = {
     "smooth_l1_no_eps": ({"numerics"}, "smooth_l1 beta 1e-3"),
     "bf16_code": ({"numerics", "exact_cast"}, "bfloat16"),
 }
-# Faults proven elsewhere in this file.
-FAULTS_ELSEWHERE = {"no_kl_symbol": "test_missing_operator_symbol_skips_only_that_operator"}
+# Faults proven elsewhere: in this file, or (NLLLoss's entry, whose suite module has not landed) by
+# tests/test_backends_aclnn_multi.py's own battery of two-output calls.
+FAULTS_ELSEWHERE = {"no_kl_symbol": "test_missing_operator_symbol_skips_only_that_operator",
+                    "nll_mean_by_count": "tests/test_backends_aclnn_multi.py::test_planted_fault_is_caught",
+                    "nll_no_ignore": "tests/test_backends_aclnn_multi.py::test_planted_fault_is_caught"}
 
 
 def operator_faults_without_battery():
@@ -847,16 +844,3 @@ def test_emulator_bfloat16_rule_follows_the_soc_table(emu_dir, monkeypatch):
         b.close()
     assert not wrong, wrong
     assert live(b) == (0, 0, 0, 0)
-
-
-def test_a_call_with_several_outputs_is_unsupported_with_its_reason_not_called(backend, monkeypatch):
-    """Several outputs are not marshalled yet (one out tensor per output): the call is refused as
-    Unsupported, naming the outputs, before any C function runs with too few tensor arguments."""
-    from tests import multiout_ops as M
-    monkeypatch.setitem(ops.OPERATORS, M.NAME, M.OP)
-    x = np.ones((2, 3), np.float32)
-    call = OpCall(M.NAME, {"x": x, "y": x}, {"reduction": 2}, (2, 3), np.dtype(np.float32), "atlas-a2",
-                  {"out": ((2, 3), np.dtype(np.float32)), "total": ((), np.dtype(np.float32))})
-    with pytest.raises(Unsupported, match=r"TwoOutTestOp has several outputs \(out, total\)"):
-        backend.run(call)
-    assert live(backend)[1:3] == (0, 0)

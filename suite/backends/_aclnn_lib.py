@@ -56,12 +56,15 @@ INT64_RANGE = (-2 ** 63, 2 ** 63 - 1)
 
 
 def phase1_argtypes(op) -> list:
-    """aclnn<op>GetWorkspaceSize's argument types, from the operator's declared C parameters alone:
-    they, in order, then out, workspaceSize and executor."""
+    """aclnn<op>GetWorkspaceSize's argument types, from the operator's declaration alone: its C
+    parameters in order, then one aclTensor* per declared output (Operator.outputs, in order: `out`
+    alone for all but an operator that declares several), then
+    workspaceSize and executor."""
     bad = [f"{name}: {kind!r}" for name, kind, _ in op.c_params if kind not in C_TYPES]
     if bad:
         raise ValueError(f"{op.name}: C parameter types must be one of {', '.join(C_TYPES)}; got {', '.join(bad)}")
-    return [C_TYPES[kind] for _, kind, _ in op.c_params] + [c_void_p] + _TAIL
+    nout = max(1, len(getattr(op, "outputs", ("out",))))
+    return [C_TYPES[kind] for _, kind, _ in op.c_params] + [c_void_p] * nout + _TAIL
 
 
 def scalar(kind: str, name: str, value):

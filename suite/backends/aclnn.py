@@ -3,8 +3,12 @@
 Every call is marshalled from the operator's declaration alone (Operator.c_params, in order): a
 tensor parameter is the call's input of that name, NULL when the call has None or leaves it out (an
 optional input passed as NULL, or a NULL-pointer case); an int64, bool or C float parameter is the
-call's attribute of that name, else the declared default. Nothing here names an operator or an
-input, so a new operator needs no change to this backend.
+call's attribute of that name, else the declared default. Then one out tensor per declared output
+(Operator.outputs, in order: `out` alone, or every output an operator declares), each from the
+call's shape and dtype for it (OpCall.outputs; out_shape and out_dtype for one output), NULL where
+the call gives None; each gets its own buffer and layout and is copied back, and a call with several
+outputs returns the mapping name -> array. Nothing here names an operator, an input or an output,
+so a new operator needs no change to this backend.
 
     pytest --backend aclnn [--backend-opt device=0] [--backend-opt lib_dir=DIR]
            [--backend-opt product=atlas-a2] [--backend-opt negative_strides=skip|pass]
@@ -48,7 +52,7 @@ suite stops the run.
 from __future__ import annotations
 
 import ctypes
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -218,7 +222,7 @@ class AclnnBackend:
         return None
 
     # ---- one call ---------------------------------------------------------------------------
-    def run(self, call: OpCall) -> Optional[np.ndarray]:
+    def run(self, call: OpCall) -> Union[None, np.ndarray, Mapping[str, np.ndarray]]:
         try:
             return self._run(call)
         except _Faulted as fault:  # the call's tensors and buffers are already released
@@ -228,22 +232,19 @@ class AclnnBackend:
             self.unavailable = f"the device could not be recovered after a fault ({fault}): {failed}"
             raise DeviceFault(f"{fault}; recovery failed: {failed}", fault.code, recovered=False) from None
 
-    def _run(self, call: OpCall) -> Optional[np.ndarray]:
+    def _run(self, call: OpCall) -> Union[None, np.ndarray, Mapping[str, np.ndarray]]:
         self._ensure_ready()
         if call.product not in self.products:
             raise Unsupported(f"this backend stands for {self.products[0]}, the case targets {call.product}")
-        if getattr(call, "outputs", None) is not None:
-            # Not marshalled yet (one out tensor per output after the C parameters): a skip with the
-            # reason, never a C call with fewer tensor arguments than its signature takes.
-            raise Unsupported(f"{call.op} has several outputs ({', '.join(call.outputs)}): the aclnn backend "
-                              f"does not marshal more than one out tensor yet")
         entry = self._ops.get(call.op)
         if entry is None:
             raise Unsupported(f"operator {call.op} is not known to the aclnn backend")
         if isinstance(entry, str):
             raise Unsupported(entry)
         phase1, phase2 = entry
-        params = ops.get(call.op).c_params
+        op = ops.get(call.op)
+        params = op.c_params
+        wanted = _outputs(call, op)
         declared = {name for name, kind, _ in params if kind == "tensor"}
         stray = [name for name in call.inputs if name not in declared]
         if stray:  # the call and the operator's declaration disagree: a suite defect, never a status
@@ -260,14 +261,15 @@ class AclnnBackend:
                     args.append(self._tensor_in(call.inputs.get(name), name, tensors, buffers))
                 else:
                     args.append(lib.scalar(kind, name, call.attrs.get(name, default)))
-            out = out_buf = None
-            if call.out_shape is not None:
-                order, lead = ("F", 3) if self._out_layout == "fortran" else ("C", 0)
-                out = marshal.out_layout(call.out_shape, call.out_dtype, order, lead, self._bf16_code)
-                args.append(self._tensor(out, "out", tensors, buffers))
-                out_buf = buffers[-1]
-            else:
-                args.append(None)  # NULL out
+            order, lead = ("F", 3) if self._out_layout == "fortran" else ("C", 0)
+            outs = []  # (name, layout, device buffer, dtype) of each non-NULL output, in C order
+            for name, shape, dtype in wanted:
+                if shape is None:
+                    args.append(None)  # a NULL out tensor
+                    continue
+                layout = marshal.out_layout(shape, dtype, order, lead, self._bf16_code)
+                args.append(self._tensor(layout, name, tensors, buffers))
+                outs.append((name, layout, buffers[-1], dtype))
             workspace_size = ctypes.c_uint64(0)
             status = phase1(*args, ctypes.byref(workspace_size), ctypes.byref(executor))
             if status:
@@ -281,10 +283,17 @@ class AclnnBackend:
             rc = self._fn["aclrtSynchronizeStream"](self._stream)
             if rc:
                 raise _Faulted("aclrtSynchronizeStream", rc, self._recent_error())
-            if out is None:
-                return None  # the operator accepted a NULL out: the suite will flag the missing status
-            self._copy(out, out_buf, MEMCPY_DEVICE_TO_HOST)
-            return marshal.gather_out(out, call.out_dtype)
+            if len(wanted) == 1:
+                if not outs:
+                    return None  # the operator accepted a NULL out: the suite will flag the missing status
+                _, out, out_buf, dtype = outs[0]
+                self._copy(out, out_buf, MEMCPY_DEVICE_TO_HOST)
+                return marshal.gather_out(out, dtype)
+            found = {}  # several outputs: every one allocated (one the call does not write holds 0xFF)
+            for name, layout, buf, dtype in outs:
+                self._copy(layout, buf, MEMCPY_DEVICE_TO_HOST)
+                found[name] = marshal.gather_out(layout, dtype)
+            return found
         except marshal.LayoutError as exc:
             raise Unsupported(self._layout_reason(str(exc))) from None
         finally:
@@ -344,6 +353,25 @@ class AclnnBackend:
     def _check(func: str, rc: int) -> None:
         if rc:
             raise AclRuntimeError(func, rc)
+
+
+def _outputs(call: OpCall, op) -> List[Tuple[str, Optional[tuple], Optional[np.dtype]]]:
+    """Every output of the operator's declaration, in its order, with the shape and dtype the call
+    gives it (None: a NULL tensor): OpCall.outputs where the call has it (a name it leaves out is
+    NULL; a name the declaration lacks is a suite defect, never a dropped tensor), else out_shape
+    and out_dtype for the first and NULL for any other."""
+    declared = tuple(getattr(op, "outputs", ("out",))) or ("out",)
+    given = getattr(call, "outputs", None)
+    if given is None:
+        return [(declared[0], call.out_shape, call.out_dtype)] + [(n, None, None) for n in declared[1:]]
+    stray = [n for n in given if n not in declared]
+    if stray:
+        raise ValueError(f"{call.op}: outputs {stray} are not among its declared outputs {list(declared)}")
+    found = []
+    for name in declared:
+        shape, dtype = given.get(name, (None, None))
+        found.append((name, None if shape is None else tuple(shape), None if dtype is None else np.dtype(dtype)))
+    return found
 
 
 def _int64s(values: Sequence[int]):

@@ -69,6 +69,12 @@ typedef struct {
 
 #define EMU_MAX_INPUTS 8 /* tensor parameters of one operator before out */
 #define EMU_MAX_ATTRS 8  /* attributes of each C type (int64, bool, float) an operator may keep */
+#define EMU_MAX_OUTPUTS 4 /* out tensors of one call (out first, then the others in C order) */
+
+/* How emu_terms_n writes one output: AUTO as emu_terms does (each term stored where the output has
+ * B's shape, else summed into it); SUM always summed (into a one-element output: every term); NONE
+ * never written (its memory keeps what the caller put there: an output an attribute value leaves alone). */
+enum { EMU_OUT_AUTO = 0, EMU_OUT_SUM = 1, EMU_OUT_NONE = 2 };
 
 struct aclOpExecutor;
 /* One operator of the table: its name (as in aclnn<name>) and the computation phase 2 queues. */
@@ -85,7 +91,14 @@ typedef struct aclOpExecutor {
     const emu_op *op;
     int nin;
     emu_view in[EMU_MAX_INPUTS];
-    emu_view out;
+    emu_view out;                          /* the first output (the only one of most operators) */
+    int nout;                              /* outputs in all, out included (1 for most operators) */
+    emu_view more[EMU_MAX_OUTPUTS - 1];    /* the outputs after out, in C-parameter order */
+    int outmode[EMU_MAX_OUTPUTS];          /* EMU_OUT_* of each output, out first (emu_terms_n) */
+    /* A gathered input (emu_gather): input k is read, along its axis gaxis[k], at the index that
+     * input gby[k] - 1 holds at the same element of B (0: not gathered). */
+    int gby[EMU_MAX_INPUTS];
+    int64_t gaxis[EMU_MAX_INPUTS];
     int64_t bdims[EMU_MAX_RANK], bndim; /* the shape the terms live on (B) */
     int64_t i64[EMU_MAX_ATTRS];
     int flag[EMU_MAX_ATTRS];
@@ -147,6 +160,28 @@ void emu_terms(aclOpExecutor *ex, emu_term_fn fn);
 /* Every element of out set to v rounded to out's dtype (RNE): the fill kernel an op API queues for
  * a reduction of empty inputs (a forward loss's mean of nothing is NaN, its sum 0). */
 void emu_fill(aclOpExecutor *ex, float v);
+
+/* ---- several outputs, gathered inputs (a loss and its weight sum; scores read at a class index) ----
+ * emu_executor_n: emu_executor with `nout` out tensors in C-parameter order (outs[0] is ex->out, a
+ * NULL one an absent view); every one is view-checked in phase 1 and phase 2, each summed one gets
+ * its float32 accumulators in the workspace, and the call is empty when every written output is
+ * (emu_ready decides, after the operator has set outmode). Counted as a live executor. */
+aclOpExecutor *emu_executor_n(const emu_op *op, const aclTensor *const *in, int nin, const aclTensor *const *outs,
+                              int nout, const int64_t *B, int64_t nb);
+/* Input k is read at one index along its `axis`: the value input `by` holds at the same element of B
+ * (an integer input, read exactly); k's other dims broadcast to B. An index outside [0, dim) is
+ * never read: the value is 0 and the term function decides (it sees the index in ix[by]). */
+void emu_gather(aclOpExecutor *ex, int k, int64_t axis, int by);
+/* The driver for several outputs: for each element of B in C order, fn gets the present inputs'
+ * values there as emu_terms gives them (x[i]) and, for integer inputs, exactly (ix[i]), and writes
+ * one float32 term per output into r[0..nout-1]. Each output is written by its outmode: stored (AUTO
+ * with B's shape: rounded to `result`, then to its dtype) or summed in float32 in B's order into its
+ * elements; after the walk `finish` (may be NULL) gets every summed output's sums (sums[k], NULL for
+ * one that is not summed) and may change them (a mean's division) before each is rounded and stored
+ * once. An empty B gives sums of 0. */
+typedef void (*emu_terms_n_fn)(const aclOpExecutor *ex, const float *x, const int64_t *ix, float *r);
+typedef void (*emu_finish_fn)(const aclOpExecutor *ex, float *const *sums);
+void emu_terms_n(aclOpExecutor *ex, emu_terms_n_fn fn, emu_finish_fn finish);
 
 /* ---- float conversions, round to nearest even, NaN/inf/subnormal aware ---- */
 static inline float emu_bits_to_float(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }

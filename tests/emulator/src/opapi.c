@@ -5,7 +5,10 @@
  * then captures the call in an executor (emu_executor, emu_ready). Phase 2 (emu_launch) checks the
  * workspace and that every view lies inside device memory, then queues the operator's run function
  * on the stream. The run function hands a float32 term function to emu_terms, which reads the
- * inputs and writes out through strides and offset, rounding with round-to-nearest-even.
+ * inputs and writes out through strides and offset, rounding with round-to-nearest-even. An
+ * operator with several out tensors makes its executor with emu_executor_n and runs emu_terms_n,
+ * which writes each output stored, summed or not at all, reads gathered inputs (emu_gather) at the
+ * index another input holds, and lets the operator finish the sums (a mean's division).
  *
  * Faults planted here apply to every operator:
  * @fault ignore_strides EMU_FAULT_IGNORE_STRIDES reads and writes every view as contiguous
@@ -241,10 +244,13 @@ static int view_in_memory(const emu_view *v) {
     return aclemu_in_device_memory((char *)v->data + lo * isz, (size_t)((hi - lo + 1) * isz));
 }
 
-/* Index of the first view (inputs in order, then out as nin) outside device memory, or -1. */
+/* Output k of the executor: out, then the others in C-parameter order. */
+static const emu_view *output_of(const aclOpExecutor *ex, int k) { return k ? &ex->more[k - 1] : &ex->out; }
+
+/* Index of the first view (inputs in order, then the outputs from nin on) outside device memory, or -1. */
 static int first_view_outside(const aclOpExecutor *ex) {
-    for (int i = 0; i <= ex->nin; i++) {
-        emu_view v = effective(i < ex->nin ? &ex->in[i] : &ex->out);
+    for (int i = 0; i < ex->nin + ex->nout; i++) {
+        emu_view v = effective(i < ex->nin ? &ex->in[i] : output_of(ex, i - ex->nin));
         if (!view_in_memory(&v)) return i;
     }
     return -1;
@@ -377,6 +383,125 @@ void emu_fill(aclOpExecutor *ex, float v) {
     }
 }
 
+/* ---- several outputs, gathered inputs ------------------------------------------------------------ */
+/* Whether emu_terms_n sums into output k (the workspace holds its accumulators). */
+static int output_summed(const aclOpExecutor *ex, int k) {
+    const emu_view *o = output_of(ex, k);
+    int mode = ex->outmode[k];
+    return o->present && mode != EMU_OUT_NONE &&
+           (mode == EMU_OUT_SUM || !same_dims(o->dims, o->ndim, ex->bdims, ex->bndim));
+}
+
+static int64_t load_index(const emu_view *v, int64_t off) {
+    const char *p = (const char *)v->data + off * emu_itemsize(v->dtype);
+    int8_t b;
+    int16_t s;
+    int32_t i;
+    int64_t l;
+    switch (v->dtype) {
+    case ACL_INT8: memcpy(&b, p, 1); return b;
+    case ACL_UINT8: case ACL_BOOL: return *(const uint8_t *)p;
+    case ACL_INT16: memcpy(&s, p, 2); return s;
+    case ACL_INT32: memcpy(&i, p, 4); return i;
+    case ACL_INT64: memcpy(&l, p, 8); return l;
+    default: return 0; /* not an integer input: ix[] is not its value */
+    }
+}
+
+void emu_gather(aclOpExecutor *ex, int k, int64_t axis, int by) {
+    ex->gby[k] = by + 1;
+    ex->gaxis[k] = axis;
+}
+
+void emu_terms_n(aclOpExecutor *ex, emu_terms_n_fn fn, emu_finish_fn finish) {
+    int nin = ex->nin, nout = ex->nout, k;
+    const int nt = nin + nout;
+    const int64_t nb = ex->bndim, *B = ex->bdims, n = emu_numel_dims(B, nb);
+    emu_view v[EMU_MAX_INPUTS], o[EMU_MAX_OUTPUTS];
+    int64_t st[EMU_MAX_INPUTS + EMU_MAX_OUTPUTS][EMU_MAX_RANK], off[EMU_MAX_INPUTS + EMU_MAX_OUTPUTS];
+    int64_t idx[EMU_MAX_RANK] = {0}, gst[EMU_MAX_INPUTS] = {0}, glen[EMU_MAX_INPUTS] = {0}, ix[EMU_MAX_INPUTS] = {0};
+    int64_t nel[EMU_MAX_OUTPUTS] = {0};
+    float x[EMU_MAX_INPUTS] = {0}, r[EMU_MAX_OUTPUTS] = {0}, *acc[EMU_MAX_OUTPUTS] = {0};
+    int written[EMU_MAX_OUTPUTS], summed[EMU_MAX_OUTPUTS];
+    float *ws = (float *)ex->ws_ptr;
+    for (k = 0; k < nin; k++) {
+        v[k] = effective(&ex->in[k]);
+        if (ex->gby[k] && v[k].present) { /* the gathered axis leaves the walk: the index steps along it */
+            int64_t a = ex->gaxis[k];
+            gst[k] = v[k].strides[a];
+            glen[k] = v[k].dims[a];
+            for (int64_t d = a; d + 1 < v[k].ndim; d++) {
+                v[k].dims[d] = v[k].dims[d + 1];
+                v[k].strides[d] = v[k].strides[d + 1];
+            }
+            v[k].ndim--;
+        }
+        if (v[k].present) bstrides(&v[k], B, nb, st[k]);
+        else memset(st[k], 0, sizeof st[k]);
+        off[k] = v[k].offset;
+    }
+    for (k = 0; k < nout; k++) {
+        const int j = nin + k;
+        o[k] = effective(output_of(ex, k));
+        nel[k] = emu_numel_dims(o[k].dims, o[k].ndim);
+        written[k] = o[k].present && ex->outmode[k] != EMU_OUT_NONE;
+        summed[k] = output_summed(ex, k);
+        memset(st[j], 0, sizeof st[j]);
+        off[j] = 0;
+        if (summed[k]) { /* accumulators in the workspace, indexed by the output's contiguous layout */
+            emu_view c = *output_of(ex, k);
+            contiguous(&c);
+            bstrides(&c, B, nb, st[j]);
+            acc[k] = ws;
+            ws += nel[k];
+            for (int64_t e = 0; e < nel[k]; e++) acc[k][e] = 0.0f;
+        } else if (written[k]) {
+            memcpy(st[j], o[k].strides, nb * sizeof(int64_t));
+            off[j] = o[k].offset;
+        }
+    }
+    for (int64_t lin = 0; lin < n; lin++) {
+        for (k = 0; k < nin; k++) /* the walked inputs first: a gather's index is one of them */
+            if (v[k].present && !ex->gby[k]) {
+                x[k] = emu_round_to(ex->cast_in, load(&v[k], off[k]));
+                ix[k] = load_index(&v[k], off[k]);
+            }
+        for (k = 0; k < nin; k++)
+            if (v[k].present && ex->gby[k]) {
+                int64_t i = ix[ex->gby[k] - 1];
+                x[k] = (i >= 0 && i < glen[k]) ? emu_round_to(ex->cast_in, load(&v[k], off[k] + i * gst[k])) : 0.0f;
+            }
+        fn(ex, x, ix, r);
+        for (k = 0; k < nout; k++) {
+            if (!written[k]) continue;
+            if (summed[k]) acc[k][off[nin + k]] += r[k];
+#ifdef EMU_FAULT_SKIP_LAST
+            else if (lin == n - 1) continue;
+#endif
+            else store(&o[k], off[nin + k], emu_round_to(ex->result, r[k]));
+        }
+        for (int64_t d = nb - 1; d >= 0; d--) { /* next index of B in C order, offsets along */
+            idx[d]++;
+            for (k = 0; k < nt; k++) off[k] += st[k][d];
+            if (idx[d] < B[d]) break;
+            for (k = 0; k < nt; k++) off[k] -= st[k][d] * B[d];
+            idx[d] = 0;
+        }
+    }
+    if (finish) finish(ex, acc);
+    for (k = 0; k < nout; k++) {
+        if (!summed[k]) continue;
+        int64_t cs[EMU_MAX_RANK] = {0}, at = o[k].offset;
+        for (int64_t e = 0; e < nel[k]; e++) {
+#ifdef EMU_FAULT_SKIP_LAST
+            if (e == nel[k] - 1) break;
+#endif
+            store(&o[k], at, emu_round_to(ex->result, acc[k][e]));
+            next_element(&o[k], cs, &at);
+        }
+    }
+}
+
 /* ---- executor, workspace, launch --------------------------------------------------------------- */
 aclOpExecutor *emu_executor(const emu_op *op, const aclTensor *const *in, int nin, const aclTensor *out,
                             const int64_t *B, int64_t nb) {
@@ -392,16 +517,30 @@ aclOpExecutor *emu_executor(const emu_op *op, const aclTensor *const *in, int ni
     capture(&ex->out, out);
     memcpy(ex->bdims, B, nb * sizeof *B);
     ex->bndim = nb;
+    ex->nout = 1;
     ex->cast_in = ex->result = EMU_NO_DTYPE;
     ex->empty = emu_numel(out) == 0;
     aclemu_count(EMU_EXECUTORS, 1);
     return ex;
 }
 
+aclOpExecutor *emu_executor_n(const emu_op *op, const aclTensor *const *in, int nin, const aclTensor *const *outs,
+                              int nout, const int64_t *B, int64_t nb) {
+    if (nout < 1 || nout > EMU_MAX_OUTPUTS || !outs[0]) { /* an operator file's defect, not a call's */
+        fprintf(stderr, "aclemu: %s has %d outputs (out first, never NULL); the core holds 1 to %d\n", op->name,
+                nout, EMU_MAX_OUTPUTS);
+        abort();
+    }
+    aclOpExecutor *ex = emu_executor(op, in, nin, outs[0], B, nb);
+    ex->nout = nout;
+    for (int k = 1; k < nout; k++) capture(&ex->more[k - 1], outs[k]);
+    return ex;
+}
+
 int emu_ready(aclOpExecutor *ex, uint64_t *workspaceSize, aclOpExecutor **executor) {
     const emu_view *o = &ex->out;
-    for (int i = 0; i <= ex->nin; i++) {
-        const emu_view *v = i < ex->nin ? &ex->in[i] : o;
+    for (int i = 0; i < ex->nin + ex->nout; i++) {
+        const emu_view *v = i < ex->nin ? &ex->in[i] : output_of(ex, i - ex->nin);
         if (v->present && !view_in_storage(v)) {
             fprintf(stderr, "aclemu: %s: tensor %d: ViewShape overlap (the view reaches outside its storage "
                             "dims)\n", ex->op->name, i);
@@ -409,8 +548,20 @@ int emu_ready(aclOpExecutor *ex, uint64_t *workspaceSize, aclOpExecutor **execut
             return ACLNN_ERR_PARAM_INVALID;
         }
     }
-    ex->workspace = (!ex->empty && !same_dims(o->dims, o->ndim, ex->bdims, ex->bndim))
-                        ? (uint64_t)emu_numel_dims(o->dims, o->ndim) * sizeof(float) : 0;
+    if (ex->nout > 1) { /* empty when no written output has an element; accumulators for each summed one */
+        uint64_t ws = 0;
+        int empty = 1;
+        for (int k = 0; k < ex->nout; k++) {
+            const emu_view *v = output_of(ex, k);
+            if (v->present && ex->outmode[k] != EMU_OUT_NONE && emu_numel_dims(v->dims, v->ndim) > 0) empty = 0;
+            if (output_summed(ex, k)) ws += (uint64_t)emu_numel_dims(v->dims, v->ndim) * sizeof(float);
+        }
+        ex->empty = empty;
+        ex->workspace = empty ? 0 : ws;
+    } else {
+        ex->workspace = (!ex->empty && !same_dims(o->dims, o->ndim, ex->bdims, ex->bndim))
+                            ? (uint64_t)emu_numel_dims(o->dims, o->ndim) * sizeof(float) : 0;
+    }
     *workspaceSize = ex->workspace;
     *executor = ex;
     return ACLNN_SUCCESS;
