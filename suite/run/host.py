@@ -42,7 +42,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from suite.run import confine, reaper
 from suite.common import dtypes
 from suite.run.backend import BackendError, BackendInfo, make_backend
-from suite.run.calls import Outcome, Request, close_backend, run_calls, words
+from suite.run.calls import Outcome, Request, call_of, close_backend, run_calls, words
 from suite.run.output import Drain, Log, flush_output, redirect_output
 from suite.run import protocol
 from suite.run.wire import ProtocolError, _Timeout, pending, recv, send, socket_pair
@@ -100,6 +100,7 @@ def child_main(sock: socket.socket, spec: Optional[str], opts: Dict[str, str],
     send(sock, ("ready", {"name": info.name, "capabilities": sorted(info.capabilities),
                           "products": list(info.products), "deterministic": info.deterministic,
                           "working_memory": info.working_memory}))
+    timed = None                               # the call being timed (a "time" request's)
     while True:
         try:
             header, arrays = recv(sock)
@@ -127,6 +128,18 @@ def child_main(sock: socket.socket, spec: Optional[str], opts: Dict[str, str],
             # Nothing of a call outlives its reply: a huge case's input and result would otherwise
             # stay held while the parent draws and sends the next case (and its memory check sees less).
             header = arrays = req = payload = o = None
+        elif header[0] == "time":
+            # A timing round (suite/perf/): the request's call is kept between rounds, so the
+            # arrays cross once per timed case, not once per round.
+            seq, req, launches, flush = header[1], header[2], header[3], header[4]
+            if req is not None:
+                req["inputs"] = {n: None if i is None else arrays[i] for n, i in req["inputs"].items()}
+                timed = call_of(req)
+            from suite.perf.launch import time_hook
+            answer = time_hook(backend, timed, launches, flush)
+            flush_output()
+            send(sock, ("timed", seq, answer))
+            header = arrays = req = None
         elif header[0] == "close":
             incident = close_backend(backend)
             # The backend's own exit handlers run here, where nothing they do reaches the run.
@@ -193,6 +206,7 @@ class Hosted:
         self._seq = 0                         # numbers each request; its reply must carry the number
         self._drain: Optional[Drain] = None   # the process's stdout and stderr (suite/run/output.py)
         self._twin: Optional[Hosted] = None   # the second process of the determinism tests
+        self._timed: Optional[Request] = None # the request whose call the process keeps for timing
 
     # -- life ---------------------------------------------------------------------------------
     def start(self) -> BackendInfo:
@@ -211,6 +225,7 @@ class Hosted:
             self._drain.close()
         self._drain = Drain(out_mine)
         self._proc, self._sock = proc, mine
+        self._timed = None                    # a fresh process keeps no call
         self.starts += 1
         limit = None if not self.timeout else max(STARTUP_FLOOR, 3 * self.timeout)
         try:
@@ -328,6 +343,47 @@ class Hosted:
         self.in_row = 0
         self._busy = False
         return outs
+
+    def time(self, req: Request, launches: int, flush: bool, deadline: Optional[float] = None) -> Dict[str, Any]:
+        """One timing round: the backend's time_launches on `req`'s call, in its process
+        (suite/perf/launch.py). The call is sent once and kept there while the same `req` is
+        timed. A fault of the process raises Fault, as for run()."""
+        if self._proc is None or not self._proc.is_alive() or pending(self._sock):
+            self._kill()
+            try:
+                self.start()
+            except BackendError as e:
+                return self._fault(f"the backend could not be restarted: {e}", "restart failed")
+        fresh = self._timed is not req
+        names, arrays = {}, []
+        if fresh:
+            for n, a in req["inputs"].items():
+                names[n] = None if a is None else len(arrays)
+                if a is not None:
+                    arrays.append(a)
+        self._seq += 1
+        header = ("time", self._seq, {**req, "inputs": names} if fresh else None, launches, bool(flush))
+        end = None if deadline is None else time.monotonic() + deadline
+        self._busy = True
+        try:
+            send(self._sock, header, arrays, end)
+            reply, _ = recv(self._sock, end, expect=[], max_header=_MAX_REPLY, max_arrays=0)
+            answer = protocol.timed(reply, self._seq, launches)
+        except _Timeout:
+            self._kill()
+            return self._fault(f"timing overran its deadline of {deadline:.4g} s (--case-timeout); "
+                               f"the backend's process was killed", "deadline")
+        except (EOFError, OSError):
+            text, kind = _exit_text(self._reap())
+            return self._fault(f"the backend's process {text} during timing", kind)
+        except ProtocolError as e:
+            self._kill()
+            return self._fault(f"protocol violation: the backend's process sent a malformed timing reply "
+                               f"({e}); it was killed", "protocol")
+        self._timed = req
+        self.in_row = 0
+        self._busy = False
+        return answer
 
     def _fault(self, message: str, kind: str) -> List[Outcome]:
         self._busy = False

@@ -102,6 +102,8 @@ class Runner:
     # rootdir, and bare for a file outside it, as in a run from the user's own repository).
     invocation_dir: Optional[pathlib.Path] = None
     test_path: Optional[pathlib.Path] = None
+    # pytest --timing: times each timing-set case after its numbers pass (suite/perf/case.py).
+    timer: Optional[Any] = None
 
     def standard_for(self, case: Case) -> Standard:
         return self.table.for_op(case.op, self.standard_override)
@@ -241,6 +243,21 @@ class Runner:
                 Kind.DETERMINISM: self.check_determinism}[Kind(kind)](case, nodeid)
 
     def check_numbers(self, case: Case, nodeid: str) -> Dict[str, Any]:
+        if self.timer is None or not case.timing:
+            return self._check_numbers(case, nodeid)
+        # The timing set: a case is timed only after its numbers pass; one that failed says why.
+        try:
+            record = self._check_numbers(case, nodeid)
+        except CaseFailure as e:
+            from suite.perf.case import NUMBERS_FAILED
+            from suite.perf.protocol import not_timed
+            e.record["timing"] = not_timed(NUMBERS_FAILED)
+            raise
+        record["timing"] = self.timer.time(self.host, case, request_of(case, self._inputs(case)))
+        self._take_output(self.host)
+        return record
+
+    def _check_numbers(self, case: Case, nodeid: str) -> Dict[str, Any]:
         self.fits(case, Kind.NUMBERS)
         data = self._data(case)
         o = self._calls(case, data.inputs, nodeid)[0]

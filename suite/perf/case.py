@@ -1,0 +1,55 @@
+"""Timing one case whose numbers passed (pytest --timing): the protocol (suite/perf/protocol.py)
+driven through the host the backend runs in, into the record's `timing` field."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, Optional
+
+from suite.cases import hardware
+from suite.cases.model import Case
+from suite.common.blocks import numel
+from suite.perf.bytes import bytes_moved, outputs_of
+from suite.perf.peak import peak_of
+from suite.perf.protocol import NotTimed, Settings, measure, not_timed
+from suite.perf.record import Timing
+from suite.run.calls import Request
+from suite.run.host import Fault
+
+NUMBERS_FAILED = "its numbers did not pass: only a correct kernel is timed"
+
+
+@dataclass
+class CaseTimer:
+    """The session's timing: its settings, and the hardware table read once."""
+
+    settings: Settings
+    _hardware: Optional[Dict[str, hardware.Hardware]] = field(default=None, repr=False)
+
+    def peak(self, product: str):
+        if self._hardware is None:
+            self._hardware = hardware.load_hardware()
+        return peak_of(product, self._hardware)
+
+    def time(self, host: Any, case: Case, req: Request) -> Dict[str, Any]:
+        """The case's timing record: measured, or {"status": "not timed", "reason": ...} (a
+        backend without the hook, one that cannot time here, bad times, or a fault of its process
+        while timing: the case's numbers passed, so the fault is this record's, not the case's)."""
+        timer = getattr(host, "time", None)
+        if not callable(timer):
+            return not_timed(f"the backend's host {type(host).__name__} cannot time calls")
+        elements = sum(numel(s) for s in case.shapes.values() if s is not None) + sum(
+            numel(s or ()) for s, _ in outputs_of(case))
+        per = host.deadline_for(elements)
+
+        def one(launches: int, flush: bool):
+            answer = timer(req, launches, flush, None if per is None else per * (launches + 1))
+            if "not_timed" in answer:
+                raise NotTimed(answer["not_timed"])
+            return Timing(answer["clock"], answer["source"], tuple(answer["seconds"])), answer["wall_s"]
+
+        try:
+            return measure(one, self.settings, bytes_moved(case), self.peak(case.product))
+        except NotTimed as e:
+            return not_timed(e.reason)
+        except Fault as e:
+            return not_timed(f"the backend's process failed while timing: {e}")
