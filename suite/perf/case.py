@@ -3,7 +3,7 @@ driven through the host the backend runs in, into the record's `timing` field.""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
 from suite.cases import hardware
 from suite.cases.model import Case
@@ -20,15 +20,14 @@ NUMBERS_FAILED = "its numbers did not pass: only a correct kernel is timed"
 
 @dataclass
 class CaseTimer:
-    """The session's timing: its settings, and the hardware table read once."""
+    """The session's timing: its settings, and the hardware table (cases/hardware.yaml: each
+    product's peak bandwidth) read before the backend's process starts."""
 
     settings: Settings
-    _hardware: Optional[Dict[str, hardware.Hardware]] = field(default=None, repr=False)
+    hardware: Dict[str, hardware.Hardware] = field(repr=False)
 
-    def peak(self, product: str):
-        if self._hardware is None:
-            self._hardware = hardware.load_hardware()
-        return peak_of(product, self._hardware)
+    def peak(self, product: str) -> Tuple[Optional[float], str]:
+        return peak_of(product, self.hardware)
 
     def time(self, host: Any, case: Case, req: Request) -> Dict[str, Any]:
         """The case's timing record: measured, or {"status": "not timed", "reason": ...} (a

@@ -36,6 +36,7 @@ from suite.run.runner import CaseFailure, CaseSkip, Runner, not_run_because
 from suite.judge.table import load_table
 from suite.common.yamlfile import FileError
 from suite.perf.case import CaseTimer
+from suite.cases.hardware import HARDWARE_FILE, load_hardware
 from suite.perf.protocol import Settings
 
 # Defaults are anchored at the suite's data folder (suite/common/home.py), not at pytest's rootdir, which
@@ -173,6 +174,15 @@ class Conformance:
             + ([Path(report_dir)] if report_dir else [])
         return confine.make_policy(paths, abi)
 
+    def hardware_path(self) -> Optional[Path]:
+        """The hardware file beside the case files (as their shape generators read it), else the
+        data folder's (None)."""
+        for p in self.case_paths:
+            beside = (p if p.is_dir() else p.parent) / HARDWARE_FILE
+            if beside.exists():
+                return beside
+        return None
+
     def replay_args(self) -> str:
         """Options to append to a one-line reproducer."""
         opt, parts = self.config.option, []
@@ -224,6 +234,7 @@ class Conformance:
             try:
                 self.tolerances_hash = file_sha256(self.tolerance_path)
                 table = load_table(self.tolerance_path)
+                timer = None if self.timing is None else CaseTimer(self.timing, load_hardware(self.hardware_path()))
                 if opt.isolation == "none":
                     host: Host = InProcess(make_backend(opt.backend, self.backend_opts))
                 else:
@@ -240,7 +251,7 @@ class Conformance:
                                         f"({', '.join(table.standards)})")
             self._runner = Runner(host, info, store, table, std, self.replay_args(), self.max_memory,
                                   invocation_dir=self.config.invocation_params.dir,
-                                  timer=None if self.timing is None else CaseTimer(self.timing))
+                                  timer=timer)
             self.info = info
         return self._runner
 
