@@ -92,7 +92,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--timing", action="store_true", default=False,
                 help="run the timing set (case-file matrices with `timing: true`) and time each case "
                      "after its numbers pass, through the backend's time_launches (docs/timing.md): "
-                     "results.json `timing`, summary.md's timing table")
+                     "each record's `timing`, and a timing table in the summary")
     g.addoption("--timing-rounds", default=10, type=int, metavar="N",
                 help="rounds of launches per timed case (default 10); with --timing")
     g.addoption("--timing-warm", action="store_true", default=False,
