@@ -175,3 +175,45 @@ def test_the_hook_missing_unsupported_or_raising() -> None:
         def time_launches(self, call, launches, *, flush):
             return 3.0
     assert "not a Timing" in time_hook(Wrong(), CALL, 1, True)["not_timed"]
+
+
+# -- the wire: a timing round's reply from the backend's process ----------------------------
+from suite.run import protocol as wire                     # noqa: E402
+from suite.run.wire import ProtocolError                   # noqa: E402
+
+GOOD = {"clock": "device", "source": "e", "seconds": [1.0, 2.0], "wall_s": 3.0}
+
+
+@pytest.mark.parametrize("reply, why", [
+    (("timed", 7, GOOD), None),
+    (("timed", 7, {"not_timed": "no hook"}), None),
+    (("done", 7, GOOD), "not ('timed', 7, answer)"),
+    (("timed", 6, GOOD), "not to this one (7)"),
+    (("timed", 7, {**GOOD, "extra": 1}), "timing fields"),
+    (("timed", 7, {**GOOD, "seconds": [1.0]}), "as the seconds of 2 launches"),
+    (("timed", 7, {**GOOD, "seconds": [1, 2]}), "as the seconds of 2 launches"),
+    (("timed", 7, {**GOOD, "wall_s": "3"}), "timing fields"),
+    (("timed", 7, {"not_timed": 3}), "a not-timed reason 3"),
+])
+def test_a_timing_reply_is_checked_field_by_field(reply, why) -> None:
+    """A malformed reply is a protocol violation (the process is killed: suite/run/host.py)."""
+    if why is None:
+        assert wire.timed(reply, 7, 2) == reply[2]
+    else:
+        with pytest.raises(ProtocolError) as e:
+            wire.timed(reply, 7, 2)
+        assert why in str(e.value)
+
+
+def test_the_aclnn_backend_says_it_does_not_time() -> None:
+    from suite.backends.aclnn import AclnnBackend
+    r = time_hook(AclnnBackend.__new__(AclnnBackend), CALL, 1, True)
+    assert r == {"not_timed": "the backend cannot time this call: the aclnn backend does not time yet: it has no "
+                              "aclrtEvent calls, and the host emulator no stand-ins for them (docs/timing.md)"}
+
+
+def test_the_torch_backend_on_cpu_has_no_device_clock() -> None:
+    pytest.importorskip("torch")
+    from suite.backends.torch_backend import TorchBackend
+    r = time_hook(TorchBackend(), CALL, 1, True)
+    assert r["not_timed"].startswith("the backend cannot time this call: torch backend on device=cpu has no device clock")
