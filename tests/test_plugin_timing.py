@@ -68,6 +68,8 @@ def test_the_timing_set_is_timed_with_exact_figures(suite_dir) -> None:
     summary = (suite_dir.path / "rep" / "summary.md").read_text()
     assert "## Timing (2 cases)" in summary
     assert f"| `{TIMED[0]}` | device (simulated) | cold | 122.1 us | 122.1 us | 0 ns | 0.2684 | unverified |" in summary
+    html = (suite_dir.path / "rep" / "report.html").read_text()
+    assert "<h2>Timing (2 cases)</h2>" in html and "<td class=l>device (simulated)</td>" in html
 
 
 def test_peak_from_the_hardware_file_and_warm(suite_dir) -> None:
@@ -102,6 +104,7 @@ def test_not_timed_says_why(suite_dir, backend: str, reason: str) -> None:
         assert t["status"] == "not timed" and reason in t["reason"], t
     summary = (suite_dir.path / "rep" / "summary.md").read_text()
     assert f"| `{TIMED[0]}` | not timed |" in summary
+    assert "<td class=l>not timed</td>" in (suite_dir.path / "rep" / "report.html").read_text()
 
 
 def test_without_timing_nothing_changes(suite_dir) -> None:
@@ -110,6 +113,7 @@ def test_without_timing_nothing_changes(suite_dir) -> None:
     # 3 numbers tests, 1 determinism test, and the status module's empty set: no deselection.
     suite_dir.last.assert_outcomes(passed=4, skipped=1)
     assert "## Timing" not in (suite_dir.path / "rep" / "summary.md").read_text()
+    assert "Timing" not in (suite_dir.path / "rep" / "report.html").read_text()
 
 
 @pytest.mark.parametrize("args, line", [

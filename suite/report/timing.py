@@ -1,4 +1,4 @@
-"""summary.md's timing table (pytest --timing, docs/timing.md): one row per timed case, its clock
+"""The timing table of summary.md and report.html (pytest --timing, docs/timing.md): one row per timed case, its clock
 named with its source wherever it is shown, so a host clock is never read as the device's."""
 from __future__ import annotations
 
@@ -29,20 +29,40 @@ def peak_cell(t: Mapping[str, Any]) -> str:
     return cell + " (above peak: cache-resident)" if t.get("cache_resident") else cell
 
 
+HEADER = ["case", "clock", "cache", "median", "min", "IQR", "GB/s", "% of peak"]
+
+
+def timing_rows(records: Iterable[Mapping[str, Any]]) -> List[List[str]]:
+    """One row of HEADER's cells per record that carries `timing` (a not-timed one says why)."""
+    rows = []
+    for r in records:
+        t = r.get("timing")
+        if not isinstance(t, dict):
+            continue
+        if "status" in t:
+            rows.append([r["case"], str(t["status"]), "-", "-", "-", "-", "-", str(t.get("reason", ""))])
+            continue
+        rows.append([r["case"], clock_label(t), str(t.get("cache")), fmt_seconds(t.get("median_s")),
+                     fmt_seconds(t.get("min_s")), fmt_seconds(t.get("iqr_s")),
+                     f"{t['gbps']:.4g}" if isinstance(t.get("gbps"), (int, float)) else "-", peak_cell(t)])
+    return rows
+
+
 def timing_lines(records: Iterable[Mapping[str, Any]], row) -> List[str]:
     """The Markdown section (empty when no record carries `timing`); `row` renders a table row."""
-    timed = [r for r in records if isinstance(r.get("timing"), dict)]
-    if not timed:
+    rows = timing_rows(records)
+    if not rows:
         return []
-    lines = ["", f"## Timing ({len(timed)} cases)", "",
-             row(["case", "clock", "cache", "median", "min", "IQR", "GB/s", "% of peak"]),
-             row(["---"] * 3 + ["---:"] * 5)]
-    for r in timed:
-        t = r["timing"]
-        if "status" in t:
-            lines.append(row([f"`{r['case']}`", t["status"], "-", "-", "-", "-", "-", t.get("reason", "")]))
-            continue
-        lines.append(row([f"`{r['case']}`", clock_label(t), t.get("cache"), fmt_seconds(t.get("median_s")),
-                          fmt_seconds(t.get("min_s")), fmt_seconds(t.get("iqr_s")),
-                          f"{t['gbps']:.4g}" if isinstance(t.get("gbps"), (int, float)) else "-", peak_cell(t)]))
-    return lines
+    return ["", f"## Timing ({len(rows)} cases)", "", row(HEADER), row(["---"] * 3 + ["---:"] * 5)] + [
+        row([f"`{cells[0]}`", *cells[1:]]) for cells in rows]
+
+
+def timing_html(records: Iterable[Mapping[str, Any]], escape) -> str:
+    """report.html's section (empty when no record carries `timing`); `escape` escapes text."""
+    rows = timing_rows(records)
+    if not rows:
+        return ""
+    head = "".join(f"<th{' class=l' if i < 3 else ''}>{escape(h)}</th>" for i, h in enumerate(HEADER))
+    body = "".join("<tr>" + "".join(f"<td{' class=l' if i < 3 else ''}>{escape(c)}</td>" for i, c in enumerate(cells))
+                   + "</tr>" for cells in rows)
+    return f"<h2>Timing ({len(rows)} cases)</h2>\n<table><tr>{head}</tr>\n{body}</table>\n"
