@@ -217,3 +217,19 @@ def test_the_torch_backend_on_cpu_has_no_device_clock() -> None:
     from suite.backends.torch_backend import TorchBackend
     r = time_hook(TorchBackend(), CALL, 1, True)
     assert r["not_timed"].startswith("the backend cannot time this call: torch backend on device=cpu has no device clock")
+
+
+def test_the_backends_process_keeps_the_timed_call_between_rounds() -> None:
+    """A timing round sends the case's arrays only when the request is new (suite/run/host.py,
+    Hosted.time): the rounds of one case time one call, built once in the backend's process."""
+    from suite.run.host import Hosted
+    x = np.ones(4, dtype=np.float32)
+    req = {"op": "MseLossBackward", "inputs": {"gradOutput": x, "self": x, "target": x}, "layout": "contiguous",
+           "attrs": {"reduction": 0}, "out_shape": (4,), "out_dtype": "float32", "product": "atlas-a2"}
+    h = Hosted("tests.timing_backends:CountsCalls", {})
+    h.start()
+    try:
+        sources = [h.time(r, 2, True)["source"] for r in (req, req, req, dict(req), req)]
+    finally:
+        assert h.close() is None
+    assert sources == ["seen 1", "seen 1", "seen 1", "seen 2", "seen 3"]

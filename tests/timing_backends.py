@@ -67,3 +67,17 @@ class Crashes(Simulated):
     def time_launches(self, call: OpCall, launches: int, *, flush: bool) -> Timing:
         import os
         os._exit(3)
+
+
+class CountsCalls(Simulated):
+    """Says in its source how many distinct calls its process has been asked to time."""
+
+    name = "counts-calls"
+
+    def __init__(self) -> None:
+        self.seen = []
+
+    def time_launches(self, call: OpCall, launches: int, *, flush: bool) -> Timing:
+        if not any(c is call for c in self.seen):
+            self.seen.append(call)
+        return Timing("device", f"seen {len(self.seen)}", (UNIT,) * launches)

@@ -348,8 +348,15 @@ class Hosted:
         """One timing round: the backend's time_launches on `req`'s call, in its process
         (suite/perf/launch.py). The call is sent once and kept there while the same `req` is
         timed. A fault of the process raises Fault, as for run()."""
-        if self._proc is None or not self._proc.is_alive() or pending(self._sock):
+        if self._proc is not None and not self._proc.is_alive():
+            text, _ = _exit_text(self._reap())          # as in run(): an incident, no case's fault
+            self.incidents.append(f"the backend's process {text} between calls, after a call had "
+                                  f"returned; it was restarted")
+        if self._proc is not None and pending(self._sock):
             self._kill()
+            self.incidents.append("protocol violation: the backend's process wrote to the suite's socket "
+                                  "between calls; it was killed and restarted")
+        if self._proc is None:
             try:
                 self.start()
             except BackendError as e:
