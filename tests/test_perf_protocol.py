@@ -3,7 +3,6 @@ seconds are known: exact figures, the launch counts it asks for, cold and warm, 
 refuses a "device" clock that is the host's."""
 from __future__ import annotations
 
-import math
 import time
 from typing import List, Tuple
 
