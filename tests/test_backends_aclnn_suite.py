@@ -293,13 +293,13 @@ def _operator_faults():
 @pytest.mark.parametrize("fault", _operator_faults())
 def test_operator_fault_is_caught(emulator, tmp_path, fault):
     """A fault an operator's emulator file plants (and no battery proves) fails some of that
-    operator's own small cases on atlas-a2, and nothing of any other operator."""
+    operator's own small cases on atlas-a2. Only that operator is collected (--op: each worker
+    collecting all 27,000 tests cost about 15 s a fault)."""
     op = _operator_of(fault)
-    s = run_suite(tmp_path, emulator(fault), "--scale", "small", "-k", f"test_results and {op} and atlas-a2",
+    s = run_suite(tmp_path, emulator(fault), "--scale", "small", "--op", op, "-k", "test_results and atlas-a2",
                   workers=2)
     failed = s.having("failed")
     assert s.returncode == 1 and failed, s.tail()
-    assert all(f"[{op}-" in n for n in failed), [n for n in failed if f"[{op}-" not in n]
     assert len(s.having("passed")) > 0, "no case of the operator passed: the fault broke everything"
 
 

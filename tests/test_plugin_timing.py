@@ -62,7 +62,7 @@ def test_the_timing_set_is_timed_with_exact_figures(suite_dir) -> None:
     nbytes = 4 * 64 * 32 * 4                                    # three float32 inputs and out
     assert t == {"clock": "device", "source": "simulated", "cache": "cold", "rounds": [UNIT] * 5,
                  "launches": 41, "median_s": UNIT, "min_s": UNIT, "iqr_s": 0.0, "bytes": nbytes,
-                 "gbps": nbytes / UNIT / 1e9, "peak_gbps": None, "peak_source": "unverified",
+                 "gbps": nbytes / UNIT / 1e9, "peak_gbps": None, "peak_source": None,
                  "peak_fraction": None, "cache_resident": False}
     assert recs[TIMED[1]]["timing"]["bytes"] == nbytes // 2       # float16
     summary = (suite_dir.path / "rep" / "summary.md").read_text()

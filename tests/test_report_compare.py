@@ -271,8 +271,10 @@ def test_an_unfinished_run_is_noted_and_its_missing_cases_vanish() -> None:
 
 @pytest.mark.parametrize("field,value,note", [
     ("suite_version", "9.9", "note: suite_version differs: '{old}' -> '9.9'"),
-    ("backend", {"spec": "other", "options": {}},
-     "note: backend differs: {'spec': 'fake', 'options': {}} -> {'spec': 'other', 'options': {}}"),
+    ("backend", {"spec": "other", "options": {}}, "note: backend differs: spec fake -> other"),
+    # options as --backend-opt takes them, not as a Python dict (issue 23)
+    ("backend", {"spec": "fake", "options": {"factor": "2", "mode": "fast"}},
+     "note: backend differs: options none -> factor=2 mode=fast"),
     ("standard_override", "strict", "note: standard_override differs: None -> 'strict'"),
 ])
 def test_runs_of_another_configuration_are_compared_with_a_note(field: str, value: Any, note: str) -> None:
@@ -696,3 +698,126 @@ def test_results_and_compare_do_not_import_each_other_both_ways() -> None:
         assert hasattr(compare, name) and not hasattr(results, name), name
     assert copy.copy(compare.FAILING) == ("failed",) and compare.GOOD == ("passed", "xpassed")
 
+
+
+# -- diff: timing (issue 24) ---------------------------------------------------------------------------
+# Five rounds a side, no ties: the one-sided Mann-Whitney p of two fully separated sets is exactly
+# 1/252 (tests/test_perf_gate.py), printed 0.004.
+from suite.perf.record import TimingRecord  # noqa: E402
+
+BASE_S = [0.95e-5, 0.97e-5, 1e-5, 1.02e-5, 1.04e-5]           # median 10 us
+
+
+def timed(key: str, rounds, clock: str = "device", **kw: Any) -> Dict[str, Any]:
+    r = rec(key, **kw)
+    r["timing"] = TimingRecord.of_rounds(rounds, clock=clock, source="simulated", cache="cold", launches=100,
+                                         nbytes=12_000_000).to_json()
+    return r
+
+
+def not_timed(key: str, why: str = "the backend has no timing hook") -> Dict[str, Any]:
+    return {**rec(key), "timing": {"status": "not timed", "reason": why}}
+
+
+def scaled(factor: float):
+    return [factor * x for x in BASE_S]
+
+
+OK_TIMED = OK + ", no performance regressions"
+TIMING_HEAD = "timing, BASE -> NEW median per launch (--perf-threshold 0.1, --perf-alpha 0.01)"
+
+
+def test_diff_without_timing_is_as_before_and_compares_no_timing() -> None:
+    d = compare.diff(run(rec("k")), run(rec("k")))
+    assert d.timing == [] and not d.worse and shown(d) == OK
+
+
+def test_a_slower_kernel_is_a_performance_regression_with_medians_ratio_and_p() -> None:
+    d = compare.diff(run(timed("k", BASE_S)), run(timed("k", scaled(1.2))))
+    assert d.worse
+    assert shown(d) == ("WORSE: 1 performance regressions\n"
+                        f"{TIMING_HEAD}: 1 cases: 1 REGRESSION\n"
+                        "  REGRESSION  k  10 us -> 12 us  x1.200  p=0.004")
+
+
+def test_five_percent_slower_passes_and_faster_is_improved() -> None:
+    d = compare.diff(run(timed("a", BASE_S), timed("b", BASE_S)),
+                     run(timed("a", scaled(1.05)), timed("b", scaled(0.8))))
+    assert not d.worse
+    assert shown(d) == (f"{OK_TIMED}\n{TIMING_HEAD}: 2 cases: 1 IMPROVED, 1 SAME\n"
+                        "  IMPROVED    b  10 us -> 8 us  x0.800  p=0.004")
+
+
+def test_what_cannot_be_judged_is_unknown_and_never_worse() -> None:
+    base = run(timed("few", BASE_S[:3]), timed("host", BASE_S), timed("gone", BASE_S), not_timed("neither"))
+    new = run(timed("few", scaled(2)[:3]), timed("host", scaled(2), clock="host"), not_timed("gone"),
+              not_timed("neither"))
+    d = compare.diff(base, new)
+    assert not d.worse
+    assert shown(d) == (f"{OK_TIMED}\n{TIMING_HEAD}: 3 cases (1 not timed in either: not compared): 3 UNKNOWN\n"
+                        "  UNKNOWN     few  BASE has 3 rounds, fewer than 5\n"
+                        "  UNKNOWN     gone  not timed in NEW: the backend has no timing hook\n"
+                        "  UNKNOWN     host  clocks differ (device vs host): a host clock times launches, not kernels")
+
+
+def test_a_case_timed_on_one_side_only_is_unknown_whichever_side() -> None:
+    d = compare.diff(run(timed("k", BASE_S)), run(rec("k")))
+    assert [(k, v.kind, v.reason) for k, v in d.timing] == [("k", "UNKNOWN", "no timing record in NEW")]
+    d = compare.diff(run(rec("a"), not_timed("b")), run(timed("a", scaled(2)), timed("b", scaled(2))))
+    assert [(k, v.kind, v.reason) for k, v in d.timing] == [
+        ("a", "UNKNOWN", "no timing record in BASE"),
+        ("b", "UNKNOWN", "not timed in BASE: the backend has no timing hook")]
+    assert not d.worse
+
+
+def test_the_timing_lines_are_limited_like_the_others() -> None:
+    d = compare.diff(run(*(timed(f"k{i}", BASE_S) for i in range(3))),
+                     run(*(timed(f"k{i}", scaled(1.5)) for i in range(3))))
+    assert shown(d, limit=1).splitlines()[1:] == [
+        f"{TIMING_HEAD}: 3 cases: 3 REGRESSION", "  REGRESSION  k0  10 us -> 15 us  x1.500  p=0.004",
+        "  ... and 2 more"]
+
+
+def test_report_diff_exits_1_on_a_performance_regression_and_takes_the_thresholds(tmp_path: Path, capsys) -> None:
+    f = _files(tmp_path, base=run(timed("k", BASE_S)), slow=run(timed("k", scaled(1.2))))
+    code, out, err = _main(["report", "diff", f["base"], f["slow"]], capsys)
+    assert (code, err) == (1, "") and "REGRESSION  k  10 us -> 12 us  x1.200  p=0.004" in out
+    assert _main(["report", "diff", f["base"], f["slow"], "--perf-threshold", "0.25"], capsys)[0] == 0
+    assert _main(["report", "diff", f["base"], f["slow"], "--perf-threshold", "0.2"], capsys)[0] == 1
+    assert _main(["report", "diff", f["base"], f["slow"], "--perf-alpha", "0.003"], capsys)[0] == 0
+    code, out, _ = _main(["report", "diff", f["base"], f["slow"], "--perf-alpha", "0.004"], capsys)
+    assert code == 1 and "(--perf-threshold 0.1, --perf-alpha 0.004)" in out
+
+
+@pytest.mark.parametrize("option,value,says", [
+    ("--perf-threshold", "-0.1", "argument --perf-threshold: '-0.1': give a finite number >= 0"),
+    ("--perf-alpha", "0", "argument --perf-alpha: '0': give a probability, 0 < alpha <= 1"),
+    ("--perf-alpha", "1.5", "argument --perf-alpha: '1.5': give a probability, 0 < alpha <= 1"),
+    ("--perf-alpha", "nan", "argument --perf-alpha: 'nan': give a probability, 0 < alpha <= 1"),
+    ("--perf-alpha", "p", "argument --perf-alpha: 'p' is not a number"),
+])
+def test_report_diff_refuses_perf_options_that_are_no_thresholds(tmp_path: Path, capsys, option, value, says) -> None:
+    f = _files(tmp_path, base=run(rec("a")))
+    with pytest.raises(SystemExit) as e:
+        cli.main(["report", "diff", f["base"], f["base"], option, value])
+    assert e.value.code == 2 and f"aclnn-conform report diff: error: {says}\n" in capsys.readouterr().err
+
+
+def test_report_diff_refuses_a_bad_timing_record_in_one_line(tmp_path: Path, capsys) -> None:
+    bad = timed("k", BASE_S)
+    bad["timing"]["rounds"] = []
+    doc = run(rec("k"))
+    doc["records"] = [bad]
+    results.write(tmp_path / "bad.json", doc)
+    f = _files(tmp_path, base=run(timed("k", BASE_S)))
+    code, out, err = _main(["report", "diff", f["base"], str(tmp_path / "bad.json")], capsys)
+    assert (code, out) == (2, "")
+    assert err == (f"error: {tmp_path / 'bad.json'}: not a results.json of schema 2: records[0].timing: "
+                   f"rounds must be a non-empty list of positive seconds\n")
+
+
+@pytest.mark.parametrize("s,shown_as", [(2.5, "2.5 s"), (1e-3, "1 ms"), (0.0123456, "12.3 ms"), (1.2e-5, "12 us"),
+                                        (9.99e-7, "999 ns"), (4e-9, "4 ns")])
+def test_timing_lines_show_seconds_in_a_short_unit(s: float, shown_as: str) -> None:
+    from suite.report import perfdiff
+    assert perfdiff.seconds(s) == shown_as

@@ -336,23 +336,3 @@ def test_the_schema_tables_agree() -> None:
     assert results.KINDS == ("numbers", "rejection", "determinism")
     assert (results.SCHEMA_VERSION, results.READABLE_VERSIONS) == (2, (1, 2))
     assert RUN["shard"] is None and results.validate(run()) == []
-
-
-TIMED = {"clock": "host", "source": "perf_counter_ns", "cache": "cold", "rounds": [1e-3, 2e-3], "launches": 30,
-         "median_s": 1.5e-3, "min_s": 1e-3, "iqr_s": 5e-4, "bytes": 64, "gbps": 4.3e-5, "peak_gbps": None,
-         "peak_source": None, "peak_fraction": None, "cache_resident": False}
-
-
-@pytest.mark.parametrize("timing, error", [
-    (TIMED, None),
-    ({"status": "not timed", "reason": "no hook"}, None),
-    ({**TIMED, "clock": "gpu"}, "clock 'gpu' not one of device, host"),
-    ({**TIMED, "cache": "hot"}, "cache 'hot' not one of cold, warm"),
-    ({**TIMED, "rounds": ["x"]}, "rounds holds something other than numbers"),
-    ({k: v for k, v in TIMED.items() if k != "gbps"}, "missing field 'gbps'"),
-    ({"status": "timed", "reason": "x"}, "status 'timed', not 'not timed'"),
-])
-def test_a_records_timing_is_validated(timing, error) -> None:
-    """pytest --timing's record (docs/results-schema.md, `timing`): optional, checked where present."""
-    errors = _bad(_set("records.0.timing", timing))
-    assert (errors == []) if error is None else any(error in e for e in errors), errors

@@ -190,3 +190,37 @@ def test_the_doctor_lists_the_protections_a_run_has_here():
     assert [ln.split(None, 1) for ln in lines[at + 1:at + 4]] == [[k, v] for k, v in want.items()], text
     _, doc, _ = run_doctor("--backend", "reference", "--no-smoke")
     assert doc["environment"]["protections"] == want
+
+
+def test_a_killed_run_s_backend_tmpdir_is_swept_by_the_next_run_and_a_live_one_s_is_kept(tmp_path):
+    """A pytest killed by SIGKILL (or an xdist worker by a segfault) cannot remove the TMPDIR it made
+    for its backend; the next run that makes one removes those whose maker is gone."""
+    import subprocess
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    dead = tmp_path / f"{confine.TMP_PREFIX}{gone.pid}-abc"
+    (dead / "sub").mkdir(parents=True)
+    (dead / "sub" / "left.bin").write_bytes(b"x" * 100)
+    live = tmp_path / f"{confine.TMP_PREFIX}{os.getppid()}-def"
+    live.mkdir()
+    other = tmp_path / f"{confine.TMP_PREFIX}notapid"
+    other.mkdir()
+    removed = confine.sweep_stale(str(tmp_path))
+    assert removed == [str(dead)] and not dead.exists()
+    assert live.is_dir() and other.is_dir()
+
+
+def test_the_backend_tmpdir_is_named_for_its_maker_and_make_policy_sweeps(tmp_path, monkeypatch):
+    import subprocess
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    dead = tmp_path / f"{confine.TMP_PREFIX}{gone.pid}-abc"
+    dead.mkdir()
+    monkeypatch.setattr(confine.tempfile, "tempdir", str(tmp_path))
+    policy = confine.make_policy([tmp_path / "checkout"], 1)   # TMPDIR is on the way to a protected path
+    try:
+        assert policy.tmpdir and os.path.basename(policy.tmpdir).startswith(f"{confine.TMP_PREFIX}{os.getpid()}-")
+        assert not dead.exists()
+    finally:
+        confine.cleanup(policy)
+    assert not os.path.exists(policy.tmpdir)

@@ -10,6 +10,7 @@ from typing import List, Optional, Tuple
 
 from suite.cases import model as cases_model
 from suite.cases import load as cases_load
+from suite.perf import gate
 from suite.report import compare, formats, journal
 from suite.golden import build as golden_build
 from suite.golden import source as golden_source
@@ -104,7 +105,8 @@ def cmd_report_diff(args: argparse.Namespace) -> int:
     if not args.allow_incomplete:
         compare.refuse_incomplete([(args.base, base), (args.new, new)], "--allow-incomplete")
     compare.refuse_empty([(args.base, base), (args.new, new)])
-    d = compare.diff(base, new, args.ulp_growth, args.ulp_ratio, args.allow_vanished, args.accept_golden_change)
+    d = compare.diff(base, new, args.ulp_growth, args.ulp_ratio, args.allow_vanished, args.accept_golden_change,
+                     perf_threshold=args.perf_threshold, perf_alpha=args.perf_alpha)
     print(compare.render_diff(d, args.limit))
     return 1 if d.worse else 0
 
@@ -172,7 +174,11 @@ a case passing in both whose worst ulp error grew by more than --ulp-growth ulps
 --ulp-ratio times its BASE value (defaults {compare.ULP_GROWTH:g} and {compare.ULP_RATIO:g}): a correctly
 rounded kernel sits at <= 0.5 ulp of the output dtype plus a few float32 ulps of accumulation slack,
 so run-to-run noise between correct kernels stays well under 1 ulp, while a kernel that loses a bit
-(e.g. computes in the output dtype) doubles its error and grows by >= 1 ulp."""
+(e.g. computes in the output dtype) doubles its error and grows by >= 1 ulp. Where the runs hold
+timing records (issue 24), a case whose median time per launch is at least 1 + --perf-threshold
+times BASE's AND slower by a one-sided Mann-Whitney U test on the round medians with p <=
+--perf-alpha is a performance regression and makes NEW worse; too few rounds, too wide a spread,
+other clocks or caches, or a side not timed are UNKNOWN, listed, never worse (docs/perf-gate.md)."""
 
 
 def _threshold(text: str) -> float:
@@ -184,6 +190,17 @@ def _threshold(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
     if not 0 <= v < float("inf"):
         raise argparse.ArgumentTypeError(f"{text!r}: give a finite number >= 0")
+    return v
+
+
+def _probability(text: str) -> float:
+    """A significance level: 0 < alpha <= 1 (0 would never flag, NaN never compare)."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < v <= 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a probability, 0 < alpha <= 1")
     return v
 
 
@@ -250,6 +267,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a regression grows the worst error by more than this many ulps (default %(default)s)")
     s.add_argument("--ulp-ratio", type=_threshold, default=compare.ULP_RATIO, metavar="X",
                    help="... and to more than X times its old value (default %(default)s)")
+    s.add_argument("--perf-threshold", type=_threshold, default=gate.THRESHOLD, metavar="X",
+                   help="a performance regression is a median at least 1+X times BASE's (default %(default)s) ...")
+    s.add_argument("--perf-alpha", type=_probability, default=gate.ALPHA, metavar="P",
+                   help="... AND a one-sided Mann-Whitney U test on the round medians with p <= P "
+                        "(default %(default)s); docs/perf-gate.md")
     s.add_argument("--allow-vanished", action="store_true",
                    help="cases of BASE missing from NEW do not make NEW worse")
     s.add_argument("--allow-incomplete", action="store_true",

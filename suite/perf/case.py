@@ -8,11 +8,12 @@ from typing import Any, Dict, Optional, Tuple
 from suite.cases import hardware
 from suite.cases.model import Case
 from suite.common.blocks import numel
-from suite.perf.bytes import bytes_moved, outputs_of
+from suite.perf.traffic import bytes_moved
 from suite.perf.peak import peak_of
 from suite.perf.protocol import NotTimed, Settings, measure, not_timed
 from suite.perf.record import Timing
-from suite.run.calls import Request
+from suite.run.calls import Request, call_of
+from suite.run.several import out_shapes
 from suite.run.host import Fault
 
 NUMBERS_FAILED = "its numbers did not pass: only a correct kernel is timed"
@@ -37,7 +38,7 @@ class CaseTimer:
         if not callable(timer):
             return not_timed(f"the backend's host {type(host).__name__} cannot time calls")
         elements = sum(numel(s) for s in case.shapes.values() if s is not None) + sum(
-            numel(s or ()) for s, _ in outputs_of(case))
+            numel(s or ()) for s in out_shapes(case))
         per = host.deadline_for(elements)
 
         def one(launches: int, flush: bool):
@@ -47,7 +48,7 @@ class CaseTimer:
             return Timing(answer["clock"], answer["source"], tuple(answer["seconds"])), answer["wall_s"]
 
         try:
-            return measure(one, self.settings, bytes_moved(case), self.peak(case.product))
+            return measure(one, self.settings, bytes_moved(call_of(req)), self.peak(case.product))
         except NotTimed as e:
             return not_timed(e.reason)
         except Fault as e:

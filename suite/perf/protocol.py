@@ -21,9 +21,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-import numpy as np
-
-from suite.perf.record import Timing
+from suite.perf.record import Timing, TimingError, TimingRecord
 
 WARMUP_LAUNCHES = 5          # at least this many warm-up launches ...
 WARMUP_S = 0.025             # ... and at least this much host wall time
@@ -156,15 +154,14 @@ def measure(timer: Timer, settings: Settings, nbytes: int,
     why = _host_tracking(first.clock, first.source, sums, walls)
     if why is not None:
         raise NotTimed(why)
-    median = statistics.median(medians)
-    if median <= 0:
-        raise NotTimed(f"the median launch time is {median!r} s: no GB/s can be computed from it")
-    q1, q3 = np.percentile(medians, [25, 75])
-    gbps = nbytes / median / 1e9
+    if statistics.median(medians) <= 0 or min(medians) <= 0:
+        raise NotTimed(f"a round's median launch time is {min(medians)!r} s: no GB/s can be computed from it")
     peak_gbps, peak_source = peak if first.clock == "device" else (None, None)
-    fraction = None if peak_gbps is None else gbps / peak_gbps
-    return {"clock": first.clock, "source": first.source, "cache": "warm" if settings.warm else "cold",
-            "rounds": medians, "launches": n, "median_s": median, "min_s": min(medians),
-            "iqr_s": float(q3 - q1), "bytes": int(nbytes), "gbps": gbps, "peak_gbps": peak_gbps,
-            "peak_source": peak_source, "peak_fraction": fraction,
-            "cache_resident": fraction is not None and fraction > 1.0}
+    # Every derived figure in one place (suite/perf/record.py), so this side and the gate agree.
+    try:
+        rec = TimingRecord.of_rounds(medians, clock=first.clock, source=first.source,
+                                     cache="warm" if settings.warm else "cold", launches=n, nbytes=nbytes,
+                                     peak_gbps=peak_gbps, peak_source=peak_source)
+    except TimingError as e:
+        raise NotTimed(f"the times make no valid record: {e}") from None
+    return rec.to_json()

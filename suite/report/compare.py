@@ -7,7 +7,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from suite.report import shard
+from suite.perf import gate
+from suite.report import perfdiff, shard
+from suite.report.verdict import backend_change
 from suite.report.results import RUN_FIELDS, ResultsError, is_complete, make_document, number
 
 # -- merge -------------------------------------------------------------------------------------
@@ -137,10 +139,18 @@ class Diff:
     judged_by: List[str] = field(default_factory=list)     # goldens or tolerances that differ
     allow_vanished: bool = False
     accept_golden_change: bool = False
+    timing: List[Tuple[str, gate.Verdict]] = field(default_factory=list)   # cases either run timed
+    not_timed: int = 0                                      # cases both runs recorded as not timed
+    perf_threshold: float = gate.THRESHOLD
+    perf_alpha: float = gate.ALPHA
+
+    @property
+    def slower(self) -> List[Tuple[str, gate.Verdict]]:
+        return [(k, v) for k, v in self.timing if v.kind == gate.REGRESSION]
 
     @property
     def worse(self) -> bool:
-        return bool(self.new_failures or self.regressions or self.incidents
+        return bool(self.new_failures or self.regressions or self.incidents or self.slower
                     or (self.vanished and not self.allow_vanished)
                     or (self.judged_by and not self.accept_golden_change))
 
@@ -181,13 +191,17 @@ ACCEPT_FLAG = "--accept-golden-change"
 
 
 def diff(base: Mapping, new: Mapping, ulp_growth: float = ULP_GROWTH, ulp_ratio: float = ULP_RATIO,
-         allow_vanished: bool = False, accept_golden_change: bool = False) -> Diff:
+         allow_vanished: bool = False, accept_golden_change: bool = False, *,
+         perf_threshold: float = gate.THRESHOLD, perf_alpha: float = gate.ALPHA) -> Diff:
     """What changed from BASE to NEW. A precision regression is a case passing in both whose worst
     ulp error grew by more than `ulp_growth` ulps AND to more than `ulp_ratio` times its old value.
     NEW's goldens (manifest_hash) or tolerance table (tolerances_hash) differing from BASE's make
     it worse unless `accept_golden_change`; a BASE written before tolerances_hash existed is not
-    compared on it (a note says so)."""
-    d = Diff(allow_vanished=allow_vanished, accept_golden_change=accept_golden_change)
+    compared on it (a note says so). Cases timed in either run get the performance gate's verdict
+    (suite/report/perfdiff.py); a REGRESSION makes NEW worse."""
+    d = Diff(allow_vanished=allow_vanished, accept_golden_change=accept_golden_change,
+             perf_threshold=perf_threshold, perf_alpha=perf_alpha)
+    d.timing, d.not_timed = perfdiff.timing_rows(base, new, perf_threshold, perf_alpha)
     d.incidents = list(new.get("incidents") or [])
     for name, doc in (("BASE", base), ("NEW", new)):
         if not is_complete(doc):
@@ -195,7 +209,10 @@ def diff(base: Mapping, new: Mapping, ulp_growth: float = ULP_GROWTH, ulp_ratio:
                            f"cases count as vanished")
     for f in ("suite_version", "backend", "standard_override"):
         if base.get(f) != new.get(f):
-            d.notes.append(f"{f} differs: {base.get(f)!r} -> {new.get(f)!r}")
+            if f == "backend" and isinstance(base.get(f), Mapping) and isinstance(new.get(f), Mapping):
+                d.notes.append(f"backend differs: {backend_change(base[f], new[f])}")
+            else:
+                d.notes.append(f"{f} differs: {base.get(f)!r} -> {new.get(f)!r}")
     for f in JUDGED_BY:
         if base.get(f) == new.get(f):
             continue
@@ -270,6 +287,8 @@ def render_diff(d: Diff, limit: int = 10) -> str:
         why.append(f"{len(d.new_failures)} new failures")
     if d.regressions:
         why.append(f"{len(d.regressions)} precision regressions")
+    if d.slower:
+        why.append(f"{len(d.slower)} performance regressions")
     if d.vanished and not d.allow_vanished:
         why.append(f"{len(d.vanished)} vanished cases")
     if d.incidents:
@@ -277,6 +296,7 @@ def render_diff(d: Diff, limit: int = 10) -> str:
     if d.judged_by and not d.accept_golden_change:
         why.append(f"judged by other goldens or tolerances than BASE ({ACCEPT_FLAG} accepts the change)")
     head = (f"WORSE: {', '.join(why)}" if d.worse else "OK: no new failures, no precision regressions"
+            + (", no performance regressions" if d.timing else "")
             + (f" ({len(d.vanished)} vanished cases allowed)" if d.vanished else "")
             + (f" (other goldens or tolerances accepted by {ACCEPT_FLAG})" if d.judged_by else ""))
     lines = [head]
@@ -288,6 +308,7 @@ def render_diff(d: Diff, limit: int = 10) -> str:
                                        + (f"\n    reproduce: {r['reproduce']}" if r.get("reproduce") else "")
                                        for r, b in d.new_failures], limit)
     lines += _section("precision regressions", [_regression_line(b, n) for b, n in d.regressions], limit)
+    lines += perfdiff.render(d.timing, d.not_timed, d.perf_threshold, d.perf_alpha, limit)
     lines += _section("vanished", [r["key"] for r in d.vanished], limit)
     lines += _section("new known failures (xfailed now, not before)",
                       [f"{r['key']}  ({_before(b)})"

@@ -1,13 +1,14 @@
-"""report.html: one self-contained page (inline CSS and SVG, no scripts, no network) with the
-summary tables, a histogram of worst ulp errors per dtype, and a coverage grid."""
+"""report.html: one self-contained page (inline CSS and SVG, no scripts, no network) that leads
+with the verdict and the failures grouped by what they share (suite/report/lead.py), then the
+summary tables, a histogram of worst ulp errors per dtype, a coverage grid and every failure."""
 from __future__ import annotations
 
 import html
 import math
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
+from suite.report import groups, lead, summary, verdict
 from suite.report.timing import timing_html
-from suite.report import summary
 from suite.report.results import number
 
 # Histogram bins of a case's worst ulp error: upper edges (inclusive); then "> last" and "inf/nan".
@@ -17,7 +18,7 @@ COLORS = {"passed": "#3a9d3a", "failed": "#d33c3c", "mixed": "#e08a2c", "skipped
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px;color:#222;max-width:1350px}
-h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ddd}
+h1{font-size:20px;margin:0 0 4px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;font-size:13px;margin:8px 0}
 th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}th{background:#f0f0f0}
 td.l,th.l{text-align:left}tr.bad td{background:#fde8e8}
@@ -50,11 +51,11 @@ def histogram_svg(title: str, counts: Sequence[int], width: int = 420, height: i
     """A bar chart of `counts` over the ulp bins, labelled, as inline SVG."""
     labels = bin_labels()
     top = max(counts) or 1
-    pad_l, pad_b, pad_t = 8, 34, 22
+    pad_l, pad_b, pad_t = 8, 34, 34       # pad_t: a count over the tallest bar stays under the title
     bw = (width - pad_l * 2) / len(counts)
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
              f'aria-label="{_e(title)}"><rect width="100%" height="100%" fill="#fff" stroke="#ddd"/>',
-             f'<text x="{width / 2}" y="15" font-size="13" text-anchor="middle">{_e(title)}</text>']
+             f'<text class="title" x="{width / 2}" y="15" font-size="13" text-anchor="middle">{_e(title)}</text>']
     for i, c in enumerate(counts):
         h = (height - pad_b - pad_t) * c / top
         x = pad_l + i * bw
@@ -63,7 +64,8 @@ def histogram_svg(title: str, counts: Sequence[int], width: int = 420, height: i
         parts.append(f'<rect class="bar" x="{x + 2:.1f}" y="{y:.1f}" width="{bw - 4:.1f}" height="{h:.1f}" '
                      f'fill="{color}"><title>{_e(labels[i])} ulp: {c} cases</title></rect>')
         if c:
-            parts.append(f'<text x="{x + bw / 2:.1f}" y="{y - 3:.1f}" font-size="10" text-anchor="middle">{c}</text>')
+            parts.append(f'<text class="count" x="{x + bw / 2:.1f}" y="{y - 3:.1f}" font-size="10" '
+                         f'text-anchor="middle">{c}</text>')
         parts.append(f'<text x="{x + bw / 2:.1f}" y="{height - pad_b + 13}" font-size="10" '
                      f'text-anchor="middle">{_e(labels[i])}</text>')
     parts.append(f'<text x="{width / 2}" y="{height - 4}" font-size="10" text-anchor="middle" fill="#555">'
@@ -94,23 +96,23 @@ def _cell_state(g: Optional[summary.Group]) -> str:
 def coverage_table(records: Sequence[Mapping]) -> str:
     """Shape classes (rows) x dtype and reduction (columns): counts, colored by how they fared."""
     recs = [r for r in records if r["kind"] == "numbers"]
-    # (an operator without a reduction attribute has records with reduction null: "-", no "red.")
-    groups = summary.by(recs, lambda r: (summary.shape_class(r), r.get("out_dtype") or "-",
-                                         "-" if r.get("reduction") is None else str(r.get("reduction"))))
-    cols: List[Tuple[str, str]] = sorted({(k[1], k[2]) for k in groups})
+    # (an operator without a reduction attribute has records with reduction null: "-", no label;
+    # a reduction reads by its name, reduction=mean, where the operator names its codes)
+    cells = summary.by(recs, lambda r: (summary.shape_class(r), r.get("out_dtype") or "-", groups.reduction_label(r)))
+    cols: List[Tuple[str, str]] = sorted({(k[1], k[2]) for k in cells})
     rows = summary.shape_classes()
-    extra = sorted({k[0] for k in groups} - set(rows))
-    head = "".join(f"<th>{_e(d)}" + ("" if red == "-" else f"<br>red. {_e(red)}") + "</th>" for d, red in cols)
+    extra = sorted({k[0] for k in cells} - set(rows))
+    head = "".join(f"<th>{_e(d)}" + ("" if red == "-" else f"<br>{_e(red)}") + "</th>" for d, red in cols)
     lines = [f'<table class="grid"><tr><th class="l">shape class</th>{head}</tr>']
     for sc in rows + extra:
-        cells = []
+        tds = []
         for d, red in cols:
-            g = groups.get((sc, d, red))
+            g = cells.get((sc, d, red))
             state = _cell_state(g)
             text = "" if g is None else (f"{g.passed + g.xpassed}/{g.total}" + (f"<br>{g.failed} fail" if g.failed else ""))
-            cells.append(f'<td class="cov {state}" style="background:{COLORS[state]}" '
-                         f'title="{_e(sc)} {_e(d)} reduction {_e(red)}: {state}">{text}</td>')
-        lines.append(f'<tr><th class="l">{_e(sc)}</th>{"".join(cells)}</tr>')
+            tds.append(f'<td class="cov {state}" style="background:{COLORS[state]}" '
+                       f'title="{_e(sc)} {_e(d)} {_e(red)}: {state}">{text}</td>')
+        lines.append(f'<tr><th class="l">{_e(sc)}</th>{"".join(tds)}</tr>')
     lines.append("</table>")
     legend = "".join(f'<span style="background:{COLORS[s]}">{label}</span>' for s, label in
                      (("passed", "all passed"), ("mixed", "some failed"), ("failed", "all failed"),
@@ -130,12 +132,12 @@ def render(doc: Mapping) -> str:
                     f"<td>{g.xpassed}</td><td>{'-' if g.worst is None else f'{g.worst:.3g}'}</td></tr>")
     hists = "".join(histogram_svg(f"{d}: {sum(cs)} cases", cs) + " " for d, cs in ulp_histograms(recs).items())
     failed = [r for r in recs if r["outcome"] == "failed"]
-    fl = "".join(f"<li><code>{_e(r['case'])}</code> ({_e(r['kind'])}): {_e(r.get('reason') or '')}"
+    fl = "".join(f"<li><code>{_e(r['case'])}</code> ({_e(r['kind'])}): {_e(lead.message(r))}"
                  + (f"<br><code>{_e(r['reproduce'])}</code>" if r.get("reproduce") else "") + "</li>"
                  for r in failed[:500])
     more = f"<p>... and {len(failed) - 500} more (see results.json)</p>" if len(failed) > 500 else ""
     m = doc["machine"]
-    banner = ""
+    banner = lead.banner(doc)
     if doc.get("complete", True) is False:
         banner += (f'<p class="bad"><b>INCOMPLETE RUN</b>: {_e(doc.get("incomplete") or "the run did not finish")}. '
                    f"The counts cover only the cases that finished.</p>")
@@ -144,12 +146,12 @@ def render(doc: Mapping) -> str:
                    + "".join(f"<li>{_e(x)}</li>" for x in doc["incidents"]) + "</ul>")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>aclnn conformance: {_e(be.get('name') or be.get('spec'))}</title>
-<style>{CSS}</style></head><body>
+<style>{CSS}{lead.CSS}</style></head><body>
 <h1>aclnn conformance: backend <code>{_e(be.get('name') or be.get('spec'))}</code></h1>
-{banner}<p class="meta">{c['passed']} passed, {c['failed']} failed, {c['skipped']} skipped, {c['xfailed']} xfailed,
+{banner}{lead.failure_groups(doc) or ''}<p class="meta">{c['passed']} passed, {c['failed']} failed, {c['skipped']} skipped, {c['xfailed']} xfailed,
 {c['xpassed']} xpassed. Products: {_e(', '.join(doc['products']))}. Suite {_e(doc['suite_version'])},
 goldens <code>{_e(doc['manifest_hash'][:12])}</code>{', shard ' + _e(doc['shard']) if doc.get('shard') else ''}.
-Backend options: <code>{_e(be.get('options'))}</code>. Machine: {_e(m.get('hostname'))}, {_e(m.get('platform'))},
+Backend options: <code>{_e(verdict.options_text(be.get('options')))}</code>. Machine: {_e(m.get('hostname'))}, {_e(m.get('platform'))},
 Python {_e(m.get('python'))}, numpy {_e(m.get('numpy'))}.</p>
 <h2>Per operator, dtype and product</h2>
 <table><tr><th class=l>operator</th><th class=l>dtype</th><th class=l>product</th><th>passed</th><th>failed</th>

@@ -19,6 +19,7 @@ from suite.common import jsonfile
 from suite.report import shard
 from suite.common.files import atomic_write
 from suite.common.jsonfile import short
+from suite.perf import record as timing_record
 
 SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)          # version 1 lacks complete, incomplete, incidents, fault and attrs
@@ -78,17 +79,8 @@ RECORD_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {
                                                # 'signal 11 (SIGSEGV)', 'exit 0', 'deadline', ...
     "worst": (("list",), False),               # v2: a numbers failure's worst elements (WORST_FIELDS)
     "outputs": (("dict",), False),             # v2, optional: several outputs: name -> metrics of each judged one
-    "timing": (("dict",), False),              # v2, optional: pytest --timing's record (TIMING_FIELDS)
+    "timing": (("dict",), False),              # v2, optional: the case's timing record (suite/perf/record.py)
 }
-# A record's `timing` (pytest --timing, docs/timing.md): measured, or NOT_TIMED_FIELDS.
-TIMING_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {
-    "clock": (("str",), True), "source": (("str",), True), "cache": (("str",), True),
-    "rounds": (("list",), True), "launches": (("int",), True), "median_s": (("num",), True),
-    "min_s": (("num",), True), "iqr_s": (("num",), True), "bytes": (("int",), True),
-    "gbps": (("num",), True), "peak_gbps": (("num", "null"), True), "peak_source": (("str", "null"), True),
-    "peak_fraction": (("num", "null"), True), "cache_resident": (("bool",), True),
-}
-NOT_TIMED_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {"status": (("str",), True), "reason": (("str",), True)}
 # One element of a record's `worst` (written only for a failed numeric check).
 WORST_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {
     "index": (("list",), True),                # the element's index in out
@@ -191,35 +183,18 @@ def validate(doc: Any) -> List[str]:
         m = r.get("metrics")
         if isinstance(m, dict):
             errors += _check_metrics(m, f"{where}.metrics")
-        if isinstance(r.get("timing"), dict):
-            errors += _check_timing(r["timing"], f"{where}.timing")
         outs = r.get("outputs")
         for name, om in (outs.items() if isinstance(outs, dict) else ()):
             if not isinstance(om, dict):
                 errors.append(f"{where}.outputs: {short(name)} is {short(om)}, not an object of metrics")
             else:
                 errors += _check_metrics(om, f"{where}.outputs.{short(name)}")
+        if "timing" in r:
+            errors += [f"{where}.{p}" for p in timing_record.problems(r["timing"])]
     counts = doc.get("counts")
     if isinstance(counts, dict) and isinstance(records, list) and not errors:     # records well formed
         if counts != count_outcomes(doc["records"]):
             errors.append("run: counts do not match the records")
-    return errors
-
-
-def _check_timing(t: Mapping, where: str) -> List[str]:
-    """How one `timing` object departs from TIMING_FIELDS or NOT_TIMED_FIELDS."""
-    if "status" in t:
-        errors = _check_fields(t, NOT_TIMED_FIELDS, where)
-        if t.get("status") != "not timed":
-            errors.append(f"{where}: status {short(t.get('status'))}, not 'not timed'")
-        return errors
-    errors = _check_fields(t, TIMING_FIELDS, where)
-    if t.get("clock") not in (None, "device", "host"):
-        errors.append(f"{where}: clock {short(t['clock'])} not one of device, host")
-    if t.get("cache") not in (None, "cold", "warm"):
-        errors.append(f"{where}: cache {short(t['cache'])} not one of cold, warm")
-    if isinstance(t.get("rounds"), list) and not all(_is(v, ("num",)) for v in t["rounds"]):
-        errors.append(f"{where}: rounds holds something other than numbers")
     return errors
 
 
@@ -280,11 +255,10 @@ def make_record(fields: Mapping[str, Any], outcome: str, reason: Optional[str]) 
     rec.update(outcome=outcome, reason=reason, metrics=metrics or None)
     if fields.get("worst"):
         rec["worst"] = [_jsonable_element(e) for e in fields["worst"]]
-    if fields.get("timing"):
-        rec["timing"] = {k: [jsonable_number(x) for x in v] if k == "rounds" else
-                         jsonable_number(v) if isinstance(v, float) else v for k, v in fields["timing"].items()}
     if fields.get("outputs"):
         rec["outputs"] = {n: {k: jsonable_number(m[k]) for k in METRICS if k in m} for n, m in fields["outputs"].items()}
+    if fields.get("timing"):
+        rec["timing"] = dict(fields["timing"])       # a TimingRecord's or NotTimed's to_json()
     return rec
 
 

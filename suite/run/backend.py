@@ -19,6 +19,8 @@ BUILTIN = {
     "reference": "suite.backends.reference:ReferenceBackend",
     "torch": "suite.backends.torch_backend:TorchBackend",
     "aclnn": "suite.backends.aclnn:AclnnBackend",
+    "simulated": "suite.perf.simulated:SimulatedBackend",
+    "simulated-host-clock": "suite.perf.simulated:HostClockBackend",
 }
 
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -215,7 +216,8 @@ def make_policy(paths: Sequence[Path], abi: int) -> Policy:
     tmp = os.path.realpath(tempfile.gettempdir())
     tmpdir = None
     if tmp in on_the_way or any(tmp == p or tmp.startswith(p + "/") for p in protected):
-        tmpdir = tempfile.mkdtemp(prefix="aclnn-backend-")
+        sweep_stale(tmp)
+        tmpdir = tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-")
         made.append(tmpdir)
     home = os.path.realpath(os.path.expanduser("~"))
     ascend = os.path.join(home, "ascend")
@@ -225,6 +227,49 @@ def make_policy(paths: Sequence[Path], abi: int) -> Policy:
         except OSError:
             pass
     return Policy(protected=protected, abi=abi, tmpdir=tmpdir, made=made)
+
+
+TMP_PREFIX = "aclnn-backend-"
+_MADE_BY = re.compile(re.escape(TMP_PREFIX) + r"(\d+)-")
+
+
+def sweep_stale(tmp: str) -> List[str]:
+    """Remove the backend TMPDIRs left by runs that ended without their cleanup (a pytest or xdist
+    worker killed by SIGKILL or a segfault): each is named for the process that made it, and one
+    whose process is gone is no one's. Why: whatever a killed run's backend wrote there would
+    otherwise stay on the machine for good. Returns what it removed."""
+    import shutil
+    removed = []
+    try:
+        names = os.listdir(tmp)
+    except OSError:
+        return removed
+    for name in names:
+        m = _MADE_BY.match(name)
+        path = os.path.join(tmp, name)
+        if m is None or _alive(int(m[1])) or not _ours(path):
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
+
+
+def _ours(path: str) -> bool:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:             # it exists and is someone else's
+        return True
+    return True
 
 
 def cleanup(policy: Optional[Policy]) -> None:

@@ -22,7 +22,7 @@ from suite.cases.inputs import draw_inputs
 from suite.run.host import Fault
 from suite.run.calls import Outcome, Request, call_of
 from suite.run.output import Log, output_lines
-from suite.run.several import aliased_text, out_shapes, outputs_text, request_outputs
+from suite.run.several import aliased_text, out_shapes, outputs_record, outputs_text, request_outputs
 from suite.run.seams import Backend, Host
 from suite.run.bits import _copied, _digest, _digest_all, differing
 from suite.run.paths import judged_dtype, may_flush, rounding_path
@@ -284,9 +284,8 @@ class Runner:
             self.earlier[case.id] = (_digest_all(got), nodeid)
         std = self.standard_for(case)
         verdicts = {n: self._judged(case, data, a, std, n) for n, a in got.items()}
-        first = ops.get(case.op).outputs[0]
-        record = {"status": 0, **(verdicts[first].metrics() if first in verdicts else {}),
-                  "outputs": {n: v.metrics() for n, v in verdicts.items()}}
+        record = {"status": 0, **outputs_record(ops.get(case.op).outputs[0],
+                                                {n: v.metrics() for n, v in verdicts.items()})}
         for n, v in verdicts.items():
             if not v.passed:
                 shape, dt = case.outputs[n]
@@ -371,9 +370,8 @@ class Runner:
         note = nondeterministic_note(case, len(outs))
         if None in worst:
             return {"status": 0, "deterministic": False, **worst[None].metrics(), "note": note}
-        first = ops.get(case.op).outputs[0]
-        return {"status": 0, "deterministic": False, **(worst[first].metrics() if first in worst else {}),
-                "outputs": {n: v.metrics() for n, v in worst.items()}, "note": note}
+        return {"status": 0, "deterministic": False, **outputs_record(ops.get(case.op).outputs[0],
+                {n: v.metrics() for n, v in worst.items() if n is not None}), "note": note}
 
     # -- messages ------------------------------------------------------------------------------
     def _worst(self, case: Case, data: CaseData, v: Verdict, name: Optional[str] = None) -> List[Dict[str, Any]]:

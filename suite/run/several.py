@@ -95,3 +95,10 @@ def aliased_text(aliased: str) -> str:
                 f"not a result of its own")
     return ("the second call's result shares memory with the first's: the backend hands out a buffer "
             "it reuses, so an earlier result changes under the caller")
+
+
+def outputs_record(first: str, metrics: Mapping[str, Mapping[str, Any]]) -> Dict[str, Any]:
+    """The record fields of a call with several outputs judged (docs/results-schema.md): the first
+    output's metrics where a single output's are (older readers see them), every judged output's
+    under `outputs`."""
+    return {**(metrics[first] if first in metrics else {}), "outputs": {n: dict(m) for n, m in metrics.items()}}
