@@ -12,7 +12,6 @@ import numpy as np
 from suite import ops
 from suite.contract import PRODUCTS, AclnnError, OpCall
 from suite.ops.base import Signature
-from suite.perf.record import Timing
 
 LLC_FALLBACK = 32 << 20          # bytes of last-level cache assumed where sysfs does not say
 
@@ -48,11 +47,12 @@ class ReferenceBackend:
 
     _scratch: Optional[np.ndarray] = None
 
-    def time_launches(self, call: OpCall, launches: int, *, flush: bool) -> Timing:
+    def time_launches(self, call: OpCall, launches: int, *, flush: bool) -> "Timing":
         """Each launch (a whole run(): the reference computes on the host) between two readings
         of time.perf_counter_ns: the host clock, labelled "host" (docs/timing.md). With `flush`,
         a buffer of twice the CPU's last-level cache is written before each launch, outside the
         timed region."""
+        from suite.perf.record import Timing       # (suite.perf's simulated backend imports this module)
         if flush and self._scratch is None:
             self._scratch = np.empty(2 * last_level_cache(), dtype=np.uint8)
         seconds = []

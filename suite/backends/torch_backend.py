@@ -19,7 +19,6 @@ from suite.common import dtypes
 from suite import ops
 from suite.backends import soc
 from suite.contract import PRODUCTS, OpCall, Unsupported
-from suite.perf.record import Timing
 
 DEVICES = ("cpu", "cuda", "npu")
 COMPUTES = ("widen", "native")
@@ -209,13 +208,14 @@ class TorchBackend:
 
     # -- timing (docs/backend-contract.md, "Timing"; docs/timing.md) ------------------------
 
-    def time_launches(self, call: OpCall, launches: int, *, flush: bool) -> Timing:
+    def time_launches(self, call: OpCall, launches: int, *, flush: bool) -> "Timing":
         """`launches` launches of the call on the device, each between its own pair of
         torch.cuda / torch.npu events (enable_timing) recorded on the current stream, one
         synchronize after the loop; with `flush`, a buffer of at least twice the device's L2 is
         written before each launch, outside its events. Inputs are on the device before the loop;
         a launch is the operator's kernels and the rounding to out's dtype, as run() computes them.
         On device=cpu there is no device clock: Unsupported (the case is reported not timed)."""
+        from suite.perf.record import Timing       # (suite.perf imports suite.backends)
         torch = self._torch
         if self.device_name == "cpu":
             raise Unsupported("torch backend on device=cpu has no device clock (no events); "

@@ -15,6 +15,7 @@ from suite.perf.record import Timing
 from suite.run.calls import Request, call_of
 from suite.run.several import out_shapes
 from suite.run.host import Fault
+from suite.run.runner import CaseFailure, request_of
 
 NUMBERS_FAILED = "its numbers did not pass: only a correct kernel is timed"
 
@@ -29,6 +30,18 @@ class CaseTimer:
 
     def peak(self, product: str) -> Tuple[Optional[float], str]:
         return peak_of(product, self.hardware)
+
+    def after_numbers(self, runner: Any, case: Case, nodeid: str) -> Dict[str, Any]:
+        """A timing-set case's numbers test (suite/run/runner.py), then its timing: only after its
+        numbers pass; a failure's record says why it was not timed."""
+        try:
+            record = runner._check_numbers(case, nodeid)
+        except CaseFailure as e:
+            e.record["timing"] = not_timed(NUMBERS_FAILED)
+            raise
+        record["timing"] = self.time(runner.host, case, request_of(case, runner._inputs(case)))
+        runner._take_output(runner.host)
+        return record
 
     def time(self, host: Any, case: Case, req: Request) -> Dict[str, Any]:
         """The case's timing record: measured, or {"status": "not timed", "reason": ...} (a

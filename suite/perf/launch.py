@@ -5,10 +5,10 @@ socket to pytest. The answer is plain values, so it crosses the process boundary
 from __future__ import annotations
 
 import time
-from typing import Any, Dict
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 from suite.contract import OpCall, Unsupported
-from suite.run.calls import words
+from suite.run.calls import call_of, words
 
 
 def no_hook(backend: Any) -> str:
@@ -45,3 +45,17 @@ def time_hook(backend: Any, call: OpCall, launches: int, flush: bool) -> Dict[st
         return {"not_timed": f"time_launches returned clock {words(repr(clock))} and source "
                              f"{words(repr(source))}: each a str"}
     return {"clock": words(clock), "source": words(source), "seconds": secs, "wall_s": wall}
+
+
+def timing_round(backend: Any, header: tuple, arrays: Sequence[Any],
+                 timed: Optional[OpCall]) -> Tuple[Optional[OpCall], Dict[str, Any]]:
+    """The backend's process serving ("time", seq, request or None, launches, flush): a request
+    (a new case) is made into its call, kept for the rounds that follow (None: the kept one);
+    returns the call kept and the round's answer."""
+    _, _, req, launches, flush = header
+    if req is not None:
+        req["inputs"] = {n: None if i is None else arrays[i] for n, i in req["inputs"].items()}
+        timed = call_of(req)
+    if timed is None:
+        return None, {"not_timed": "a timing round without a call to time (the suite's bug)"}
+    return timed, time_hook(backend, timed, launches, flush)

@@ -42,7 +42,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from suite.run import confine, reaper
 from suite.common import dtypes
 from suite.run.backend import BackendError, BackendInfo, make_backend
-from suite.run.calls import Outcome, Request, call_of, close_backend, run_calls, words
+from suite.run.calls import Outcome, Request, close_backend, run_calls, words
 from suite.run.output import Drain, Log, flush_output, redirect_output
 from suite.run import protocol
 from suite.run.wire import ProtocolError, _Timeout, pending, recv, send, socket_pair
@@ -128,18 +128,12 @@ def child_main(sock: socket.socket, spec: Optional[str], opts: Dict[str, str],
             # Nothing of a call outlives its reply: a huge case's input and result would otherwise
             # stay held while the parent draws and sends the next case (and its memory check sees less).
             header = arrays = req = payload = o = None
-        elif header[0] == "time":
-            # A timing round (suite/perf/): the request's call is kept between rounds, so the
-            # arrays cross once per timed case, not once per round.
-            seq, req, launches, flush = header[1], header[2], header[3], header[4]
-            if req is not None:
-                req["inputs"] = {n: None if i is None else arrays[i] for n, i in req["inputs"].items()}
-                timed = call_of(req)
-            from suite.perf.launch import time_hook
-            answer = time_hook(backend, timed, launches, flush)
+        elif header[0] == "time":               # a timing round: the call is kept between rounds
+            from suite.perf.launch import timing_round
+            timed, answer = timing_round(backend, header, arrays, timed)
             flush_output()
-            send(sock, ("timed", seq, answer))
-            header = arrays = req = None
+            send(sock, ("timed", header[1], answer))
+            header = arrays = None
         elif header[0] == "close":
             incident = close_backend(backend)
             # The backend's own exit handlers run here, where nothing they do reaches the run.
@@ -183,6 +177,17 @@ def _exit_text(code: Optional[int]) -> Tuple[str, str]:
             name = "unknown"
         return f"was killed by signal {-code} ({name})", f"signal {-code} ({name})"
     return f"exited with code {code}", f"exit {code}"
+
+
+def _indexed(inputs: Dict[str, Any]) -> Tuple[Dict[str, Optional[int]], List[Any]]:
+    """A request's inputs as (name -> index into the message's arrays or None, the arrays)."""
+    names: Dict[str, Optional[int]] = {}
+    arrays: List[Any] = []
+    for n, a in inputs.items():
+        names[n] = None if a is None else len(arrays)
+        if a is not None:
+            arrays.append(a)
+    return names, arrays
 
 
 class Hosted:
@@ -280,7 +285,8 @@ class Hosted:
         """Seconds a call may take: the base, plus 0.1 s per million elements it reads and writes."""
         return None if not self.timeout else self.timeout + elements * 1e-7
 
-    def run(self, req: Request, repeat: int = 1, deadline: Optional[float] = None) -> List[Outcome]:
+    def _serving(self) -> None:
+        """A healthy process for the next request, or Fault: given up, or it could not be restarted."""
         if self.in_row > self.restarts:
             raise Fault(f"not run: the backend faulted on {self.in_row} cases in a row, the last "
                         f"{self.last_fault}; it is not restarted again (--backend-restarts {self.restarts})",
@@ -302,11 +308,10 @@ class Hosted:
                 self.start()
             except BackendError as e:
                 return self._fault(f"the backend could not be restarted: {e}", "restart failed")
-        names, arrays = {}, []
-        for n, a in req["inputs"].items():
-            names[n] = None if a is None else len(arrays)
-            if a is not None:
-                arrays.append(a)
+
+    def run(self, req: Request, repeat: int = 1, deadline: Optional[float] = None) -> List[Outcome]:
+        self._serving()
+        names, arrays = _indexed(req["inputs"])
         self._seq += 1
         header = ("run", self._seq, {**req, "inputs": names}, repeat)
         want, written = [], None
@@ -345,29 +350,11 @@ class Hosted:
         return outs
 
     def time(self, req: Request, launches: int, flush: bool, deadline: Optional[float] = None) -> Dict[str, Any]:
-        """One timing round: the backend's time_launches on `req`'s call, in its process
-        (suite/perf/launch.py). The call is sent once and kept there while the same `req` is
-        timed. A fault of the process raises Fault, as for run()."""
-        if self._proc is not None and not self._proc.is_alive():
-            text, _ = _exit_text(self._reap())          # as in run(): an incident, no case's fault
-            self.incidents.append(f"the backend's process {text} between calls, after a call had "
-                                  f"returned; it was restarted")
-        if self._proc is not None and pending(self._sock):
-            self._kill()
-            self.incidents.append("protocol violation: the backend's process wrote to the suite's socket "
-                                  "between calls; it was killed and restarted")
-        if self._proc is None:
-            try:
-                self.start()
-            except BackendError as e:
-                return self._fault(f"the backend could not be restarted: {e}", "restart failed")
+        """One timing round of `req`'s call in the backend's process (suite/perf/launch.py), its
+        arrays sent only when `req` is new; a fault raises Fault, as in run()."""
+        self._serving()
         fresh = self._timed is not req
-        names, arrays = {}, []
-        if fresh:
-            for n, a in req["inputs"].items():
-                names[n] = None if a is None else len(arrays)
-                if a is not None:
-                    arrays.append(a)
+        names, arrays = _indexed(req["inputs"]) if fresh else ({}, [])
         self._seq += 1
         header = ("time", self._seq, {**req, "inputs": names} if fresh else None, launches, bool(flush))
         end = None if deadline is None else time.monotonic() + deadline
@@ -378,18 +365,14 @@ class Hosted:
             answer = protocol.timed(reply, self._seq, launches)
         except _Timeout:
             self._kill()
-            return self._fault(f"timing overran its deadline of {deadline:.4g} s (--case-timeout); "
-                               f"the backend's process was killed", "deadline")
+            return self._fault(f"timing overran its deadline of {deadline:.4g} s; the process was killed", "deadline")
         except (EOFError, OSError):
             text, kind = _exit_text(self._reap())
             return self._fault(f"the backend's process {text} during timing", kind)
         except ProtocolError as e:
             self._kill()
-            return self._fault(f"protocol violation: the backend's process sent a malformed timing reply "
-                               f"({e}); it was killed", "protocol")
-        self._timed = req
-        self.in_row = 0
-        self._busy = False
+            return self._fault(f"protocol violation: a malformed timing reply ({e}); the process was killed", "protocol")
+        self._timed, self.in_row, self._busy = req, 0, False
         return answer
 
     def _fault(self, message: str, kind: str) -> List[Outcome]:

@@ -245,17 +245,7 @@ class Runner:
     def check_numbers(self, case: Case, nodeid: str) -> Dict[str, Any]:
         if self.timer is None or not case.timing:
             return self._check_numbers(case, nodeid)
-        # The timing set: a case is timed only after its numbers pass; one that failed says why.
-        try:
-            record = self._check_numbers(case, nodeid)
-        except CaseFailure as e:
-            from suite.perf.case import NUMBERS_FAILED
-            from suite.perf.protocol import not_timed
-            e.record["timing"] = not_timed(NUMBERS_FAILED)
-            raise
-        record["timing"] = self.timer.time(self.host, case, request_of(case, self._inputs(case)))
-        self._take_output(self.host)
-        return record
+        return self.timer.after_numbers(self, case, nodeid)     # pytest --timing (suite/perf/case.py)
 
     def _check_numbers(self, case: Case, nodeid: str) -> Dict[str, Any]:
         self.fits(case, Kind.NUMBERS)
