@@ -486,3 +486,53 @@ def test_a_one_element_out_of_another_accepted_shape(backend, monkeypatch):
         assert got.shape == out and float(got.reshape(())) == pytest.approx(want, rel=1e-6), out
     with pytest.raises(ValueError, match="out_shape"):
         backend.run(OpCall(op.name, {"self": x, "target": t}, {"reduction": 1}, (2,), F32, "atlas-a2"))
+
+
+# -- time_launches (docs/timing.md) -------------------------------------------------------------
+def test_time_launches_uses_one_event_pair_per_launch_and_one_synchronize(monkeypatch) -> None:
+    """The event protocol, on this CPU build with torch.cuda's events, synchronize and device
+    properties stood in for: each launch between its own pair of events, the flush before the
+    launch's start event (outside the timed region), one synchronize before and one after the
+    loop (none inside it); the seconds are the events' elapsed_time in ms / 1000. On a device the
+    same code runs with the real events (not run here: no GPU on the project's machines)."""
+    import suite.backends.torch_backend as tb
+    log = []
+
+    class Event:
+        made = 0
+
+        def __init__(self, enable_timing: bool = False) -> None:
+            assert enable_timing
+            Event.made += 1
+            self.n = Event.made
+
+        def record(self) -> None:
+            log.append(("record", self.n))
+
+        def elapsed_time(self, end: "Event") -> float:
+            return float(end.n - self.n)                # ms: launches apart, so each pair says its own
+
+    monkeypatch.setattr(torch.cuda, "Event", Event)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: log.append(("synchronize",)))
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda d: type("P", (), {"L2_cache_size": 1024})())
+    monkeypatch.setattr(tb, "FLUSH_FLOOR", 4096)
+    b = TorchBackend()
+    b.device_name = "cuda"                              # the tensors stay on the CPU
+    launch = b._launch
+    monkeypatch.setattr(b, "_launch", lambda *a: (log.append(("launch",)), launch(*a))[1])
+    fill = torch.Tensor.fill_
+    monkeypatch.setattr(torch.Tensor, "fill_", lambda self, v: (log.append(("flush", self.numel())), fill(self, v))[1])
+    x = np.ones(6, dtype=np.float32)
+    call = OpCall("MseLossBackward", {"gradOutput": x, "self": x, "target": x}, {"reduction": 0}, (6,),
+                  np.dtype(np.float32), "atlas-a2")
+    t = b.time_launches(call, 3, flush=True)
+    assert (t.clock, t.source) == ("device", "torch.cuda.Event")
+    # Events 1..3 are the starts, 4..6 the ends: launch i is timed by (i, i + 3), 3 ms apart.
+    assert t.seconds == (0.003, 0.003, 0.003)
+    per_launch = [("flush", 4096), ("record", 1), ("launch",), ("record", 4),
+                  ("flush", 4096), ("record", 2), ("launch",), ("record", 5),
+                  ("flush", 4096), ("record", 3), ("launch",), ("record", 6)]
+    assert log == [("synchronize",)] + per_launch + [("synchronize",)]
+    log.clear()
+    b.time_launches(call, 1, flush=False)
+    assert [e[0] for e in log] == ["synchronize", "record", "launch", "record", "synchronize"]

@@ -591,7 +591,7 @@ BAD: Dict[str, Tuple[str, Optional[str], str]] = {
     # a matrix
     "matrix key": (M + OK3 + "    colour: red #<\n", "colour",
                    "unknown key (allowed: determinism, dtypes, exclude, flip, layouts, name, products, reductions, "
-                   "scale, shapes, steps, tier, values)"),
+                   "scale, shapes, steps, tier, timing, values)"),
     "matrix product": (H + "matrices:\n  - dtypes: [float32]\n    products:\n      - atlas-a2\n      - atlas-z9 #<\n",
                        "products[1]", "unknown product 'atlas-z9' (known: atlas-training, atlas-inference, atlas-a2, "
                        "atlas-a3)"),

@@ -125,6 +125,37 @@ def test_hardware_file_mistakes(tmp_path: Path) -> None:
             hardware.load_hardware(path)
 
 
+@pytest.mark.parametrize("extra, says", [
+    ("  peak_gbps: 1600\n", "field 'atlas-a2.peak_source': is required with peak_gbps (a figure with its source)"),
+    ("  peak_source: a sheet\n", "field 'atlas-a2.peak_gbps': is required with peak_source"),
+    ("  peak_gbps: -1\n  peak_source: a sheet\n", "field 'atlas-a2.peak_gbps': a positive number of GB/s, not -1"),
+    ("  peak_gbps: true\n  peak_source: a sheet\n", "a positive number of GB/s, not True"),
+])
+def test_a_peak_bandwidth_needs_its_source(tmp_path: Path, extra: str, says: str) -> None:
+    """cases/hardware.yaml's optional peak_gbps (pytest --timing's % of peak) comes with its
+    citation, or not at all (docs/timing.md): each mistake is one line."""
+    good = (ROOT / "cases" / "hardware.yaml").read_text()
+    anchor = "  float32_subnormals: not established\natlas-a3:"
+    assert anchor in good
+    path = write(tmp_path, "hardware.yaml", good.replace(anchor, "  float32_subnormals: not established\n"
+                                                          + extra + "atlas-a3:", 1))
+    with pytest.raises(FileError) as e:
+        hardware.load_hardware(path)
+    assert says in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_cited_peak_is_read() -> None:
+    good = (ROOT / "cases" / "hardware.yaml").read_text()
+    assert all(h.peak_gbps is None and h.peak_source is None for h in hardware.load_hardware().values())
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        path = write(Path(d), "hardware.yaml", good.replace(
+            "  float32_subnormals: not established\natlas-a3:",
+            "  float32_subnormals: not established\n  peak_gbps: 1600\n  peak_source: a sheet\natlas-a3:", 1))
+        hw = hardware.load_hardware(path)["atlas-a2"]
+    assert (hw.peak_gbps, hw.peak_source) == (1600.0, "a sheet") and type(hw.peak_gbps) is float
+
+
 def test_hardware_file_is_not_a_case_file() -> None:
     cases, _ = load_cases([ROOT / "cases"])
     assert cases and not any(c.source.startswith(str(ROOT / "cases" / "hardware.yaml")) for c in cases)

@@ -87,13 +87,13 @@ def check_load(folder: Path, name: str, data: bytes) -> Any:
 # -- strategies ----------------------------------------------------------------------------------
 WORDS = ["op", "shapes", "matrices", "cases", "limits", "MseLossBackward", "KlDivBackward", "name",
          "products", "dtypes", "reductions", "logTarget", "layouts", "values", "determinism", "exclude",
-         "tier", "huge", "default", "product", "reduction", "out_shape", "layout", "expect", "generate",
+         "tier", "timing", "huge", "default", "product", "reduction", "out_shape", "layout", "expect", "generate",
          "N", "cores", "tile", "atlas-a2", "atlas-training", "all", "float32", "float16", "bfloat16",
          "inputs", "out", "self", "target", "gradOutput", "none", "mean", "sum", "batchmean",
          "2x3", "scalar", "100000x100000", "2147483649", "contiguous", "strided", "uniform", "tiny",
          "reason", "issue", "strict", "standards", "operators", "float32_slack_ulps", "rule", "ulp",
          "max_ulp", "share", "gross", "atol", "rtol", "exact", "doc", "socs", "ub_bytes", "block_bytes",
-         "repeat_bytes", "max_repeat", "atlas-a3", "atlas-inference", "key", "records", "counts",
+         "repeat_bytes", "max_repeat", "peak_gbps", "peak_source", "atlas-a3", "atlas-inference", "key", "records", "counts",
          "schema_version", "backend", "outcome", "passed", "kind", "numbers", "metrics", "format",
          "files", "spec", "file", "samples", "nterms", "sum", "abs_sum", "inputs", "nonfinite",
          "1/2", "0x1.0p+0", "N + 1", "cores*tile + 1", "min(N, 2)"]

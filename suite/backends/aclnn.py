@@ -232,6 +232,14 @@ class AclnnBackend:
             self.unavailable = f"the device could not be recovered after a fault ({fault}): {failed}"
             raise DeviceFault(f"{fault}; recovery failed: {failed}", fault.code, recovered=False) from None
 
+    def time_launches(self, call: OpCall, launches: int, *, flush: bool):
+        """Not yet: timing needs aclrtCreateEvent / aclrtRecordEvent / aclrtSynchronizeEvent /
+        aclrtEventElapsedTime around a launch of an already-marshalled call, and neither this
+        backend nor the host emulator has them (docs/timing.md). Unsupported, so the case is
+        recorded "not timed" with this reason, never timed by the host clock instead."""
+        raise Unsupported("the aclnn backend does not time yet: it has no aclrtEvent calls, and the host "
+                          "emulator no stand-ins for them (docs/timing.md)")
+
     def _run(self, call: OpCall) -> Union[None, np.ndarray, Mapping[str, np.ndarray]]:
         self._ensure_ready()
         if call.product not in self.products:

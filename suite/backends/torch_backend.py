@@ -18,10 +18,11 @@ import numpy as np
 from suite.common import dtypes
 from suite import ops
 from suite.backends import soc
-from suite.contract import PRODUCTS, OpCall
+from suite.contract import PRODUCTS, OpCall, Unsupported
 
 DEVICES = ("cpu", "cuda", "npu")
 COMPUTES = ("widen", "native")
+FLUSH_FLOOR = 384 << 20           # bytes of the cache flush at least (2 x 192 MiB)
 _DTYPE_NAMES = ("float32", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool")
 
 
@@ -148,6 +149,14 @@ class TorchBackend:
         """The operator's own torch mapping (Operator.torch), in the compute dtype, rounded to the
         dtype the operator's kernel rounds its result to (Operator.result_dtype: out's own unless
         the operator declares another, e.g. its promoted input dtype) before out's dtype."""
+        op, tensors = self._tensors(call)
+        first, others = self._launch(call, op, tensors)
+        rest = {n: self._to_numpy(t, call, n) for n, t in others.items()}
+        result = self._to_numpy(first, call)
+        return {op.outputs[0]: result, **rest} if getattr(call, "outputs", None) is not None else result
+
+    def _tensors(self, call: OpCall) -> Any:
+        """The operator and the call's inputs on the device in the compute dtype (what a launch reads)."""
         op = ops.get(call.op)
         missing = [k for k in op.inputs if call.inputs.get(k) is None and k not in op.optional]
         if call.out_shape is None or call.out_dtype is None:
@@ -170,7 +179,11 @@ class TorchBackend:
             tensors = {k: t.to(self._torch_dtype(dtypes.dtype_of(to), k)) if k in exact else t
                        for k, t in tensors.items()}
         cdtype = self._compute_dtype(*(t for k, t in tensors.items() if k not in index))
-        tensors = {k: t.to(self._torch.int64 if k in index else cdtype) for k, t in tensors.items()}
+        return op, {k: t.to(self._torch.int64 if k in index else cdtype) for k, t in tensors.items()}
+
+    def _launch(self, call: OpCall, op: Any, tensors: Dict[str, Any]) -> Any:
+        """One launch on the device: (the first output rounded through the kernel's result dtype,
+        {name: tensor} of the other written outputs); nothing leaves the device."""
         result = op.torch(self._torch, tensors, dict(call.attrs), self.device)
         others: Dict[str, Any] = {}
         if getattr(call, "outputs", None) is not None:
@@ -179,7 +192,7 @@ class TorchBackend:
             # rounded once to its own dtype.
             found = dict(result) if isinstance(result, Mapping) else dict(zip(op.outputs, result))
             result = found.pop(op.outputs[0])
-            others = {n: self._to_numpy(t, call, n) for n, t in found.items()}
+            others = found
         # A one-element out of another shape the contract accepts ([1] for a canonical (), a forward loss's
         # reductions): the mapping gives the canonical shape, reshaped as the reference reshapes it.
         # Only a one-element out: a transposed out of as many elements stays an error (no validation).
@@ -191,5 +204,46 @@ class TorchBackend:
         # the promoted input dtype, say) is rounded the same two ways here; out's own is a no-op.
         through = op.result_dtype({k: np.dtype(a.dtype).name for k, a in call.inputs.items() if a is not None},
                                   np.dtype(call.out_dtype).name)
-        first = self._to_numpy(result.to(self._torch_dtype(np.dtype(dtypes.dtype_of(through)), "result")), call)
-        return {op.outputs[0]: first, **others} if getattr(call, "outputs", None) is not None else first
+        return result.to(self._torch_dtype(np.dtype(dtypes.dtype_of(through)), "result")), others
+
+    # -- timing (docs/backend-contract.md, "Timing"; docs/timing.md) ------------------------
+
+    def time_launches(self, call: OpCall, launches: int, *, flush: bool) -> "Timing":
+        """`launches` launches of the call on the device, each between its own pair of
+        torch.cuda / torch.npu events (enable_timing) recorded on the current stream, one
+        synchronize after the loop; with `flush`, a buffer of at least twice the device's L2 is
+        written before each launch, outside its events. Inputs are on the device before the loop;
+        a launch is the operator's kernels and the rounding to out's dtype, as run() computes them.
+        On device=cpu there is no device clock: Unsupported (the case is reported not timed)."""
+        from suite.perf.record import Timing       # (suite.perf imports suite.backends)
+        torch = self._torch
+        if self.device_name == "cpu":
+            raise Unsupported("torch backend on device=cpu has no device clock (no events); "
+                              "time it with --backend-opt device=cuda or device=npu")
+        dev = torch.cuda if self.device_name == "cuda" else torch.npu
+        op, tensors = self._tensors(call)
+        out_dtype = self._torch_dtype(call.out_dtype, "out")
+        scratch = self._flush_buffer(dev) if flush else None
+        starts = [dev.Event(enable_timing=True) for _ in range(launches)]
+        ends = [dev.Event(enable_timing=True) for _ in range(launches)]
+        dev.synchronize()
+        for i in range(launches):
+            if scratch is not None:
+                scratch.fill_(i & 0x7F)              # outside the events: evicts what the last launch left
+            starts[i].record()
+            first, _ = self._launch(call, op, tensors)
+            first.to(out_dtype)
+            ends[i].record()
+        dev.synchronize()
+        source = "torch.cuda.Event" if self.device_name == "cuda" else "torch.npu.Event"
+        return Timing("device", source, tuple(s.elapsed_time(e) / 1e3 for s, e in zip(starts, ends)))
+
+    def _flush_buffer(self, dev: Any) -> Any:
+        """A byte buffer of twice the device's L2 (CUDA: its L2_cache_size), at least FLUSH_FLOOR;
+        where the properties report no L2 size (torch_npu's), the floor is used: 384 MiB, twice
+        192 MiB, a figure we have not verified for any Ascend part (docs/timing.md)."""
+        if getattr(self, "_scratch", None) is None:
+            l2 = getattr(dev.get_device_properties(self.device), "L2_cache_size", 0) or 0
+            self._scratch = self._torch.empty(max(2 * int(l2), FLUSH_FLOOR), dtype=self._torch.uint8,
+                                              device=self.device)
+        return self._scratch

@@ -2,6 +2,7 @@
 reductions, shapes, layouts and value sets, less the excluded ones)."""
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from suite.cases.model import Case, Frozen, NUMBERS, STORED_LIMIT, TIERS, _eleme
 # -- expansion ---------------------------------------------------------------------------------
 # Each operator adds its attributes' names to these (Operator.attributes).
 MATRIX_KEYS = {"name", "products", "dtypes", "reductions", "shapes", "layouts",
-               "values", "determinism", "exclude", "tier"}
+               "values", "determinism", "exclude", "tier", "timing"}
 CASE_KEYS = {"name", "product", "dtypes", "reduction", "shapes", "out_shape",
              "layout", "values", "expect", "determinism"}
 EXCLUDE_KEYS = {"product", "dtype", "reduction", "shapes", "layout", "values"}
@@ -176,6 +177,7 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
              for lst in [_as_list(ctx, m, "values", ["uniform"])] for i, v in enumerate(lst)]
     determinism = _bool(ctx, m, "determinism", m.get("determinism", False))
     tier = _choice(ctx, m, "tier", m.get("tier", "default"), TIERS, "tier")
+    timed = _bool(ctx, m, "timing", m.get("timing", False))     # in the timing set (pytest --timing)
     for _, shapes, line in literal:
         check_size(ctx, arrays_of(op, shapes), tier, line)
     excludes = m.get("exclude", LineList())
@@ -221,6 +223,8 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
                 continue
             if case.expect == NUMBERS and dtypes.is_exact(od):
                 raise ctx.fail(m, "dtypes", _exact_out(od))
+            if timed and case.expect == NUMBERS:
+                case = dataclasses.replace(case, timing=True)
             made.add(case.id)
             out.cases.append(case)
     for i, ex in enumerate(excludes):

@@ -18,9 +18,11 @@ def default_path() -> Path:
     """cases/hardware.yaml of the data folder (suite/common/home.py)."""
     return data_root() / "cases" / HARDWARE_FILE
 FIELDS = {"socs": str, "cores": list, "ub_bytes": int, "block_bytes": int, "repeat_bytes": int,
-          "max_repeat": int, "float32_subnormals": str}
-# Fields a hardware file may leave out, with the value they then take.
-OPTIONAL = {"float32_subnormals": "not established"}
+          "max_repeat": int, "float32_subnormals": str, "peak_gbps": float, "peak_source": str}
+# Fields a hardware file may leave out, with the value they then take. peak_gbps (the family's peak
+# memory bandwidth, GB/s, what `pytest --timing` reports a % of) only with peak_source, its citation:
+# a figure without a source is not given at all (the timing record then says "unverified").
+OPTIONAL = {"float32_subnormals": "not established", "peak_gbps": None, "peak_source": None}
 # What the family's vector cores do with float32 subnormal operands and results: judging accepts a
 # flushed computation unless they are known to be kept (docs/precision.md, "Flushed subnormals").
 SUBNORMALS = ("flushed", "kept", "not established")
@@ -38,6 +40,8 @@ class Hardware:
     repeat_bytes: int
     max_repeat: int
     float32_subnormals: str = OPTIONAL["float32_subnormals"]
+    peak_gbps: Optional[float] = None       # peak memory bandwidth, GB/s (with its source), or unknown
+    peak_source: Optional[str] = None
 
     @property
     def may_flush(self) -> bool:
@@ -82,12 +86,20 @@ def load_hardware(path: Optional[Path] = None) -> Dict[str, Hardware]:
                 v = tuple(v)
             elif typ is int and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
                 raise FileError(path, body.line_of(k), f"{product}.{k}", f"a positive integer, not {v!r}")
+            elif typ is float and (isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < float("inf")):
+                raise FileError(path, body.line_of(k), f"{product}.{k}", f"a positive number of GB/s, not {v!r}")
             elif typ is str and not isinstance(v, str):
                 raise FileError(path, body.line_of(k), f"{product}.{k}", "a string")
             elif k == "float32_subnormals" and v not in SUBNORMALS:
                 raise FileError(path, body.line_of(k), f"{product}.{k}",
                                 f"one of {', '.join(SUBNORMALS)}, not {v!r}")
             values[k] = v
+        if ("peak_gbps" in values) != ("peak_source" in values):
+            k = "peak_source" if "peak_gbps" in values else "peak_gbps"
+            raise FileError(path, body.line, f"{product}.{k}", "is required with "
+                            + ("peak_gbps (a figure with its source)" if k == "peak_source" else "peak_source"))
+        if "peak_gbps" in values:
+            values["peak_gbps"] = float(values["peak_gbps"])
         out[product] = Hardware(product, **values)
     missing = [p for p in PRODUCTS if p not in out]
     if missing:

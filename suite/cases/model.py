@@ -106,6 +106,8 @@ class Case:
     # An operator with several outputs: each in signature order, name -> (shape, dtype name), the
     # first being out_shape/out_dtype (suite/ops/outputs.py); None for one output.
     outputs: Optional[Frozen] = None
+    # In the timing set: `pytest --timing` times it after its numbers pass (a matrix's `timing: true`).
+    timing: bool = False
 
     def __post_init__(self) -> None:
         for name in ("dtypes", "shapes", "attrs"):

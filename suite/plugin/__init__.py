@@ -35,6 +35,9 @@ from suite.cases.model import Kind
 from suite.run.runner import CaseFailure, CaseSkip, Runner, not_run_because
 from suite.judge.table import load_table
 from suite.common.yamlfile import FileError
+from suite.perf.case import CaseTimer
+from suite.cases.hardware import HARDWARE_FILE, load_hardware
+from suite.perf.protocol import Settings
 
 # Defaults are anchored at the suite's data folder (suite/common/home.py), not at pytest's rootdir, which
 # pytest derives from the command line before it knows this plugin's options.
@@ -86,6 +89,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="confine the backend's process (Linux Landlock): no writes to the suite, its data, "
                      "the golden cache or the reports, no signals outside its own processes; 'auto' "
                      "(default) where the kernel allows it, 'off' never (the run says which)")
+    g.addoption("--timing", action="store_true", default=False,
+                help="run the timing set (case-file matrices with `timing: true`) and time each case "
+                     "after its numbers pass, through the backend's time_launches (docs/timing.md): "
+                     "each record's `timing`, and a timing table in the summary")
+    g.addoption("--timing-rounds", default=10, type=int, metavar="N",
+                help="rounds of launches per timed case (default 10); with --timing")
+    g.addoption("--timing-warm", action="store_true", default=False,
+                help="time with a warm cache (no flush before each launch; labelled 'warm'); with --timing")
     g.addoption("--max-memory", default=None, metavar="SIZE",
                 help="skip cases whose arrays need more than SIZE (e.g. 16G; default: the memory "
                      "available when each case starts)")
@@ -136,6 +147,11 @@ class Conformance:
             raise pytest.UsageError(f"--case-timeout {opt.case_timeout:g}: seconds, 0 or more")
         if opt.backend_restarts < 0:
             raise pytest.UsageError(f"--backend-restarts {opt.backend_restarts}: 0 or more")
+        if opt.timing_rounds < 1:
+            raise pytest.UsageError(f"--timing-rounds {opt.timing_rounds}: 1 or more")
+        if (opt.timing_warm or opt.timing_rounds != 10) and not opt.timing:
+            raise pytest.UsageError("--timing-rounds and --timing-warm take effect only with --timing")
+        self.timing = Settings(rounds=opt.timing_rounds, warm=opt.timing_warm) if opt.timing else None
         self._runner: Optional[Runner] = None
         self.error: Optional[str] = None
         self.incidents: List[str] = []         # what went wrong outside any case (the backend's close)
@@ -157,6 +173,15 @@ class Conformance:
                  self.tolerance_path, *self.case_paths] + ([self.cache_dir] if self.cache_dir else []) \
             + ([Path(report_dir)] if report_dir else [])
         return confine.make_policy(paths, abi)
+
+    def hardware_path(self) -> Optional[Path]:
+        """The hardware file beside the case files (as their shape generators read it), else the
+        data folder's (None)."""
+        for p in self.case_paths:
+            beside = (p if p.is_dir() else p.parent) / HARDWARE_FILE
+            if beside.exists():
+                return beside
+        return None
 
     def replay_args(self) -> str:
         """Options to append to a one-line reproducer."""
@@ -183,6 +208,9 @@ class Conformance:
             parts += ["--case-timeout", f"{opt.case_timeout:g}"]
         if opt.scale == "huge":
             parts += ["--scale", "huge"]
+        if opt.timing:
+            parts += ["--timing"] + (["--timing-rounds", str(opt.timing_rounds)] if opt.timing_rounds != 10 else []) \
+                + (["--timing-warm"] if opt.timing_warm else [])
         return "".join(" " + shlex.quote(p) for p in parts)
 
     def _data_present(self) -> None:
@@ -206,6 +234,7 @@ class Conformance:
             try:
                 self.tolerances_hash = file_sha256(self.tolerance_path)
                 table = load_table(self.tolerance_path)
+                timer = None if self.timing is None else CaseTimer(self.timing, load_hardware(self.hardware_path()))
                 if opt.isolation == "none":
                     host: Host = InProcess(make_backend(opt.backend, self.backend_opts))
                 else:
@@ -221,7 +250,8 @@ class Conformance:
                 raise pytest.UsageError(f"--standard {std}: not in {self.tolerance_path} "
                                         f"({', '.join(table.standards)})")
             self._runner = Runner(host, info, store, table, std, self.replay_args(), self.max_memory,
-                                  invocation_dir=self.config.invocation_params.dir)
+                                  invocation_dir=self.config.invocation_params.dir,
+                                  timer=timer)
             self.info = info
         return self._runner
 
@@ -256,6 +286,8 @@ class Conformance:
                 continue
             if kind not in cases_model.kinds_of(c):
                 continue
+            if self.timing is not None and not (kind is Kind.NUMBERS and c.timing):
+                continue                       # --timing runs the timing set's numbers tests only
             out.append(pytest.param(c, id=c.id, marks=[pytest.mark.skip(reason=skip)] if skip else []))
         return out
 
@@ -333,6 +365,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
     # The determinism tests last (stable: every other item keeps its place): each then compares its
     # calls with the same call its case's numbers test made earlier in the session (Runner.earlier).
     items[:] = sorted(items, key=_determinism_last)
+    if state.timing is not None:
+        # --timing: the timing set's numbers tests alone (the other kinds' modules have no case left).
+        other = [i for i in items if getattr(getattr(i, "module", None), "CASE_KIND", Kind.NUMBERS) != Kind.NUMBERS]
+        if other:
+            config.hook.pytest_deselected(items=other)
+            gone = set(other)
+            items[:] = [i for i in items if i not in gone]
 
 
 def _determinism_last(item: pytest.Item) -> bool:

@@ -7,6 +7,7 @@ from collections import OrderedDict
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from suite.report.results import number
+from suite.report.timing import timing_lines
 
 LARGE = 4096                       # output elements from which a case counts as "large"
 
@@ -134,6 +135,7 @@ def markdown(doc: Mapping, max_failures: int = 200) -> str:
     within = within_standard(recs)
     if within:
         lines += [""] + [f"- {x}" for x in within]
+    lines += timing_lines(recs, _md_row)
     failed = [r for r in recs if r["outcome"] == "failed"]
     if failed:
         lines += ["", f"## Failures ({len(failed)})", ""]

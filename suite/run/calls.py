@@ -167,6 +167,13 @@ class InProcess:
     def close(self) -> Optional[str]:
         return close_backend(self.backend)
 
+    def time(self, req: Request, launches: int, flush: bool, deadline: Optional[float] = None) -> Dict[str, Any]:
+        """One timing round (suite/perf/launch.py), in this process."""
+        from suite.perf.launch import time_hook
+        if getattr(self, "_timed", (None,))[0] is not req:
+            self._timed = (req, call_of(req))
+        return time_hook(self.backend, self._timed[1], launches, flush)
+
     # The answers of a host that has no process of the backend's (suite/run/seams.py, Host).
     def deadline_for(self, elements: int) -> Optional[float]:
         """None: nothing can end a call in pytest's own process without ending the run."""

@@ -100,6 +100,7 @@ def child_main(sock: socket.socket, spec: Optional[str], opts: Dict[str, str],
     send(sock, ("ready", {"name": info.name, "capabilities": sorted(info.capabilities),
                           "products": list(info.products), "deterministic": info.deterministic,
                           "working_memory": info.working_memory}))
+    timed = None                               # the call being timed (a "time" request's)
     while True:
         try:
             header, arrays = recv(sock)
@@ -127,6 +128,12 @@ def child_main(sock: socket.socket, spec: Optional[str], opts: Dict[str, str],
             # Nothing of a call outlives its reply: a huge case's input and result would otherwise
             # stay held while the parent draws and sends the next case (and its memory check sees less).
             header = arrays = req = payload = o = None
+        elif header[0] == "time":               # a timing round: the call is kept between rounds
+            from suite.perf.launch import timing_round
+            timed, answer = timing_round(backend, header, arrays, timed)
+            flush_output()
+            send(sock, ("timed", header[1], answer))
+            header = arrays = None
         elif header[0] == "close":
             incident = close_backend(backend)
             # The backend's own exit handlers run here, where nothing they do reaches the run.
@@ -172,6 +179,17 @@ def _exit_text(code: Optional[int]) -> Tuple[str, str]:
     return f"exited with code {code}", f"exit {code}"
 
 
+def _indexed(inputs: Dict[str, Any]) -> Tuple[Dict[str, Optional[int]], List[Any]]:
+    """A request's inputs as (name -> index into the message's arrays or None, the arrays)."""
+    names: Dict[str, Optional[int]] = {}
+    arrays: List[Any] = []
+    for n, a in inputs.items():
+        names[n] = None if a is None else len(arrays)
+        if a is not None:
+            arrays.append(a)
+    return names, arrays
+
+
 class Hosted:
     """The backend in a child process: started on first need and again after each fault."""
 
@@ -193,6 +211,7 @@ class Hosted:
         self._seq = 0                         # numbers each request; its reply must carry the number
         self._drain: Optional[Drain] = None   # the process's stdout and stderr (suite/run/output.py)
         self._twin: Optional[Hosted] = None   # the second process of the determinism tests
+        self._timed: Optional[Request] = None # the request whose call the process keeps for timing
 
     # -- life ---------------------------------------------------------------------------------
     def start(self) -> BackendInfo:
@@ -211,6 +230,7 @@ class Hosted:
             self._drain.close()
         self._drain = Drain(out_mine)
         self._proc, self._sock = proc, mine
+        self._timed = None                    # a fresh process keeps no call
         self.starts += 1
         limit = None if not self.timeout else max(STARTUP_FLOOR, 3 * self.timeout)
         try:
@@ -265,7 +285,8 @@ class Hosted:
         """Seconds a call may take: the base, plus 0.1 s per million elements it reads and writes."""
         return None if not self.timeout else self.timeout + elements * 1e-7
 
-    def run(self, req: Request, repeat: int = 1, deadline: Optional[float] = None) -> List[Outcome]:
+    def _serving(self) -> None:
+        """A healthy process for the next request, or Fault: given up, or it could not be restarted."""
         if self.in_row > self.restarts:
             raise Fault(f"not run: the backend faulted on {self.in_row} cases in a row, the last "
                         f"{self.last_fault}; it is not restarted again (--backend-restarts {self.restarts})",
@@ -287,11 +308,10 @@ class Hosted:
                 self.start()
             except BackendError as e:
                 return self._fault(f"the backend could not be restarted: {e}", "restart failed")
-        names, arrays = {}, []
-        for n, a in req["inputs"].items():
-            names[n] = None if a is None else len(arrays)
-            if a is not None:
-                arrays.append(a)
+
+    def run(self, req: Request, repeat: int = 1, deadline: Optional[float] = None) -> List[Outcome]:
+        self._serving()
+        names, arrays = _indexed(req["inputs"])
         self._seq += 1
         header = ("run", self._seq, {**req, "inputs": names}, repeat)
         want, written = [], None
@@ -328,6 +348,32 @@ class Hosted:
         self.in_row = 0
         self._busy = False
         return outs
+
+    def time(self, req: Request, launches: int, flush: bool, deadline: Optional[float] = None) -> Dict[str, Any]:
+        """One timing round of `req`'s call in the backend's process (suite/perf/launch.py), its
+        arrays sent only when `req` is new; a fault raises Fault, as in run()."""
+        self._serving()
+        fresh = self._timed is not req
+        names, arrays = _indexed(req["inputs"]) if fresh else ({}, [])
+        self._seq += 1
+        header = ("time", self._seq, {**req, "inputs": names} if fresh else None, launches, bool(flush))
+        end = None if deadline is None else time.monotonic() + deadline
+        self._busy = True
+        try:
+            send(self._sock, header, arrays, end)
+            reply, _ = recv(self._sock, end, expect=[], max_header=_MAX_REPLY, max_arrays=0)
+            answer = protocol.timed(reply, self._seq, launches)
+        except _Timeout:
+            self._kill()
+            return self._fault(f"timing overran its deadline of {deadline:.4g} s; the process was killed", "deadline")
+        except (EOFError, OSError):
+            text, kind = _exit_text(self._reap())
+            return self._fault(f"the backend's process {text} during timing", kind)
+        except ProtocolError as e:
+            self._kill()
+            return self._fault(f"protocol violation: a malformed timing reply ({e}); the process was killed", "protocol")
+        self._timed, self.in_row, self._busy = req, 0, False
+        return answer
 
     def _fault(self, message: str, kind: str) -> List[Outcome]:
         self._busy = False

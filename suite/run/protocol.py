@@ -118,6 +118,29 @@ def ready(reply: Any) -> Tuple[str, Any]:
     return reply
 
 
+def timed(reply: Any, seq: int, launches: int) -> Dict[str, Any]:
+    """The reply to a timing round numbered `seq` (suite/perf/launch.py): ('timed', seq, answer),
+    the answer {"not_timed": text} or {"clock", "source", "seconds", "wall_s"} with `launches`
+    floats (their values are the protocol's to judge, suite/perf/protocol.py)."""
+    if type(reply) is not tuple or len(reply) != 3 or reply[0] != "timed" or type(reply[2]) is not dict:
+        raise ProtocolError(f"a reply {_short(reply)}, not ('timed', {seq}, answer)")
+    if not _int(reply[1]) or reply[1] != seq:
+        raise ProtocolError(f"a timing reply to request {_short(reply[1])}, not to this one ({seq})")
+    a = reply[2]
+    if set(a) == {"not_timed"}:
+        if not _text(a["not_timed"]):
+            raise ProtocolError(f"a not-timed reason {_short(a['not_timed'])}")
+        return dict(a)
+    if set(a) != {"clock", "source", "seconds", "wall_s"}:
+        raise ProtocolError(f"timing fields {_short(sorted(map(str, a)))}")
+    if not (_text(a["clock"]) and _text(a["source"]) and type(a["wall_s"]) is float):
+        raise ProtocolError(f"timing fields {_short(a)}")
+    secs = a["seconds"]
+    if type(secs) is not list or len(secs) != launches or any(type(x) is not float for x in secs):
+        raise ProtocolError(f"{_short(secs)} as the seconds of {launches} launches")
+    return dict(a)
+
+
 def closed(reply: Any) -> Optional[str]:
     """The reply to 'close': ('closed', incident or None)."""
     if type(reply) is not tuple or len(reply) != 2 or reply[0] != "closed" or not (

@@ -102,6 +102,8 @@ class Runner:
     # rootdir, and bare for a file outside it, as in a run from the user's own repository).
     invocation_dir: Optional[pathlib.Path] = None
     test_path: Optional[pathlib.Path] = None
+    # pytest --timing: times each timing-set case after its numbers pass (suite/perf/case.py).
+    timer: Optional[Any] = None
 
     def standard_for(self, case: Case) -> Standard:
         return self.table.for_op(case.op, self.standard_override)
@@ -241,6 +243,11 @@ class Runner:
                 Kind.DETERMINISM: self.check_determinism}[Kind(kind)](case, nodeid)
 
     def check_numbers(self, case: Case, nodeid: str) -> Dict[str, Any]:
+        if self.timer is None or not case.timing:
+            return self._check_numbers(case, nodeid)
+        return self.timer.after_numbers(self, case, nodeid)     # pytest --timing (suite/perf/case.py)
+
+    def _check_numbers(self, case: Case, nodeid: str) -> Dict[str, Any]:
         self.fits(case, Kind.NUMBERS)
         data = self._data(case)
         o = self._calls(case, data.inputs, nodeid)[0]
