@@ -180,7 +180,7 @@ class TorchBackend:
             found = dict(result) if isinstance(result, Mapping) else dict(zip(op.outputs, result))
             result = found.pop(op.outputs[0])
             # A one-element output beyond the first may be any one-element shape the contract
-            # accepts (NLLLoss's totalWeightOut: [], [1], [1, 1]): reshaped to the call's, as out is.
+            # accepts (a weight sum of [], [1] or [1, 1]): reshaped to the call's, as out is.
             others = {n: self._to_numpy(t.reshape(tuple(call.outputs[n][0]))
                                         if t.numel() == 1 and int(np.prod(call.outputs[n][0])) == 1 else t, call, n)
                       for n, t in found.items()}
