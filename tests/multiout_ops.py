@@ -1,8 +1,9 @@
 """A made-up operator with two outputs, registered only in the tests (as aclnnNLLLoss has out and
 totalWeightOut): TwoOutTestOp(x, y, reduction, out, total) writes out = x * y on the broadcast
 shape and, unless reduction is none, total = the float32 sum of x * y, one element, always
-float32 (the call leaves it untouched under none, as NLLLoss leaves totalWeightOut). And the
-backends the tests hold it with: the reference, and ones that get one output or the reply wrong.
+float32 (the call leaves it untouched under none, as the forward class-index loss leaves its
+weight sum). And the backends the tests hold it with: the reference, and ones that get one
+output or the reply wrong.
 A backend made from this module registers the operator in its own process too."""
 from __future__ import annotations
 

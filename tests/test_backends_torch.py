@@ -536,3 +536,22 @@ def test_time_launches_uses_one_event_pair_per_launch_and_one_synchronize(monkey
     log.clear()
     b.time_launches(call, 1, flush=False)
     assert [e[0] for e in log] == ["synchronize", "record", "launch", "record", "synchronize"]
+
+
+def test_a_one_element_second_output_of_another_accepted_shape(backend):
+    """NLLLoss's totalWeightOut may be any one-element shape ([1], [1, 1]); its mapping gives (),
+    reshaped to the call's, as out is; a second output of more elements is still an error."""
+    rng = np.random.default_rng(5)
+    x, w = rng.uniform(-5, 5, (6, 4)).astype(F32), rng.uniform(0.5, 2, 4).astype(F32)
+    t = np.array([0, 3, 1, -100, 2, 3], dtype=np.int64)
+    keep = t != -100
+    want = float(w[t[keep]].astype(np.float64).sum())
+    for shape in [(), (1,), (1, 1)]:
+        call = OpCall("NLLLoss", {"self": x, "target": t, "weight": w}, {"reduction": 2, "ignoreIndex": -100},
+                      (1,), F32, "atlas-a2", outputs={"out": ((1,), F32), "totalWeightOut": (shape, F32)})
+        got = backend.run(call)
+        assert got["totalWeightOut"].shape == shape and float(got["totalWeightOut"].reshape(())) == pytest.approx(want)
+    bad = OpCall("NLLLoss", {"self": x, "target": t, "weight": w}, {"reduction": 2, "ignoreIndex": -100},
+                 (1,), F32, "atlas-a2", outputs={"out": ((1,), F32), "totalWeightOut": ((2,), F32)})
+    with pytest.raises(ValueError, match="totalWeightOut shape"):
+        backend.run(bad)

@@ -340,3 +340,26 @@ def test_a_mistake_in_a_single_cases_outputs_is_one_line_naming_the_file(tmp_pat
     with pytest.raises(FileError) as e:
         load_cases([write(tmp_path, "bad.yaml", text)])
     assert "bad.yaml:3" in str(e.value) and says in str(e.value) and "\n" not in str(e.value), str(e.value)
+
+
+def test_the_mutants_control_and_a_sum_variant_write_every_output(world):
+    """The self-test's kernels (tests/mutants/kernel.py) take a call with several outputs: the
+    control returns each written output, a kernel whose steps make out alone (a SumKernel's own
+    sum) gets the others from the operator's reference, and a defect in out's rounding step
+    (round_out) shows in out only."""
+    from tests.mutants.correct import Float32SequentialSum
+    from tests.mutants.kernel import Float32Kernel
+
+    class OutTruncated(Float32Kernel):
+        def round_out(self, r32, call):
+            return np.asarray(super().round_out(r32, call) * 1.5, dtype=call.out_dtype)
+
+    cases, store = world
+    for kernel in (Float32Kernel(), Float32SequentialSum()):
+        found = _run_all(InProcess(kernel), cases, store)
+        assert all(isinstance(v, dict) for v in found.values()), \
+            (type(kernel).__name__, [v for v in found.values() if isinstance(v, str)])
+    with pytest.raises(CaseFailure) as e:
+        _runner(InProcess(OutTruncated()), store).check(Kind.NUMBERS, _one(cases, "sum", "float16"), "t")
+    assert e.value.summary.split(": ", 1)[1].startswith("out float16[2, 3] fails standard ")
+    assert e.value.record["outputs"]["total"]["n_over"] == 0

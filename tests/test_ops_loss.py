@@ -24,6 +24,8 @@ PAGES = {
     "L1LossBackward": (_G, _S, _T, _R),
     "MseLoss": (_S, _T, _R),                  # the forward: self, target, reduction (MseLoss.md)
     "MseLossBackward": (_G, _S, _T, _R),
+    # the forward: two outputs, out and totalWeightOut, follow the attributes (NLLLoss.md, "API")
+    "NLLLoss": (_S, _T, ("weight", "tensor", None), _R, ("ignoreIndex", "int64", -100)),
     # totalWeight after the two attributes (NLLLossBackward.md, "API")
     "NLLLossBackward": (_G, _S, _T, ("weight", "tensor", None), _R, ("ignoreIndex", "int64", -100),
                         ("totalWeight", "tensor", None)),

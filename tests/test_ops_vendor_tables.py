@@ -108,7 +108,7 @@ def signature(op: Any, row: Row) -> Signature:
     """The row's call as the suite's phase-1 model takes it."""
     shapes = dict(_pairs(row.cells["shapes"]))
     dts = dict(_pairs(row.cells["dtypes"]))
-    tensors = set(op.inputs) | {"out"}
+    tensors = set(op.inputs) | set(op.outputs)
     unknown = (set(shapes) | set(dts)) - tensors
     assert not unknown, f"{row.where}: tensors {sorted(unknown)} are not {op.name}'s ({sorted(tensors)})"
     assert set(shapes) == tensors, f"{row.where}: shapes name {sorted(shapes)}, not every tensor"
@@ -127,8 +127,12 @@ def signature(op: Any, row: Row) -> Signature:
         assert k in known, f"{row.where}: unknown attribute {k!r} (known: {sorted(known)})"
         attrs[k] = _attr(v)
     product = ANY_PRODUCT if row.cells["product"] == "any" else row.cells["product"]
+    # An operator with several outputs (aclnnNLLLoss's out and totalWeightOut): each in signature
+    # order, as the suite's cases pass them (Signature.outputs); one output: none.
+    outputs = {n: (parsed[n], names.get(n)) for n in op.outputs} if len(op.outputs) > 1 else None
+    first = op.outputs[0]
     return Signature({n: parsed[n] for n in op.inputs}, {n: names.get(n) for n in op.inputs},
-                     parsed["out"], names.get("out"), attrs, product)
+                     parsed[first], names.get(first), attrs, product, outputs)
 
 
 PAGE_FILES = sorted(p for p in PAGES.glob("*.md") if p.name != "README.md")
@@ -176,3 +180,22 @@ def test_a_row_names_only_the_operators_tensors() -> None:
                                                "attrs": "reduction=0", "product": "any", "status": "0"})
     with pytest.raises(AssertionError, match="weight"):
         signature(op, bad)
+
+
+def test_a_row_of_an_operator_with_several_outputs_names_each() -> None:
+    """A row of an operator with several outputs (aclnnNLLLoss: out and totalWeightOut) names every
+    output; each reaches the Signature as the cases pass it (Signature.outputs), so a check that
+    reads the second output's shape or dtype decides the row; a row without it is refused."""
+    from tests.multiout_ops import OP as two
+    row = Row("TwoOutTestOp", 0, "made-up", {"shapes": "x=[2]; y=[2]; out=[2]; total=[3]",
+                                             "dtypes": "x=FLOAT; y=FLOAT; out=FLOAT; total=FLOAT",
+                                             "attrs": "reduction=2", "product": "any", "status": "161002"})
+    sig = signature(two, row)
+    assert sig.output("total") == ((3,), "float32") and sig.out_shape == (2,)
+    assert two.check(sig)[0] == 161002            # total's shape, () wanted
+    good = Row(row.page, 0, "made-up", {**row.cells, "shapes": "x=[2]; y=[2]; out=[2]; total=[]"})
+    assert two.check(signature(two, good))[0] == 0
+    short = Row(row.page, 0, "made-up", {**row.cells, "shapes": "x=[2]; y=[2]; out=[2]",
+                                         "dtypes": "x=FLOAT; y=FLOAT; out=FLOAT"})
+    with pytest.raises(AssertionError, match="total"):
+        signature(two, short)

@@ -192,7 +192,11 @@ class TorchBackend:
             # rounded once to its own dtype.
             found = dict(result) if isinstance(result, Mapping) else dict(zip(op.outputs, result))
             result = found.pop(op.outputs[0])
-            others = found
+            # A one-element output beyond the first may be any one-element shape the contract
+            # accepts (a weight sum of [], [1] or [1, 1]): reshaped to the call's, as out is.
+            others = {n: t.reshape(tuple(call.outputs[n][0]))
+                      if t.numel() == 1 and int(np.prod(call.outputs[n][0])) == 1 else t
+                      for n, t in found.items()}
         # A one-element out of another shape the contract accepts ([1] for a canonical (), a forward loss's
         # reductions): the mapping gives the canonical shape, reshaped as the reference reshapes it.
         # Only a one-element out: a transposed out of as many elements stays an error (no validation).

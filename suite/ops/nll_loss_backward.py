@@ -13,53 +13,18 @@ import numpy as np
 from suite.common import dtypes
 from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID, ACLNN_ERR_PARAM_NULLPTR as NULLPTR
 from suite.ops.base import LOSS_DTYPES, Attr, Example, Rejection, Shape, Signature, ftz, numel, table
+from suite.ops.class_index import INT32, TARGET_DTYPES, classes, fitted, ignore_token
 from suite.ops.loss import LossBackward
 from suite.ops.operands import class_coordinate, per_row
 from suite.ops.promotion import can_cast
 from suite.values import sets as V
 from suite.values.draw import Binades, Dist, Sprinkle, Uniform
-from suite.values.exact import ClassIndex, Ignored, Integers
+from suite.values.exact import Integers
 
 NAME = "NLLLossBackward"
-# The target dtypes every product takes (row 7 of the page's table).
-TARGET_DTYPES = ("int64", "int32", "uint8")
-INT32 = (-(1 << 31), (1 << 31) - 1)
-
-
-def _ignore_token(v: int) -> str:
-    return f"ignore{v}"
 
 
 # -- value sets ----------------------------------------------------------------------------------
-def _classes(sig: Signature) -> Dist:
-    """Class indices in [0, C), about a tenth of them ignoreIndex where the target's dtype holds it
-    (with UINT8 targets only an ignoreIndex in [0, 255] can match; the page's "Result")."""
-    if sig.dtypes.get("target") not in TARGET_DTYPES:
-        return Integers(0, 0)                  # (a rejection case's: replaced by _fit)
-    lo, hi = dtypes.exact_range(sig.dtypes["target"])
-    ignore = sig.attrs["ignoreIndex"]
-    s = sig.shapes.get("self")
-    # (a rejection case's NULL or class-less self: its target is drawn all the same, as class 0)
-    base = ClassIndex("self", -1) if s and s[-1] > 0 else Integers(0, 0)
-    return Ignored(base, "ignoreIndex", 0.1) if lo <= ignore <= hi else base
-
-
-def _fit(sig: Signature, d: Dict[str, Dist]) -> Dict[str, Dist]:
-    """The value set for the dtypes a rejection case passes (an integer self, a FLOAT or BOOL
-    target): an input of another kind than its distribution gets the plain uniform one (its
-    values are never read: the call is rejected in phase 1)."""
-    out = {}
-    for n, dist in d.items():
-        dt = sig.dtypes.get(n)
-        exact = dt is not None and dtypes.is_exact(dt)
-        if n == "target" and dt not in TARGET_DTYPES:
-            dist = V.integers(dt, 0, 1) if exact else Uniform(-5.0, 5.0)
-        elif exact != bool(getattr(dist, "exact", False)):
-            dist = V.integers(dt) if exact else Uniform(-5.0, 5.0)
-        out[n] = dist
-    return out
-
-
 def _n(sig: Signature) -> int:
     s = sig.shapes.get("self")
     return s[0] if s is not None and len(s) == 2 else 1
@@ -69,7 +34,7 @@ def _uniform(sig: Signature) -> Dict[str, Dist]:
     """g and w uniform on [-5, 5); self anything (never read); W positive, about the size of the
     forward's weight sum of N samples (taken as given, never 0 while samples take part)."""
     n = max(_n(sig), 1)
-    return {"gradOutput": Uniform(-5.0, 5.0), "self": Uniform(-5.0, 5.0), "target": _classes(sig),
+    return {"gradOutput": Uniform(-5.0, 5.0), "self": Uniform(-5.0, 5.0), "target": classes(sig),
             "weight": Uniform(-5.0, 5.0), "totalWeight": Binades(0.5 * n, 2.0 * n)}
 
 
@@ -117,17 +82,10 @@ def _tiny(sig: Signature) -> Dict[str, Dist]:
     return d
 
 
-def _fitted(value_set):
-    def fitted(sig: Signature) -> Dict[str, Dist]:
-        return _fit(sig, value_set(sig))
-    fitted.__doc__ = value_set.__doc__
-    return fitted
-
-
 class NLLLossBackward(LossBackward):
     name = NAME
     inputs = ("gradOutput", "self", "target", "weight", "totalWeight")
-    attributes = (Attr("ignoreIndex", int, (-100, 0), -100, _ignore_token),)
+    attributes = (Attr("ignoreIndex", int, (-100, 0), -100, ignore_token),)
     # The header's order: totalWeight comes after the two attributes [NLLB-HDR].
     c_params = (("gradOutput", "tensor", None), ("self", "tensor", None), ("target", "tensor", None),
                 ("weight", "tensor", None), ("reduction", "int64", 1), ("ignoreIndex", "int64", -100),
@@ -138,7 +96,7 @@ class NLLLossBackward(LossBackward):
     reads = ("gradOutput", "target", "weight", "totalWeight")
     # target is compared with the class coordinate as an integer, as the kernels do; never a float.
     indices = ("target", "cls")
-    value_sets = {name: _fitted(f) for name, f in (("uniform", _uniform), ("specials", _specials),
+    value_sets = {name: fitted(f) for name, f in (("uniform", _uniform), ("specials", _specials),
                                                    ("all_ignored", _all_ignored), ("order", _order),
                                                    ("tiny", _tiny))}
     tiling_names = ("normal_c", "col_tile")

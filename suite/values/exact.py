@@ -73,8 +73,8 @@ class Integers(ExactDist):
 
 @dataclass(frozen=True)
 class ClassIndex(CallBound):
-    """Class indices uniform on [0, C), C the size of input `of` along `axis` (NLLLoss's target
-    takes C from the scores' last axis: `of` names that input, `axis=-1`)."""
+    """Class indices uniform on [0, C), C the size of input `of` along `axis` (a class-index
+    loss's target takes C from the scores' last axis: `of` names that input, `axis=-1`)."""
 
     of: str
     axis: int = -1

@@ -11,6 +11,8 @@ A description ending in "(issue 2)" marks the five defects issue 2 lists.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import itertools
 from typing import Any, List, Optional, Set, Type
 
@@ -120,8 +122,7 @@ class NoProductDtypeCheck(Float32Kernel):
 
     def signature(self, call):
         sig = Signature.of_call(call)
-        return Signature(sig.shapes, sig.dtypes, sig.out_shape, sig.out_dtype, sig.attrs,
-                         _widest(self.op(call)))
+        return dataclasses.replace(sig, product=_widest(self.op(call)))
 
 
 class WrongStatusNullptr(Float32Kernel):
@@ -158,8 +159,8 @@ class Rank9Accepted(Float32Kernel):
     def signature(self, call):
         sig = Signature.of_call(call)
         shapes = {k: self._squeeze(v) for k, v in sig.shapes.items()}
-        return Signature(shapes, sig.dtypes, self._squeeze(sig.out_shape), sig.out_dtype, sig.attrs,
-                         sig.product)
+        outputs = None if sig.outputs is None else {n: (self._squeeze(o), d) for n, (o, d) in sig.outputs.items()}
+        return dataclasses.replace(sig, shapes=shapes, out_shape=self._squeeze(sig.out_shape), outputs=outputs)
 
 
 def _as_sum(op: Operator) -> Optional[int]:
@@ -180,8 +181,7 @@ class ReductionOutsideAccepted(Float32Kernel):
         sig = Signature.of_call(call)
         op = self.op(call)
         if op.reductions and sig.attrs.get("reduction") not in op.reductions.values():
-            sig = Signature(sig.shapes, sig.dtypes, sig.out_shape, sig.out_dtype,
-                            {**sig.attrs, "reduction": _as_sum(op)}, sig.product)
+            sig = dataclasses.replace(sig, attrs={**sig.attrs, "reduction": _as_sum(op)})
         return sig
 
 
@@ -226,8 +226,10 @@ class OutShapeNotChecked(Float32Kernel):
         if sig.out_shape is None or any(s is None for s in sig.shapes.values()):
             return sig
         want = self.op(call).out_shape(sig.shapes, sig.attrs)
-        return Signature(sig.shapes, sig.dtypes, want if want is not None else sig.out_shape,
-                         sig.out_dtype, sig.attrs, sig.product)
+        out = want if want is not None else sig.out_shape
+        # (several outputs: the first is out, its entry follows; the others are checked as given)
+        outputs = None if sig.outputs is None else {**sig.outputs, self.op(call).outputs[0]: (out, sig.out_dtype)}
+        return dataclasses.replace(sig, out_shape=out, outputs=outputs)
 
 
 # -- the sum over the axes out lacks (operators whose out_shape is smaller than b_shape) ----------

@@ -55,12 +55,27 @@ class Float32Kernel:
     def op(self, call: OpCall) -> Operator:
         return self.kernels.get(call.op) or ops.get(call.op)
 
-    def run(self, call: OpCall) -> np.ndarray:
+    def run(self, call: OpCall) -> Any:
         self.validate(call)
         inputs = {n: None if a is None else self.values(n, self.load(a), call)
                   for n, a in call.inputs.items()}
         call = dataclasses.replace(call, inputs=inputs)
-        return self.finish(self.round_out(self.compute(call), call), call)
+        r = self.compute(call)
+        if getattr(call, "outputs", None) is None:
+            return self.finish(self.round_out(r, call), call)
+        return self.several(r, call)
+
+    def several(self, r: Any, call: OpCall) -> Dict[str, np.ndarray]:
+        """A call with several outputs (OpCall.outputs): the steps above make the first output,
+        out, as for an operator with one (a mutant of compute, round_out or finish changes out
+        alone); every other written output is the operator's reference's, in its own dtype
+        (`compute` may give them with out, as a mapping, or give out alone: then they are
+        computed here), so an operator's own defect in one of them shows there."""
+        op = self.op(call)
+        rest = dict(r) if isinstance(r, Mapping) else dict(op.reference(call))
+        first = rest.pop(op.outputs[0], None) if isinstance(r, Mapping) else r
+        rest.pop(op.outputs[0], None)
+        return {op.outputs[0]: self.finish(self.round_out(first, call), call), **rest}
 
     # -- phase 1 -------------------------------------------------------------------------------
     def signature(self, call: OpCall) -> Signature:
@@ -82,9 +97,10 @@ class Float32Kernel:
         return a
 
     # -- the result ----------------------------------------------------------------------------
-    def compute(self, call: OpCall) -> np.ndarray:
+    def compute(self, call: OpCall) -> Any:
         """The float32 result of out's shape, before the final rounding: the operator's reference
-        with a float32 out (rounded through `result_dtype` where the operator names one)."""
+        with a float32 out (rounded through `result_dtype` where the operator names one); for an
+        operator with several outputs its reference's mapping (the others in their own dtypes)."""
         return self.op(call).reference(dataclasses.replace(call, out_dtype=FLOAT32))
 
     def round_out(self, r32: np.ndarray, call: OpCall) -> np.ndarray:
