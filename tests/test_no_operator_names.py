@@ -37,9 +37,6 @@ EXEMPT: Dict[str, str] = {
     "tests/core_helpers.py": "small case files of the real operators, for the core tests",
     "tests/aclnn_checks.py": "direct ctypes calls into the emulator of named entry points",
     "tests/aclnn_fault_driver.py": "drives the emulator's fault builds through named entry points",
-    "tests/emulator/src/ops/nll_*.c": ("an emulator entry landed before its suite module (whose own file it "
-                                       "is from then on, and this exemption dead weight): one of its C "
-                                       "parameters is another operator's camelCase attribute"),
 }
 
 # Test modules that read the operators' declarations and so must name none.
