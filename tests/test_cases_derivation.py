@@ -491,10 +491,14 @@ def _as_case(op: Operator, sig: Signature) -> str:
     dts = {n: sig.dtypes.get(n) or some for n in op.inputs}
     dts["out"] = sig.out_dtype or some
     attrs = {a.name: _yaml_scalar(sig.attrs[a.name]) for a in op.attributes if a.name in sig.attrs}
+    # The outputs after the first, each with the row's shape (null: a NULL tensor) and dtype.
+    others = [f"{n}: {{shape: {shape(s)}" + (f", dtype: {d}" if d else "") + "}"
+              for n, (s, d) in (sig.outputs or {}).items() if n != op.outputs[0]]
     return ("{" + f"product: {sig.product}, reduction: {sig.attrs['reduction']}, "
             + "dtypes: {" + ", ".join(f"{n}: {d}" for n, d in dts.items()) + "}, "
             + "shapes: [" + ", ".join(shape(sig.shapes[n]) for n in op.inputs) + "], "
             + f"out_shape: {shape(sig.out_shape)}"
+            + (", outputs: {" + ", ".join(others) + "}" if others else "")
             + "".join(f", {k}: {v}" for k, v in attrs.items()) + "}")
 
 
@@ -529,6 +533,9 @@ def test_every_row_of_every_page_as_a_case(tmp_path: Path, op: Operator, row) ->
     assert {n: d for n, d in case.dtypes.items() if sig.dtypes[n]} == {n: d for n, d in sig.dtypes.items() if d}
     assert case.out_dtype == (sig.out_dtype or case.out_dtype)
     assert {k: repr(case.attrs[k]) for k in sig.attrs} == {k: repr(v) for k, v in sig.attrs.items()}
+    for n, (s, d) in (sig.outputs or {}).items():     # every output as the row has it
+        got_shape, got_dtype = dict(case.outputs)[n]
+        assert (got_shape, got_dtype if d else d) == (s, d), n
 
 
 def test_the_rows_cover_the_statuses() -> None:
