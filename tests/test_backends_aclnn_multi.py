@@ -29,6 +29,7 @@ from suite.backends.aclnn import AclnnBackend
 from suite.ops.base import Operator
 from tests import aclnn_checks as C
 from tests.emulator import build as emulator_build
+from tests.test_backends_aclnn import live, soc  # noqa: F401 (soc: the SoC fixture, shared)
 
 ROOT = Path(__file__).resolve().parents[1]
 F32, F16, BF16 = C.F32, C.F16, C.BF16
@@ -62,18 +63,6 @@ def nll(monkeypatch):
     before = ops.OPERATORS.get(STAND_IN.name)
     monkeypatch.setitem(ops.OPERATORS, STAND_IN.name, STAND_IN)
     return before
-
-
-@pytest.fixture
-def soc(monkeypatch):
-    monkeypatch.setenv("ACLNN_EMU_SOC", "Ascend910B3")
-    return lambda name: monkeypatch.setenv("ACLNN_EMU_SOC", name)
-
-
-def live(backend: AclnnBackend) -> tuple:
-    counts = [ctypes.c_int64() for _ in range(4)]
-    backend.libraries.runtime.handle.aclemuLiveCounts(*[ctypes.byref(c) for c in counts])
-    return tuple(c.value for c in counts)  # buffers, tensors, executors, streams
 
 
 @pytest.fixture
