@@ -90,3 +90,23 @@ def test_signals_to_the_whole_group_reach_the_workers_and_the_run_still_says_so(
     doc = results.read(d / "results.json")
     assert doc["complete"] is False and doc["incomplete"].startswith(("interrupted", "a worker was interrupted"))
     assert (d / journal.JOURNAL).exists()
+
+
+def test_at_exit_the_signals_a_run_handles_are_ignored_not_defaulted(tmp_path):
+    """The interpreter's finalization puts a Python signal handler back to SIG_DFL; a second
+    SIGTERM in those last milliseconds killed a finished run with -15 instead of its exit status
+    (a fresh-clone CI run, 2026-12-02). The handlers are set to SIG_IGN at exit instead, which the
+    finalization keeps; the process's atexit functions show it (their last one runs after ours)."""
+    import subprocess
+    import sys
+    script = tmp_path / "s.py"
+    script.write_text(
+        "import atexit, signal\n"
+        "def show():\n"
+        "    print([signal.getsignal(s) == signal.SIG_IGN for s in (signal.SIGINT, signal.SIGTERM)])\n"
+        "atexit.register(show)\n"                                  # registered first: runs last
+        "from suite.run.interrupts import Interrupts\n"
+        "i = Interrupts(); i.install()\n"
+        "assert signal.getsignal(signal.SIGTERM) == i._handle\n")
+    r = subprocess.run([sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.strip() == "[True, True]", (r.stdout, r.stderr)

@@ -9,6 +9,7 @@ and the reports read the count, not pytest's status: a run that saw any signal i
 """
 from __future__ import annotations
 
+import atexit
 import signal
 from typing import Any, Optional
 
@@ -25,11 +26,28 @@ class Interrupts:
 
     def install(self) -> None:
         """Take over SIGINT and SIGTERM where nobody else handles them (Python's or the OS's default)."""
+        took = False
         for sig in SIGNALS:
             try:
                 if signal.getsignal(sig) in (signal.SIG_DFL, signal.default_int_handler):
                     signal.signal(sig, self._handle)
+                    took = True
             except ValueError:          # not the main thread: pytest's defaults stay
+                pass
+        if took:
+            atexit.register(self.quiet_at_exit)
+
+    def quiet_at_exit(self) -> None:
+        """At the process's exit, ignore the signals this object still handles. Why: the
+        interpreter's finalization puts a Python handler back to SIG_DFL, so a second SIGTERM in
+        those last milliseconds (a CI cancel sends two) killed a run whose reports were written,
+        with -15 instead of its exit status (seen in a fresh-clone CI run). An ignored signal stays
+        ignored to the end; a run reused in-process (pytest.main) keeps its handlers until then."""
+        for sig in SIGNALS:
+            try:
+                if signal.getsignal(sig) == self._handle:
+                    signal.signal(sig, signal.SIG_IGN)
+            except ValueError:
                 pass
 
     def _handle(self, signum: int, frame: Any) -> None:
