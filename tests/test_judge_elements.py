@@ -60,3 +60,26 @@ def test_judge_does_not_forgive_flushed_partial_sums_unless_told() -> None:
     std = TABLE.standards["cann"]
     assert not judge(got, golden, F32, std, TABLE.slack_ulps, vendor=vendor).passed
     assert judge(got, golden, F32, std, TABLE.slack_ulps, vendor=vendor, flush=True).passed
+
+
+# -- the window of a sum whose terms are rounded to a narrower dtype first ----------------------
+def _w(nterms: int, terms):
+    from suite.judge.judging import window
+    one = np.ones(1)
+    return window(one, one, nterms, TABLE.slack_ulps, None, None if terms is None else np.dtype(terms))
+
+
+def test_the_terms_rounding_widens_a_sum_of_two_or_more_and_only_below_float32() -> None:
+    """Half an ulp of `terms` per unit of S, and half its smallest subnormal per term: from two
+    terms on (one term is elementwise: its rounding is the path's, not the sum's), and only for a
+    dtype narrower than float32 (a float32 term is the kernel's own width). Three survivors of
+    the mutation run (> 1 as >= 1 and as > 2; the dtype test read as float64's)."""
+    import ml_dtypes
+    from suite.common import dtypes as D
+    assert np.array_equal(_w(1, "float16"), _w(1, None))
+    for terms in ("float16", ml_dtypes.bfloat16):
+        ti = D.finfo(np.dtype(terms))
+        want = _w(2, None) + 2.0 ** -(ti.mant_bits + 1) * 1.0 + 2 * ti.smallest_subnormal / 2
+        assert np.array_equal(_w(2, terms), want) and (_w(2, terms) > _w(2, None)).all()
+    assert np.array_equal(_w(2, "float32"), _w(2, None))
+    assert np.array_equal(_w(1000, "float32"), _w(1000, None))
