@@ -109,6 +109,60 @@ def test_a_cache_file_whose_bytes_differ_from_its_meta_is_a_miss(large, tmp_path
     assert cache.get(cases[0]) is None
 
 
+# -- the data kept for a case's next tests (GoldenStore.reuse) ---------------------------------------
+TWO_LARGE = LARGE + """  - {product: atlas-a2, dtypes: float16, reduction: mean, logTarget: true, shapes: [16, 16, 3002x16]}
+"""
+
+
+def _arrays_of(data) -> List[np.ndarray]:
+    g = data.golden.golden
+    return [*data.inputs.values(), g.out, g.scale, g.path]
+
+
+def test_reuse_gives_the_next_test_of_the_same_data_the_same_read_only_arrays(large, monkeypatch) -> None:
+    cases, root = large
+    assert cases[0].datakey == cases[1].datakey and cases[0].product != cases[1].product
+    computed = []
+    real = golden_source.compute_all
+    monkeypatch.setattr("suite.golden.store.compute_all", lambda c, i: computed.append(c.id) or real(c, i))
+    store = GoldenStore(root, reuse=True)
+    first = store.load(cases[0])
+    assert store.load(cases[1]) is first and store.inputs(cases[1]) is first.inputs
+    assert computed == [cases[0].id]                    # drawn and computed once for both
+    arrays = _arrays_of(first)
+    assert arrays and not any(a.flags.writeable for a in arrays)
+    with pytest.raises(ValueError):
+        first.inputs["self"][0] = 0                      # nothing can change them for the next test
+
+
+def test_without_reuse_each_test_gets_its_own_arrays(large) -> None:
+    """Where backend code runs in pytest's process (--isolation none) it could write into what it
+    is given: each test draws its own inputs there, equal to the first's."""
+    cases, root = large
+    store = GoldenStore(root)
+    a, b = store.load(cases[0]), store.load(cases[1])
+    assert b is not a
+    for n in a.inputs:
+        assert a.inputs[n] is not b.inputs[n] and not np.shares_memory(a.inputs[n], b.inputs[n])
+        np.testing.assert_array_equal(a.inputs[n], b.inputs[n])
+    np.testing.assert_array_equal(a.golden.golden.out, b.golden.golden.out)
+
+
+def test_reuse_keeps_only_the_last_case_data(tmp_path: Path) -> None:
+    import gc
+    import weakref
+    cases, root = generated(tmp_path, TWO_LARGE)
+    assert len({c.datakey for c in cases}) == 2
+    store = GoldenStore(root, reuse=True)
+    held = weakref.ref(store.load(cases[0]).inputs["self"])
+    other = store.load(cases[2])
+    gc.collect()
+    assert held() is None, "the first case's arrays are still held beside the second's"
+    again = store.load(cases[0])                         # drawn again, the same values
+    assert again is not other
+    np.testing.assert_array_equal(again.inputs["target"], store.inputs(cases[1])["target"])
+
+
 class CachePoisoner(ReferenceBackend):
     """A wrong kernel (every result 1.5 times the right one) that, from run(), rewrites the cached
     golden of the case it is given with tolerance windows wide enough to pass anything."""
@@ -135,17 +189,20 @@ class CachePoisoner(ReferenceBackend):
         return (out.astype(np.float64) * 1.5).astype(out.dtype)
 
 
+@pytest.mark.parametrize("isolation", ["process", "none"])
 def test_a_wrong_kernel_that_poisons_the_cache_fails_in_this_run_and_the_next(
-        pytester: pytest.Pytester, monkeypatch) -> None:
+        pytester: pytest.Pytester, monkeypatch, isolation: str) -> None:
     p = suite_folder(pytester, monkeypatch, ROOT, {"kl.yaml": LARGE})
     cache = p.path / "cache"
     args = ("-p", "suite.plugin", "-p", "no:cacheprovider", "-p", "no:benchmark", "--cases=cases",
             "--golden-dir=golden", f"--golden-cache={cache}", "--backend",
             "tests.test_golden_integrity:CachePoisoner", "--backend-opt", f"cache={cache}",
-            "test_numerics.py")
+            "--isolation", isolation, "test_numerics.py")
     first = p.runpytest(*args)
     first.assert_outcomes(failed=2)                        # atlas-a3 loads after the poisoning
-    assert list(cache.rglob("meta.json"))
+    # With the backend in its own process the run keeps a case's data in memory for its next
+    # tests and writes no cache; in pytest's process it uses the cache (and trusts only what it wrote).
+    assert bool(list(cache.rglob("meta.json"))) == (isolation == "none")
     second = p.runpytest(*args)                            # the next run finds the poisoned entry
     second.assert_outcomes(failed=2)
 

@@ -142,6 +142,34 @@ def test_determinism_tests_run_last_and_catch_a_result_that_drifts(suite_dir: py
     assert r.ret == 1
 
 
+def test_the_tests_of_one_case_data_run_together_where_its_first_stood(suite_dir: pytest.Pytester) -> None:
+    """Within each module, the tests whose case has the same data (another product, layout) follow
+    each other, at the place of the first of them, and otherwise in the case files' order: the store
+    then draws a large case's inputs and computes its golden once for all of them. The case files
+    here put them apart (products are expanded outside the dtypes), so file order fails this."""
+    ids = [ln for ln in run(suite_dir, "--collect-only", "-q").stdout.lines if "::" in ln]
+    cases = load_cases([suite_dir.path / "cases"])[0]
+    key = {c.id: c.datakey for c in cases}
+    position = {c.id: i for i, c in enumerate(cases)}
+    by_module: Dict[str, List[str]] = {}
+    for ln in ids:
+        by_module.setdefault(ln.split("::")[0], []).append(ln[ln.index("[") + 1:-1])
+    assert len(by_module) == 3 and sum(map(len, by_module.values())) == len(ids)
+    apart = 0
+    for module, run_ids in by_module.items():
+        keys = [key[i] for i in run_ids]
+        runs = [k for n, k in enumerate(keys) if n == 0 or keys[n - 1] != k]
+        assert len(runs) == len(set(keys)), f"{module}: the tests of one case data are apart"
+        # groups in the order of their first case in the files, each group in file order
+        firsts = [min(position[i] for i in run_ids if key[i] == k) for k in runs]
+        assert firsts == sorted(firsts), module
+        assert all(position[a] < position[b] for a, b in zip(run_ids, run_ids[1:]) if key[a] == key[b]), module
+        in_files = sorted(run_ids, key=position.get)
+        file_keys = [key[i] for i in in_files]
+        apart += sum(1 for n, k in enumerate(file_keys) if n and file_keys[n - 1] != k) + 1 - len(set(file_keys))
+    assert apart, "no case data is apart in file order: this test would prove nothing"
+
+
 def test_wrong_shape_and_dtype_is_a_clear_failure(suite_dir: pytest.Pytester) -> None:
     r = run(suite_dir, "-k", "test_results and MseLossBackward and float16 and not bfloat16 and atlas-a2 and none and 2x3",
             backend=B + "WrongShape")

@@ -239,14 +239,18 @@ def test_scale_tiers_select_cases(scale_dir: pytest.Pytester) -> None:
 
 
 def test_golden_cache_is_filled_once_and_survives_corruption(scale_dir: pytest.Pytester) -> None:
+    """The cache serves a run whose backend is in pytest's process (one in a process of its own
+    gets a case's data kept in memory for its next tests instead, and writes no cache)."""
     _run(scale_dir).assert_outcomes(passed=4, skipped=1)
+    assert not list((scale_dir.path / "cache").rglob("meta.json"))
+    _run(scale_dir, "--isolation=none").assert_outcomes(passed=4, skipped=1)
     entries = list((scale_dir.path / "cache").rglob("meta.json"))
     assert len(entries) == 1
     out = entries[0].parent / "out.npy"
     data = bytearray(out.read_bytes())
     data[-1] ^= 0xFF
     out.write_bytes(bytes(data))                                           # a corrupted entry
-    _run(scale_dir).assert_outcomes(passed=4, skipped=1)                   # is recomputed
+    _run(scale_dir, "--isolation=none").assert_outcomes(passed=4, skipped=1)   # is recomputed
     assert out.read_bytes() != bytes(data)
 
 

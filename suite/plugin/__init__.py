@@ -10,7 +10,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import pytest
 
@@ -228,7 +228,8 @@ class Conformance:
             opt = self.config.option
             # The goldens' manifest and the tolerance table are read before the backend's process
             # starts (it could rewrite any file): what the run judges by is what results.json hashes.
-            store = GoldenStore(self.golden_dir, cache=GoldenCache(self.cache_dir))
+            store = GoldenStore(self.golden_dir, cache=GoldenCache(self.cache_dir),
+                                reuse=opt.isolation != "none")
             store.pin()
             self.manifest_hash = store.manifest_hash()
             try:
@@ -364,7 +365,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
         raise pytest.UsageError(state.error)
     # The determinism tests last (stable: every other item keeps its place): each then compares its
     # calls with the same call its case's numbers test made earlier in the session (Runner.earlier).
-    items[:] = sorted(items, key=_determinism_last)
+    # Within each module, the tests of one case's data (its products and layouts) next to each
+    # other, where its first one stood: the golden store then draws a large case's inputs and
+    # reads its golden once for all of them (GoldenStore.reuse).
+    items[:] = sorted(items, key=_order())
     if state.timing is not None:
         # --timing: the timing set's numbers tests alone (the other kinds' modules have no case left).
         other = [i for i in items if getattr(getattr(i, "module", None), "CASE_KIND", Kind.NUMBERS) != Kind.NUMBERS]
@@ -376,6 +380,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
 
 def _determinism_last(item: pytest.Item) -> bool:
     return getattr(getattr(item, "module", None), "CASE_KIND", None) == Kind.DETERMINISM
+
+
+def _order() -> Callable[[pytest.Item], Tuple[bool, int]]:
+    """The sort key of the run's order: determinism last, then the place of the first test of the
+    same module and case data (each item not a case's is a group of its own, so it keeps its place
+    among the others)."""
+    first: Dict[Any, int] = {}
+
+    def key(item: pytest.Item) -> Tuple[bool, int]:
+        case = getattr(item, "callspec", None) and item.callspec.params.get("case")
+        group = (getattr(item, "module", None), case.datakey) if isinstance(case, cases_model.Case) else item
+        return _determinism_last(item), first.setdefault(group, len(first))
+    return key
 
 
 def check(request: pytest.FixtureRequest, case: cases_model.Case) -> Dict[str, Any]:
