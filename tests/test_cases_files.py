@@ -255,6 +255,27 @@ def test_cases_option_takes_a_file_or_a_folder(tmp_path: Path) -> None:
         load_cases([m, folder])                              # the same case from two files
 
 
+def test_only_named_operators_files_are_expanded(tmp_path: Path) -> None:
+    """load_cases(only=...) (pytest --op) gives exactly those operators' cases of the full load,
+    in the same order, and reads another operator's file no further than its `op`: a mistake
+    in that file's matrices is not reported (nor paid for)."""
+    folder = tmp_path / "cases"
+    folder.mkdir()
+    write(folder, "mse.yaml", MSE + "cases:\n" + CASE)
+    write(folder, "kl.yaml", KL + "cases:\n" + CASE)
+    full = load_cases([folder])[0]
+    only = load_cases([folder], only={"KlDivBackward"})[0]
+    assert [c.id for c in only] == [c.id for c in full if c.op == "KlDivBackward"] and only
+    assert load_cases([folder], only=set())[0] == []
+    write(folder, "mse.yaml", BAD["matrix_key"][0].replace(" #<", ""))
+    with pytest.raises(FileError, match="unknown key"):
+        load_cases([folder])
+    assert [c.id for c in load_cases([folder], only={"KlDivBackward"})[0]] == [c.id for c in only]
+    write(folder, "kl.yaml", "op: NoSuchLoss\n")                # the op itself is always checked
+    with pytest.raises(FileError, match="unknown operator"):
+        load_cases([folder], only={"MseLossBackward"})
+
+
 def test_project_case_files_load() -> None:
     cases, _ = load_cases([ROOT / "cases"])
     ids = [c.id for c in cases]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Collection, Dict, Iterable, List, Optional, Tuple
 
 from suite.cases import hardware
 from suite import ops
@@ -14,7 +14,10 @@ from suite.cases.expand import Expansion, FILE_KEYS, _matrix, _single, _triple, 
 from suite.cases.model import Case, NOT_CASE_FILES
 
 
-def load_file(path: Path, hw: Optional[Dict[str, hardware.Hardware]] = None) -> Expansion:
+def load_file(path: Path, hw: Optional[Dict[str, hardware.Hardware]] = None,
+              only: Optional[Collection[str]] = None) -> Expansion:
+    """The cases of one case file. `only`: operator names; a file of another operator is read
+    as far as its `op` and gives no case (its matrices are not expanded, nor checked)."""
     path = Path(path)
     doc = load(path)
     ctx = _Ctx(path)
@@ -29,6 +32,8 @@ def load_file(path: Path, hw: Optional[Dict[str, hardware.Hardware]] = None) -> 
         op = ops.get(doc["op"])
     except (KeyError, TypeError):
         raise ctx.fail(doc, "op", f"unknown operator {doc['op']!r} (known: {', '.join(ops.OPERATORS)})") from None
+    if only is not None and op.name not in only:
+        return Expansion()
     _limits(ctx, doc)
     shape_sets: Dict[str, Any] = {}       # name -> a Generator, or [(shapes, line)]
     sets = doc.get("shapes")
@@ -76,14 +81,15 @@ def case_files(path: Path) -> List[Path]:
     raise FileError(path, None, None, "no such case file or folder")
 
 
-def load_cases(paths: Iterable[Path]) -> Tuple[List[Case], int]:
-    """Every case of every file, checked for duplicate ids across files; and the dropped count."""
+def load_cases(paths: Iterable[Path], only: Optional[Collection[str]] = None) -> Tuple[List[Case], int]:
+    """Every case of every file, checked for duplicate ids across files; and the dropped count.
+    `only`: the cases of these operators alone (the other files are not expanded: `--op`)."""
     cases: List[Case] = []
     dropped = 0
     seen: Dict[str, Case] = {}
     for p in paths:
         for f in case_files(p):
-            exp = load_file(f)
+            exp = load_file(f, only=only)
             dropped += exp.dropped
             for c in exp.cases:
                 first = seen.get(c.id)

@@ -261,7 +261,7 @@ class Conformance:
         if self._cases is None:
             self._data_present()
             try:
-                self._cases, _ = cases_load.load_cases(self.case_paths)
+                self._cases, _ = cases_load.load_cases(self.case_paths, only=self.ops or None)
             except FileError as e:
                 raise pytest.UsageError(str(e)) from None
         return self._cases
