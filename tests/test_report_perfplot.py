@@ -104,3 +104,15 @@ def test_absent_with_a_line_when_nothing_was_timed(records, line: str) -> None:
     assert plot_of(page) is None and line in page
     plain = html.render(doc_of([rec("z")]))               # a run without --timing: no timing section at all
     assert plot_of(plain) is None and "GB/s" not in plain
+
+
+def test_a_run_timed_against_a_baseline_plots_the_baselines_points_too() -> None:
+    from suite.perf import gate, pair
+    r = timed("a", 1_000_000, 100.0)
+    base = timed("a", 1_000_000, 125.0)["timing"]
+    b, c = TimingRecord.from_json(base), TimingRecord.from_json(r["timing"])
+    r["interleaved"] = pair.make(base, gate.compare(b, c), 0.1, 0.01)
+    svg = plot_of(html.render(doc_of([r])))
+    got = {p.get("data-key"): (p.get("data-series"), float(p.get("data-gbps"))) for p in points(svg)}
+    assert got["a"] == (f"{r['op']} float32", pytest.approx(100.0))
+    assert got["a (baseline)"] == (f"baseline: {r['op']} float32", pytest.approx(125.0))

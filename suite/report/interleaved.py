@@ -53,7 +53,8 @@ def section_html(doc: Mapping[str, Any], escape: Callable[[Any], str]) -> str:
     left = (0, 1, 6)
     head = "".join(f"<th{' class=l' if i in left else ''}>{escape(h)}</th>" for i, h in enumerate(HEADER))
     body = "".join(f"<tr{' class=bad' if c[1] == gate.REGRESSION else ''}>"
-                   + "".join(f"<td{' class=l' if i in left else ''}>{escape(x)}</td>" for i, x in enumerate(c))
+                   + "".join(f"<td{' class=l' if i in left else ' style=white-space:nowrap'}>{escape(x)}</td>"
+                             for i, x in enumerate(c))
                    + "</tr>" for c in found)
     title = _title(doc, found, lambda s: f"<code>{escape(s)}</code>")
     return f"<h2>{title}</h2>\n<table><tr>{head}</tr>\n{body}</table>\n"

@@ -1,6 +1,7 @@
 """report.html's plot of GB/s against bytes moved for the timed cases (issue 24, item 3): inline
 SVG, no script (the page has none). One series per operator and output dtype (a host clock's
-cases a series of their own, labelled: a host clock times launches, not kernels), bytes on a log
+cases a series of their own, labelled: a host clock times launches, not kernels; in a run timed
+against a baseline, the baseline's points too, open circles), bytes on a log
 axis (the timing set spans decades), GB/s linear from 0, and each product's peak as a line where
 a record carries one (its source beside it, "unverified" where it has none). Why a plot beside the
 table: GB/s rising with size and flattening below the peak is the memory-bound kernel's shape; a
@@ -11,8 +12,8 @@ import math
 from typing import Any, Callable, Dict, List, Mapping, Sequence, Tuple
 
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
-W, H = 860, 360
-LEFT, RIGHT, TOP, BOTTOM = 64, 230, 30, 48     # the plot area's margins; the legend is on the right
+W, H = 940, 360
+LEFT, RIGHT, TOP, BOTTOM = 64, 310, 30, 48     # the plot area's margins; the legend is on the right
 
 
 def _points(records: Sequence[Mapping[str, Any]]) -> Tuple[Dict[str, List[Tuple[int, float, str]]], Dict[Tuple[float, str], None], int]:
@@ -25,13 +26,18 @@ def _points(records: Sequence[Mapping[str, Any]]) -> Tuple[Dict[str, List[Tuple[
         t = r.get("timing")
         if not isinstance(t, dict):
             continue
-        if "status" in t or not isinstance(t.get("gbps"), (int, float)) or not t.get("bytes"):
-            skipped += 1
-            continue
-        name = f"{r.get('op')} {r.get('out_dtype') or '-'}" + (" (host clock)" if t.get("clock") != "device" else "")
-        series.setdefault(name, []).append((int(t["bytes"]), float(t["gbps"]), str(r["key"])))
-        if t.get("clock") == "device" and isinstance(t.get("peak_gbps"), (int, float)):
-            peaks[(float(t["peak_gbps"]), str(t.get("peak_source") or "unverified"))] = None
+        base = (r.get("interleaved") or {}).get("baseline")
+        for prefix, suffix, tt in (("", "", t), ("baseline: ", " (baseline)", base)):
+            if not isinstance(tt, dict):
+                continue
+            if "status" in tt or not isinstance(tt.get("gbps"), (int, float)) or not tt.get("bytes"):
+                skipped += not prefix
+                continue
+            name = prefix + f"{r.get('op')} {r.get('out_dtype') or '-'}" + (
+                " (host clock)" if tt.get("clock") != "device" else "")
+            series.setdefault(name, []).append((int(tt["bytes"]), float(tt["gbps"]), str(r["key"]) + suffix))
+            if tt.get("clock") == "device" and isinstance(tt.get("peak_gbps"), (int, float)):
+                peaks[(float(tt["peak_gbps"]), str(tt.get("peak_source") or "unverified"))] = None
     return dict(sorted(series.items())), peaks, skipped
 
 
@@ -88,22 +94,30 @@ def gbps_svg(records: Sequence[Mapping[str, Any]], escape: Callable[[Any], str])
                    f'stroke="#555" stroke-dasharray="6 3"/><text x="{LEFT + 4}" y="{y(p) - 4:.1f}" font-size="10">'
                    f'peak {p:g} GB/s ({escape(source)})</text>')
     legend_y = TOP + 4
+    kinds = sorted({n.replace("baseline: ", "", 1) for n in series})   # a baseline shares its kernel's colour
     for i, (name, pts) in enumerate(series.items()):
-        color = COLORS[i % len(COLORS)]
+        color = COLORS[kinds.index(name.replace("baseline: ", "", 1)) % len(COLORS)]
         pts = sorted(pts)
         if len(pts) > 1:
             out.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.5" points="'
                        + " ".join(f"{x(b):.1f},{y(v):.1f}" for b, v, _ in pts) + '"/>')
+        hollow = name.startswith("baseline: ")             # the baseline's points: open circles
+        fill = "#fff" if hollow else color
+        # Earlier series drawn larger, later ones smaller on top: two series on the same point
+        # (float16 and bfloat16 move the same bytes) show as a ring around a dot, not one dot.
+        radius = 3 + 0.8 * (len(series) - 1 - i)
         for b, v, key in pts:
-            out.append(f'<circle class="pt" cx="{x(b):.2f}" cy="{y(v):.2f}" r="4" fill="{color}" '
+            out.append(f'<circle class="pt" cx="{x(b):.2f}" cy="{y(v):.2f}" r="{radius:.1f}" fill="{fill}" stroke="{color}" '
                        f'data-key="{escape(key)}" data-series="{escape(name)}" data-bytes="{b}" data-gbps="{v!r}">'
                        f'<title>{escape(key)}: {_size(b)}, {v:.4g} GB/s</title></circle>')
         ly = legend_y + 18 * i
-        out.append(f'<circle cx="{W - RIGHT + 16}" cy="{ly + 6}" r="4" fill="{color}"/>'
+        out.append(f'<circle cx="{W - RIGHT + 16}" cy="{ly + 6}" r="4" fill="{fill}" stroke="{color}"/>'
                    f'<text class="series" x="{W - RIGHT + 26}" y="{ly + 10}" font-size="11">{escape(name)}</text>')
     if not peaks:
-        out.append(f'<text x="{W - RIGHT + 12}" y="{legend_y + 18 * len(series) + 14}" font-size="10" fill="#555">'
-                   f'peak: unverified (no product figure with a source)</text>')
+        ny = legend_y + 18 * len(series) + 14
+        out.append(f'<text x="{W - RIGHT + 12}" y="{ny}" font-size="10" fill="#555">peak: unverified</text>'
+                   f'<text x="{W - RIGHT + 12}" y="{ny + 13}" font-size="10" fill="#555">(no product figure with '
+                   f'a source: no line)</text>')
     out.append("</svg>")
     return "".join(out)
 
