@@ -48,3 +48,13 @@ class Hostile(Simulated):
     def close(self) -> None:
         self._forge()
         os._exit(0)
+
+
+class Hangs(Simulated):
+    """Never returns from a call: its process overruns the deadline and is killed."""
+
+    name = "hangs"
+
+    def run(self, call: OpCall):
+        import time
+        time.sleep(600)

@@ -98,6 +98,15 @@ def test_a_failing_baseline_makes_the_timing_unknown(suite_dir, baseline: str, r
         assert len(recs[case]["timing"]["rounds"]) == 6          # the candidate timed all the same
 
 
+def test_a_hanging_baseline_is_killed_at_its_deadline_and_costs_only_the_verdict(suite_dir) -> None:
+    recs = run(suite_dir, *SIM, "--timing-baseline", I + "Hangs", "--case-timeout", "1")
+    assert suite_dir.last.ret == pytest.ExitCode.OK, suite_dir.last.stdout.str()[-2000:]
+    for case in TIMED:
+        v = recs[case]["interleaved"]
+        assert v["verdict"] == "UNKNOWN" and "overran its deadline" in v["reason"], v
+        assert recs[case]["outcome"] == "passed" and len(recs[case]["timing"]["rounds"]) == 6
+
+
 def test_the_baseline_runs_in_a_process_of_its_own(suite_dir) -> None:
     recs = run(suite_dir, "--backend", I + "Pid", "--timing", "--timing-rounds", "5", "--timing-baseline", I + "Pid")
     r = recs[TIMED[0]]
