@@ -83,3 +83,18 @@ def test_report_diff_of_one_run_without_a_baseline_is_one_line(tmp_path, capsys)
     err = capsys.readouterr().err.strip()
     assert err.endswith("no record was timed against a baseline (pytest --timing --timing-baseline); name BASE "
                         "and NEW to compare two runs") and "\n" not in err
+
+
+def test_shards_timed_against_different_baselines_do_not_merge() -> None:
+    from suite.report import compare
+    from suite.report.results import ResultsError
+    docs = []
+    for k, seed in ((1, "1"), (2, "2")):
+        run = {**RUN, "shard": f"{k}/2", "timing_baseline": {"spec": "simulated", "options": {"seed": seed}}}
+        docs.append((f"s{k}.json", results.make_document(run, [record(f"c{k}", 1e-5, 1e-5)])))
+    with pytest.raises(ResultsError) as e:
+        compare.merge(docs)
+    assert str(e.value).startswith("s2.json: timing_baseline {'spec': 'simulated', 'options': {'seed': '2'}} "
+                                   "differs from s1.json's")
+    docs[1][1]["timing_baseline"] = docs[0][1]["timing_baseline"]
+    assert compare.merge(docs)["timing_baseline"] == {"spec": "simulated", "options": {"seed": "1"}}
