@@ -19,7 +19,7 @@ from tests.test_report_html import doc_of, rec
 NS = {"s": "http://www.w3.org/2000/svg"}
 
 
-def timed(key: str, nbytes: int, gbps: float, out_dtype: str = "float32", op: Optional[str] = None,
+def timed(key: str, nbytes: int, gbps: float, *, out_dtype: str = "float32", op: Optional[str] = None,
           peak: Optional[float] = None, source: Optional[str] = None, clock: str = "device") -> dict:
     median = nbytes / gbps / 1e9
     t = TimingRecord.of_rounds([median] * 5, clock=clock, source="simulated", cache="cold", launches=100,

@@ -52,7 +52,7 @@ class Baseline:
             return f"the baseline's numbers did not pass: {e.reason}"
         return None
 
-    def time(self, runner: Any, case: Any, nodeid: str, req: Any, settings: Settings, nbytes: int,
+    def time(self, runner: Any, case: Any, nodeid: str, req: Any, *, settings: Settings, nbytes: int,
              peak: Tuple[Optional[float], Optional[str]], per: Optional[float]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
         """(the candidate's `timing`, the record's `interleaved`) for a case whose numbers passed."""
         why = self.numbers(runner, case, nodeid)

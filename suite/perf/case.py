@@ -54,8 +54,8 @@ class CaseTimer:
     def _against(self, runner: Any, case: Case, nodeid: str, req: Request) -> Tuple[Dict[str, Any], Dict[str, Any]]:
         """The candidate's timing and the interleaved field (suite/perf/against.py)."""
         per = runner.host.deadline_for(self._elements(case))
-        return self.baseline.time(runner, case, nodeid, req, self.settings, bytes_moved(call_of(req)),
-                                  self.peak(case.product), per)
+        return self.baseline.time(runner, case, nodeid, req, settings=self.settings,
+                                  nbytes=bytes_moved(call_of(req)), peak=self.peak(case.product), per=per)
 
     @staticmethod
     def _elements(case: Case) -> int:
