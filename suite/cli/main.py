@@ -186,7 +186,10 @@ so run-to-run noise between correct kernels stays well under 1 ulp, while a kern
 timing records (issue 24), a case whose median time per launch is at least 1 + --perf-threshold
 times BASE's AND slower by a one-sided Mann-Whitney U test on the round medians with p <=
 --perf-alpha is a performance regression and makes NEW worse; too few rounds, too wide a spread,
-other clocks or caches, or a side not timed are UNKNOWN, listed, never worse (docs/perf-gate.md)."""
+other clocks or caches, or a side not timed are UNKNOWN, listed, never worse (docs/perf-gate.md).
+With BASE alone, it is one run timed against a baseline backend in itself (pytest --timing
+--timing-baseline): each case is judged again from both sides' rounds in the file, with these
+options; a REGRESSION or any other failure of the run makes it worse."""
 
 
 def _threshold(text: str) -> float:

@@ -16,7 +16,7 @@ from typing import Any, Dict, Optional, Tuple
 
 from suite.perf import gate, pair
 from suite.perf.interleave import measure_pair
-from suite.perf.protocol import NotTimed, Settings, not_timed
+from suite.perf.protocol import NotTimed, Settings, Timer, measure, not_timed
 from suite.perf.record import Timing, TimingRecord, read
 from suite.run.host import Fault
 from suite.run.runner import CaseFailure, CaseSkip
@@ -57,7 +57,6 @@ class Baseline:
         """(the candidate's `timing`, the record's `interleaved`) for a case whose numbers passed."""
         why = self.numbers(runner, case, nodeid)
         if why is not None:
-            from suite.perf.protocol import measure
             try:
                 cand = measure(_timer(runner.host, req, per, "the backend's process"), settings, nbytes, peak)
             except NotTimed as e:
@@ -84,7 +83,7 @@ class Baseline:
         return pair.reason_line(g, self.spec, rounds, self.threshold, self.alpha)
 
 
-def _timer(host: Any, req: Any, per: Optional[float], who: str):
+def _timer(host: Any, req: Any, per: Optional[float], who: str) -> Timer:
     """The protocol's timer over one host: a not-timed answer or a fault of its process is NotTimed."""
     def one(launches: int, flush: bool):
         try:
