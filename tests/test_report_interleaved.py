@@ -98,3 +98,24 @@ def test_shards_timed_against_different_baselines_do_not_merge() -> None:
                                    "differs from s1.json's")
     docs[1][1]["timing_baseline"] = docs[0][1]["timing_baseline"]
     assert compare.merge(docs)["timing_baseline"] == {"spec": "simulated", "options": {"seed": "1"}}
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+JSON = st.recursive(st.none() | st.booleans() | st.floats(allow_nan=True) | st.integers() | st.text(max_size=5),
+                    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=5), c, max_size=3),
+                    max_leaves=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(field=st.sampled_from(sorted(pair.FIELDS) + ["extra"]), value=JSON, whole=st.none() | JSON)
+def test_any_interleaved_field_is_checked_in_lines_never_a_traceback(field: str, value, whole) -> None:
+    doc = results.make_document(RUN, [record("a", 1e-5, 1.2e-5, "failed")])
+    doc["records"][0]["interleaved"][field] = value
+    if whole is not None:
+        doc["records"][0]["interleaved"] = whole
+    errors = results.validate(doc)
+    assert all(isinstance(e, str) and "\n" not in e for e in errors)
+    if not errors:                            # what validates, the one-run diff reads without raising
+        from suite.report import rundiff
+        rundiff.render("f.json", doc, 0.1, 0.01, 10)
