@@ -116,3 +116,43 @@ def test_a_run_timed_against_a_baseline_plots_the_baselines_points_too() -> None
     got = {p.get("data-key"): (p.get("data-series"), float(p.get("data-gbps"))) for p in points(svg)}
     assert got["a"] == (f"{r['op']} float32", pytest.approx(100.0))
     assert got["a (baseline)"] == (f"baseline: {r['op']} float32", pytest.approx(125.0))
+
+
+CLIPPED = """<script>
+(function () {
+  var out = [];
+  document.querySelectorAll('svg.gbps').forEach(function (svg) {
+    var s = svg.getBoundingClientRect();
+    svg.querySelectorAll('text').forEach(function (t) {
+      var r = t.getBoundingClientRect();
+      if (r.right > s.right + 0.5 || r.left < s.left - 0.5 || r.bottom > s.bottom + 0.5 || r.top < s.top - 0.5)
+        out.push(t.textContent);
+    });
+  });
+  var pre = document.createElement('pre');
+  pre.id = 'measured';
+  pre.textContent = JSON.stringify({clipped: out, plots: document.querySelectorAll('svg.gbps').length,
+                                    scrollWidth: document.documentElement.scrollWidth, vw: innerWidth});
+  document.body.appendChild(pre);
+})();
+</script>"""
+
+
+def test_in_a_browser_no_text_of_the_plot_is_cut_off(tmp_path, monkeypatch) -> None:
+    """Headless Chromium at 1400x900: every label and legend entry of the plot lies inside it (the
+    longest operator names, a baseline's series, the peak note), and the page does not scroll
+    sideways. Skips where no browser is installed (tests/test_report_html_browser.py)."""
+    from suite.perf import gate, pair
+    from tests import test_report_html_browser as browser
+    recs = []
+    for i, n in enumerate((64_000, 1_600_000, 16_000_000)):
+        for dt in ("float32", "float16", "bfloat16"):
+            r = timed(f"bce-{dt}-{i}", n, 10.0 * (i + 1), out_dtype=dt, op="BinaryCrossEntropyBackward")
+            base = timed("x", n, 12.0 * (i + 1))["timing"]
+            r["interleaved"] = pair.make(base, gate.compare(TimingRecord.from_json(base),
+                                                            TimingRecord.from_json(r["timing"])), 0.1, 0.01)
+            recs.append(r)
+    monkeypatch.setattr(browser, "MEASURE", CLIPPED)
+    m = browser.measure(html.render(doc_of(recs, timing_baseline={"spec": "simulated", "options": {}})), tmp_path)
+    assert m["plots"] == 1 and m["clipped"] == [], m
+    assert m["scrollWidth"] <= m["vw"], m
