@@ -7,8 +7,10 @@ seed: an independent run of the same device), `--rounds` rounds of `--launches` 
 cache flushed before each launch unless said otherwise, and the gate (suite/perf/gate.py, default
 threshold 10 %, alpha 0.01) compares the two records. Printed: the share of cases the gate flags
 for A/A, for a kernel 20 % slower and 5 % slower; the GB/s the records report against the simulated
-bandwidth; the cache-resident flag warm and cold; three rounds; and, beside them, the host-clock
-liar's figures. Each criterion's verdict is printed; exit 1 when one is missed. Figures: docs/figures.md.
+bandwidth; the cache-resident flag warm and cold; three rounds; on a device that drifts over the
+job (30 % slower over 12,000 launches, A and B on one device), A's run then B's against A and B
+interleaved round by round (suite/perf/interleave.py, the order of pytest --timing-baseline); and,
+beside them, the host-clock liar's figures. Each criterion's verdict is printed; exit 1 when one is missed. Figures: docs/figures.md.
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from suite.cases.hardware import FIELDS as HARDWARE_FIELDS  # noqa: E402
 from suite.contract import OpCall  # noqa: E402
 from suite.perf import gate  # noqa: E402
+from suite.perf.interleave import Side, alternate  # noqa: E402
 from suite.perf.record import TimingRecord  # noqa: E402
 from suite.perf.simulated import HostClockBackend, SimulatedBackend  # noqa: E402
 from suite.perf.traffic import bytes_moved  # noqa: E402
@@ -74,6 +77,46 @@ def verdicts(seeds: int, slowdown: float, rounds: int, launches: int, **model: f
     return out
 
 
+# A device that drifts over the job: 30 % slower after DRIFT_LAUNCHES launches, about one job
+# (A and B, each the six cases of 10 rounds of 100 launches: 12,000 launches).
+DRIFT = 0.30
+DRIFT_LAUNCHES = 12_000
+
+
+def drifting(seeds: int, slowdown: float, rounds: int, launches: int,
+             interleaved: bool) -> Tuple[Dict[str, List[gate.Verdict]], List[int]]:
+    """Per case, the gate's verdict for each seed, A (seed 2s) and B (seed 2s + 1, `slowdown`) on
+    one drifting device (their drift counts both backends' launches): interleaved, each case's
+    rounds taken in turn, A, B, A, ... (suite/perf/interleave.py, as pytest --timing-baseline
+    does); else A's run of every case, then B's (two runs one after the other in one job). And
+    per seed, how many cases were flagged."""
+    calls = {name: call_of(b) for name, b in SIZES.items()}
+    out: Dict[str, List[gate.Verdict]] = {name: [] for name in SIZES}
+    flagged: List[int] = []
+    for s in range(seeds):
+        a = SimulatedBackend(seed=2 * s, drift=DRIFT, drift_launches=DRIFT_LAUNCHES)
+        b = SimulatedBackend(seed=2 * s + 1, slowdown=slowdown, drift=DRIFT, drift_launches=DRIFT_LAUNCHES)
+        b.device.ramp = a.device.ramp                    # one device
+        sides = {(who, name): Side(lambda n, flush, be=be, c=call: (be.time_launches(c, n, flush=flush), 0.0), True)
+                 for who, be in (("A", a), ("B", b)) for name, call in calls.items()}
+        if interleaved:
+            for name in calls:
+                alternate([sides["A", name], sides["B", name]], launches, rounds)
+        else:
+            for who in ("A", "B"):
+                for name in calls:
+                    alternate([sides[who, name]], launches, rounds)
+        n = 0
+        for name, call in calls.items():
+            rec = [TimingRecord.from_json(sides[who, name].record(bytes_moved(call), (None, None), "cold"))
+                   for who in ("A", "B")]
+            v = gate.compare(*rec)
+            out[name].append(v)
+            n += v.kind in (gate.REGRESSION, gate.IMPROVED)
+        flagged.append(n)
+    return out, flagged
+
+
 def share(vs: List[gate.Verdict], *which: str) -> float:
     return sum(v.kind in which for v in vs) / len(vs)
 
@@ -81,6 +124,33 @@ def share(vs: List[gate.Verdict], *which: str) -> float:
 def significant(vs: List[gate.Verdict]) -> float:
     """The share a test alone would flag (p <= alpha, whatever the effect): why the gate needs both."""
     return sum(v.p is not None and v.p <= gate.ALPHA for v in vs) / len(vs)
+
+
+def drift_figures(a: argparse.Namespace, checks: List[Tuple[str, str, bool]]) -> None:
+    """The interleaved mode's criteria on a drifting device (docs/perf-gate.md, "Drift")."""
+    seq, seq_seeds = drifting(a.seeds, 1.0, a.rounds, a.launches, interleaved=False)
+    ks = [k for ks in seq.values() for k in ks]
+    seeds_hit = sum(n > 0 for n in seq_seeds) / len(seq_seeds)
+    print(f"drift {DRIFT:.0%} over {DRIFT_LAUNCHES:,} launches, A/A, A's run then B's: REGRESSION "
+          f"{share(ks, gate.REGRESSION):.2%} of cases, IMPROVED {share(ks, gate.IMPROVED):.2%}, UNKNOWN "
+          f"{share(ks, gate.UNKNOWN):.2%}; seeds with a false flag {seeds_hit:.1%}")
+    checks.append(("drift, sequential A/A flags false regressions", f"{share(ks, gate.REGRESSION):.1%} of cases, "
+                   f"{seeds_hit:.1%} of seeds", share(ks, gate.REGRESSION) >= 0.5))
+    inter, _ = drifting(a.seeds, 1.0, a.rounds, a.launches, interleaved=True)
+    ks = [k for ks in inter.values() for k in ks]
+    flagged = share(ks, gate.REGRESSION, gate.IMPROVED)
+    print(f"drift, A/A interleaved (ABAB): flagged {flagged:.2%} (REGRESSION {share(ks, gate.REGRESSION):.2%}), "
+          f"UNKNOWN {share(ks, gate.UNKNOWN):.2%}; p <= {gate.ALPHA:g} alone: {significant(ks):.2%}")
+    checks.append(("drift, interleaved A/A flags <= 2 % of cases", f"{flagged:.2%}", flagged <= 0.02))
+    for slowdown in (1.20, 1.05):
+        for order in (True, False):
+            vs, _ = drifting(a.seeds, slowdown, a.rounds, a.launches, interleaved=order)
+            per = {name: share(k, gate.REGRESSION) for name, k in vs.items()}
+            print(f"drift, {slowdown - 1:.0%} slower, {'interleaved' if order else 'sequential'}: REGRESSION per "
+                  f"case " + ", ".join(f"{n} {x:.1%}" for n, x in per.items()))
+            if slowdown > 1.1 and order:
+                checks.append(("drift, 20 % slower interleaved flagged in >= 99 % of seeds",
+                               f"min {min(per.values()):.1%}", min(per.values()) >= 0.99))
 
 
 def main() -> int:
@@ -146,6 +216,8 @@ def main() -> int:
         print(f"noisier device ({', '.join(f'{k} {v:g}' for k, v in NOISY.items())}), {slowdown - 1:.0%} slower: "
               f"REGRESSION {share(ks, gate.REGRESSION):.2%}, IMPROVED {share(ks, gate.IMPROVED):.2%}, "
               f"UNKNOWN {share(ks, gate.UNKNOWN):.2%}; p <= {gate.ALPHA:g} alone: {significant(ks):.2%}")
+
+    drift_figures(a, checks)
 
     liar = measure(HostClockBackend(seed=0), call_of(SIZES["1.6 GB"]), a.rounds, a.launches)
     print(f"host-clock liar on 1.6 GB: says clock {liar.clock!r}, median {liar.median_s * 1e6:.2f} us, "

@@ -150,3 +150,31 @@ def test_simulated_runs_go_through_the_gate_end_to_end(tmp_path, capsys) -> None
     out = capsys.readouterr().out
     assert out.startswith("WORSE: 1 performance regressions\n") and "REGRESSION  case  " in out
     assert re.search(r"x1\.(19|20|21)\d  p=", out), out
+
+
+def test_drift_slows_the_device_over_its_launches() -> None:
+    """drift=0.3 over drift_launches=1000: launch i (counted over the device's life, every call)
+    takes (1 + 0.3 i / 1000) times as long; without drift nothing changes."""
+    b = SimulatedBackend(drift="0.3", drift_launches="1000", **QUIET)
+    base = 12_000_000 / 1000e9 + 2e-6
+    first = b.time_launches(call_of(12_000_000), 3, flush=True).seconds
+    later = b.time_launches(call_of(12_000_000), 2, flush=True).seconds
+    assert first + later == pytest.approx(tuple(base * (1 + 0.3 * i / 1000) for i in range(5)), rel=1e-12)
+    assert SimulatedBackend(**QUIET).time_launches(call_of(12_000_000), 5, flush=True).seconds == \
+        pytest.approx((base,) * 5, rel=1e-12)
+    for opts, message in (({"drift_launches": "0"}, "drift_launches"), ({"drift": "-0.1"}, "drift='-0.1'")):
+        with pytest.raises(BackendError, match=re.escape(message)):
+            make_backend("simulated", opts)
+
+
+def test_two_backends_on_one_device_share_its_drift() -> None:
+    """The benchmark's A and B on one simulated device: the drift counts both backends' launches
+    (its `ramp`), so B timed after A runs on a hotter device."""
+    a = SimulatedBackend(drift=1.0, drift_launches=10, **QUIET)
+    b = SimulatedBackend(seed=1, drift=1.0, drift_launches=10, **QUIET)
+    b.device.ramp = a.device.ramp
+    call = call_of(12_000_000)
+    base = 12_000_000 / 1000e9 + 2e-6
+    a.time_launches(call, 4, flush=True)
+    assert b.time_launches(call, 2, flush=True).seconds == pytest.approx((base * 1.4, base * 1.5), rel=1e-12)
+    assert a.device.ramp.launched == 6

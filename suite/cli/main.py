@@ -11,7 +11,7 @@ from typing import List, Optional, Tuple
 from suite.cases import model as cases_model
 from suite.cases import load as cases_load
 from suite.perf import gate
-from suite.report import compare, formats, journal
+from suite.report import compare, formats, journal, rundiff
 from suite.golden import build as golden_build
 from suite.golden import source as golden_source
 from suite.report import results
@@ -101,6 +101,14 @@ def cmd_ops(args: argparse.Namespace) -> int:
 
 
 def cmd_report_diff(args: argparse.Namespace) -> int:
+    if args.new is None:              # one run timed against a baseline in itself (suite/report/rundiff.py)
+        run = results.read(Path(args.base))
+        if not args.allow_incomplete:
+            compare.refuse_incomplete([(args.base, run)], "--allow-incomplete")
+        compare.refuse_empty([(args.base, run)])
+        worse, text = rundiff.render(args.base, run, args.perf_threshold, args.perf_alpha, args.limit)
+        print(text)
+        return 1 if worse else 0
     base, new = results.read(Path(args.base)), results.read(Path(args.new))
     if not args.allow_incomplete:
         compare.refuse_incomplete([(args.base, base), (args.new, new)], "--allow-incomplete")
@@ -178,7 +186,10 @@ so run-to-run noise between correct kernels stays well under 1 ulp, while a kern
 timing records (issue 24), a case whose median time per launch is at least 1 + --perf-threshold
 times BASE's AND slower by a one-sided Mann-Whitney U test on the round medians with p <=
 --perf-alpha is a performance regression and makes NEW worse; too few rounds, too wide a spread,
-other clocks or caches, or a side not timed are UNKNOWN, listed, never worse (docs/perf-gate.md)."""
+other clocks or caches, or a side not timed are UNKNOWN, listed, never worse (docs/perf-gate.md).
+With BASE alone, it is one run timed against a baseline backend in itself (pytest --timing
+--timing-baseline): each case is judged again from both sides' rounds in the file, with these
+options; a REGRESSION or any other failure of the run makes it worse."""
 
 
 def _threshold(text: str) -> float:
@@ -262,7 +273,9 @@ def build_parser() -> argparse.ArgumentParser:
     s = r.add_parser("diff", help="what got worse from BASE to NEW; exit 1 if anything did",
                      description=DIFF_HELP)
     s.add_argument("base", metavar="BASE")
-    s.add_argument("new", metavar="NEW")
+    s.add_argument("new", metavar="NEW", nargs="?",
+                   help="omitted: BASE is one run timed with --timing-baseline, gated on its own interleaved "
+                        "timing and failures (docs/perf-gate.md)")
     s.add_argument("--ulp-growth", type=_threshold, default=compare.ULP_GROWTH, metavar="ULPS",
                    help="a regression grows the worst error by more than this many ulps (default %(default)s)")
     s.add_argument("--ulp-ratio", type=_threshold, default=compare.ULP_RATIO, metavar="X",

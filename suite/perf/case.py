@@ -27,6 +27,7 @@ class CaseTimer:
 
     settings: Settings
     hardware: Dict[str, hardware.Hardware] = field(repr=False)
+    baseline: Optional[Any] = None        # --timing-baseline: suite/perf/against.py's Baseline
 
     def peak(self, product: str) -> Tuple[Optional[float], str]:
         return peak_of(product, self.hardware)
@@ -39,9 +40,27 @@ class CaseTimer:
         except CaseFailure as e:
             e.record["timing"] = not_timed(NUMBERS_FAILED)
             raise
-        record["timing"] = self.time(runner.host, case, request_of(case, runner._inputs(case)))
+        req = request_of(case, runner._inputs(case))
+        if self.baseline is None:
+            record["timing"] = self.time(runner.host, case, req)
+        else:
+            record["timing"], record["interleaved"] = self._against(runner, case, nodeid, req)
         runner._take_output(runner.host)
+        failure = None if self.baseline is None else self.baseline.failure(record["interleaved"], self.settings.rounds)
+        if failure is not None:            # a REGRESSION fails the case (docs/timing.md, "Interleaved")
+            raise runner._fail(case, nodeid, failure, record=record)
         return record
+
+    def _against(self, runner: Any, case: Case, nodeid: str, req: Request) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+        """The candidate's timing and the interleaved field (suite/perf/against.py)."""
+        per = runner.host.deadline_for(self._elements(case))
+        return self.baseline.time(runner, case, nodeid, req, settings=self.settings,
+                                  nbytes=bytes_moved(call_of(req)), peak=self.peak(case.product), per=per)
+
+    @staticmethod
+    def _elements(case: Case) -> int:
+        return sum(numel(s) for s in case.shapes.values() if s is not None) + sum(
+            numel(s or ()) for s in out_shapes(case))
 
     def time(self, host: Any, case: Case, req: Request) -> Dict[str, Any]:
         """The case's timing record: measured, or {"status": "not timed", "reason": ...} (a
@@ -50,9 +69,7 @@ class CaseTimer:
         timer = getattr(host, "time", None)
         if not callable(timer):
             return not_timed(f"the backend's host {type(host).__name__} cannot time calls")
-        elements = sum(numel(s) for s in case.shapes.values() if s is not None) + sum(
-            numel(s or ()) for s in out_shapes(case))
-        per = host.deadline_for(elements)
+        per = host.deadline_for(self._elements(case))
 
         def one(launches: int, flush: bool):
             answer = timer(req, launches, flush, None if per is None else per * (launches + 1))

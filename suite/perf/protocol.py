@@ -126,42 +126,67 @@ def _host_tracking(clock: str, source: str, sums: Sequence[float], walls: Sequen
     return None
 
 
+class Side:
+    """One backend's measurement in progress: its timer, the rounds so far and what the host
+    waited for each. Its own object so that two of them (a baseline and a candidate,
+    suite/perf/interleave.py) can take turns round by round; `measure` drives one alone."""
+
+    def __init__(self, timer: Timer, flush: bool) -> None:
+        self.timer, self.flush = timer, flush
+        self.medians: List[float] = []
+        self.sums: List[float] = []
+        self.walls: List[float] = []
+        self.first: Optional[Timing] = None
+        self.launches = 0
+
+    def prepare(self) -> float:
+        """The untimed call and the warm-up: the estimated seconds a launch."""
+        checked(self.timer(1, self.flush)[0], 1)     # the untimed call: only its shape is checked
+        return _warm_up(self.timer, self.flush)
+
+    def round(self, n: int) -> None:
+        """One round of `n` launches; NotTimed if its times are malformed or change clock."""
+        raw, wall = self.timer(n, self.flush)
+        t = checked(raw, n)
+        if self.first is None:
+            self.first = t
+        elif (t.clock, t.source) != (self.first.clock, self.first.source):
+            raise NotTimed(f"time_launches changed clock from {self.first.clock} ({self.first.source}) to "
+                           f"{t.clock} ({t.source}) between rounds")
+        self.launches = n
+        self.medians.append(statistics.median(t.seconds))
+        self.sums.append(math.fsum(t.seconds))
+        self.walls.append(wall)
+
+    def record(self, nbytes: int, peak: Tuple[Optional[float], Optional[str]], cache: str) -> Dict[str, Any]:
+        """The `timing` record of the rounds taken; NotTimed if they cannot be the clock claimed."""
+        first = self.first
+        if first is None:
+            raise NotTimed("no round was timed")
+        why = _host_tracking(first.clock, first.source, self.sums, self.walls)
+        if why is not None:
+            raise NotTimed(why)
+        medians = self.medians
+        if statistics.median(medians) <= 0 or min(medians) <= 0:
+            raise NotTimed(f"a round's median launch time is {min(medians)!r} s: no GB/s can be computed from it")
+        peak_gbps, peak_source = peak if first.clock == "device" else (None, None)
+        # Every derived figure in one place (suite/perf/record.py), so this side and the gate agree.
+        try:
+            rec = TimingRecord.of_rounds(medians, clock=first.clock, source=first.source, cache=cache,
+                                         launches=self.launches, nbytes=nbytes,
+                                         peak_gbps=peak_gbps, peak_source=peak_source)
+        except TimingError as e:
+            raise NotTimed(f"the times make no valid record: {e}") from None
+        return rec.to_json()
+
+
 def measure(timer: Timer, settings: Settings, nbytes: int,
             peak: Tuple[Optional[float], Optional[str]]) -> Dict[str, Any]:
     """Time one prepared call (docs/timing.md) and return its `timing` record; NotTimed if the
     backend cannot be timed or its times cannot be the clock it claims. `peak`: the product's
     (peak GB/s or None, its source or None), used only for a device clock."""
-    flush = not settings.warm
-    checked(timer(1, flush)[0], 1)                   # the untimed call: only its shape is checked
-    estimate = _warm_up(timer, flush)
-    n = launches_for(estimate)
-    medians: List[float] = []
-    sums: List[float] = []
-    walls: List[float] = []
-    first: Optional[Timing] = None
+    side = Side(timer, not settings.warm)
+    n = launches_for(side.prepare())
     for _ in range(settings.rounds):
-        raw, wall = timer(n, flush)
-        t = checked(raw, n)
-        if first is None:
-            first = t
-        elif (t.clock, t.source) != (first.clock, first.source):
-            raise NotTimed(f"time_launches changed clock from {first.clock} ({first.source}) to "
-                           f"{t.clock} ({t.source}) between rounds")
-        medians.append(statistics.median(t.seconds))
-        sums.append(math.fsum(t.seconds))
-        walls.append(wall)
-    assert first is not None
-    why = _host_tracking(first.clock, first.source, sums, walls)
-    if why is not None:
-        raise NotTimed(why)
-    if statistics.median(medians) <= 0 or min(medians) <= 0:
-        raise NotTimed(f"a round's median launch time is {min(medians)!r} s: no GB/s can be computed from it")
-    peak_gbps, peak_source = peak if first.clock == "device" else (None, None)
-    # Every derived figure in one place (suite/perf/record.py), so this side and the gate agree.
-    try:
-        rec = TimingRecord.of_rounds(medians, clock=first.clock, source=first.source,
-                                     cache="warm" if settings.warm else "cold", launches=n, nbytes=nbytes,
-                                     peak_gbps=peak_gbps, peak_source=peak_source)
-    except TimingError as e:
-        raise NotTimed(f"the times make no valid record: {e}") from None
-    return rec.to_json()
+        side.round(n)
+    return side.record(nbytes, peak, "warm" if settings.warm else "cold")

@@ -1,7 +1,8 @@
 """A simulated device's clock, for proving the timing path and the gate without hardware.
 
 Device time per launch = (bytes / bandwidth + launch overhead) x slowdown x a round's drift x
-lognormal noise, and now and then 2x (an outlier: a preempted or throttled launch). It has its own
+lognormal noise x (1 + drift x launches made so far / drift_launches: a device that heats up or
+clocks down over a job, which is what interleaved timing is for), and now and then 2x (an outlier: a preempted or throttled launch). It has its own
 last-level cache: a launch whose bytes fit in it and whose previous launch touched the same data,
 with no flush between, reads at the cache's bandwidth, which is how a warm cache makes a
 memory-bound kernel look faster than its memory. The host clock sees only the asynchronous enqueue:
@@ -29,6 +30,16 @@ class DeviceModel:
     host_s: float = 4e-6                  # the host's enqueue time of one launch
     host_sigma: float = 0.2
     slowdown: float = 1.0                 # 1.20: a kernel 20 % slower
+    drift: float = 0.0                    # 0.3: the device 30 % slower after drift_launches launches
+    drift_launches: int = 100_000         # (a thermal or clock drift, linear in its launches)
+
+
+@dataclass
+class Ramp:
+    """How far a device has drifted: the launches it has made. Its own object so that two backends
+    can stand for one device (the benchmark's A and B in one job: `b.device.ramp = a.device.ramp`);
+    in two processes each counts its own, which interleaved rounds of equal launches keep in step."""
+    launched: int = 0
 
 
 class SimulatedDevice:
@@ -36,6 +47,7 @@ class SimulatedDevice:
 
     def __init__(self, model: DeviceModel = DeviceModel(), seed: int = 0):
         self.model = model
+        self.ramp = Ramp()
         device_seq, host_seq = np.random.SeedSequence(seed).spawn(2)
         self._rng = np.random.Generator(np.random.PCG64(device_seq))
         self._host_rng = np.random.Generator(np.random.PCG64(host_seq))
@@ -61,7 +73,9 @@ class SimulatedDevice:
             warm[0] = self._resident == data             # only data that fits is ever resident
             warm[1:] = fits
         bw = np.where(warm, m.cache_gbps, m.bandwidth_gbps) * 1e9
-        device = (nbytes / bw + m.overhead_s) * m.slowdown * drift * noise * outliers
+        hot = 1.0 + m.drift * (self.ramp.launched + np.arange(count)) / m.drift_launches
+        self.ramp.launched += count
+        device = (nbytes / bw + m.overhead_s) * m.slowdown * drift * noise * outliers * hot
         if count:
             self._resident = data if fits else None      # a stream larger than the cache evicts itself
         return [float(d) for d in device], [float(h) for h in host]

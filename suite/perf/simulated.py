@@ -1,7 +1,8 @@
 """The simulated backend: the reference backend's numbers (so it passes the conformance suite) and
 a timing hook, `time_launches`, on a simulated device (suite/perf/simdevice.py). Named
 `--backend simulated` (options: `--backend-opt seed=3 --backend-opt slowdown=1.2`, any field of
-DeviceModel, and `clock=host` for honest host-clock timing); `simulated-host-clock` is the variant
+DeviceModel (`drift=0.3 --backend-opt drift_launches=20000`: a device 30 % slower after
+20,000 launches), and `clock=host` for honest host-clock timing); `simulated-host-clock` is the variant
 that claims the device clock but returns the host's, for the test that must catch it."""
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from suite.perf.simdevice import DeviceModel, SimulatedDevice
 from suite.perf.traffic import bytes_moved
 
 FIELDS = {f.name: f.type for f in fields(DeviceModel)}
+POSITIVE = ("slowdown", "bandwidth_gbps", "cache_gbps", "peak_gbps", "drift_launches")
 
 
 def _number(key: str, value: Any, integral: bool) -> Any:
@@ -51,9 +53,9 @@ class SimulatedBackend(ReferenceBackend):
         if clock not in CLOCKS:
             raise ValueError(f"clock={clock!r}: one of {', '.join(CLOCKS)}")
         self.clock = clock
-        values = {k: _number(k, v, k == "llc_bytes") for k, v in model.items()}
-        if any(values.get(k, 1.0) <= 0 for k in ("slowdown", "bandwidth_gbps", "cache_gbps", "peak_gbps")):
-            raise ValueError("slowdown, bandwidth_gbps, cache_gbps and peak_gbps must be > 0")
+        values = {k: _number(k, v, k in ("llc_bytes", "drift_launches")) for k, v in model.items()}
+        if any(values.get(k, 1.0) <= 0 for k in POSITIVE):
+            raise ValueError(f"{', '.join(POSITIVE[:-1])} and {POSITIVE[-1]} must be > 0")
         self.model = DeviceModel(**values)
         self.device = SimulatedDevice(self.model, _number("seed", seed, True))
 

@@ -38,13 +38,14 @@ from suite.common.yamlfile import FileError
 from suite.perf.case import CaseTimer
 from suite.cases.hardware import HARDWARE_FILE, load_hardware
 from suite.perf.protocol import Settings
+from suite.plugin import baseline
 
 # Defaults are anchored at the suite's data folder (suite/common/home.py), not at pytest's rootdir, which
 # pytest derives from the command line before it knows this plugin's options.
 RECORD = pytest.StashKey[Dict[str, Any]]()
 STATE = pytest.StashKey["Conformance"]()
 SCALES = ("small", "default", "huge")
-pytest_plugins = ["suite.plugin.report"]          # reports, known failures, sharding
+pytest_plugins = ["suite.plugin.report", "suite.plugin.baseline"]   # reports, known failures, sharding; --timing-baseline
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -152,6 +153,8 @@ class Conformance:
         if (opt.timing_warm or opt.timing_rounds != 10) and not opt.timing:
             raise pytest.UsageError("--timing-rounds and --timing-warm take effect only with --timing")
         self.timing = Settings(rounds=opt.timing_rounds, warm=opt.timing_warm) if opt.timing else None
+        self.against = baseline.options_of(opt, opt.timing)       # --timing-baseline (suite/plugin/baseline.py)
+        self._baseline: Optional[Any] = None
         self._runner: Optional[Runner] = None
         self.error: Optional[str] = None
         self.incidents: List[str] = []         # what went wrong outside any case (the backend's close)
@@ -210,7 +213,7 @@ class Conformance:
             parts += ["--scale", "huge"]
         if opt.timing:
             parts += ["--timing"] + (["--timing-rounds", str(opt.timing_rounds)] if opt.timing_rounds != 10 else []) \
-                + (["--timing-warm"] if opt.timing_warm else [])
+                + (["--timing-warm"] if opt.timing_warm else []) + baseline.replay(self.against)
         return "".join(" " + shlex.quote(p) for p in parts)
 
     def _data_present(self) -> None:
@@ -244,6 +247,8 @@ class Conformance:
                     hosted.start()
                     host = hosted
                 info = host.info
+                if timer is not None:
+                    timer.baseline = self._baseline = baseline.start(self.against, opt, self.policy)
             except (BackendError, FileError) as e:
                 raise pytest.UsageError(str(e)) from None
             std = self.config.option.standard
@@ -306,6 +311,9 @@ class Conformance:
             incident = runner.host.close()
             if incident:
                 self.incidents.append(incident)
+        incident, self._baseline = baseline.close(self._baseline), None
+        if incident:
+            self.incidents.append(incident)
         confine.cleanup(self.policy)
 
 

@@ -18,6 +18,7 @@ from suite.common.digest import file_sha256
 from suite.golden.store import GoldenStore
 from suite.run.interrupts import Interrupts
 from suite.plugin.outcomes import outcome_of
+from suite.plugin import baseline
 from suite.common.yamlfile import FileError
 
 REPORTER = pytest.StashKey["Reporter"]()
@@ -151,7 +152,8 @@ class Reporter:
         tolerances = st.tolerances_hash if st.tolerances_hash is not None else file_sha256(st.tolerance_path)
         return {"backend": be, "products": products, "standard_override": self.config.option.standard,
                 "manifest_hash": manifest, "tolerances_hash": tolerances, "machine": results.machine(),
-                "shard": self.config.option.shard, "protections": dict(st.protections)}
+                "shard": self.config.option.shard, "protections": dict(st.protections),
+                **baseline.run_field(st.against)}
 
     def all_incidents(self) -> List[str]:
         return list(self.state().incidents) + self.incidents

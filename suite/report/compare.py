@@ -13,7 +13,8 @@ from suite.report.verdict import backend_change
 from suite.report.results import RUN_FIELDS, ResultsError, is_complete, make_document, number
 
 # -- merge -------------------------------------------------------------------------------------
-SAME_RUN = ("schema_version", "suite_version", "manifest_hash", "tolerances_hash", "backend", "standard_override")
+SAME_RUN = ("schema_version", "suite_version", "manifest_hash", "tolerances_hash", "backend", "standard_override",
+            "timing_baseline")
 
 
 def _shard_of(spec: Any) -> Optional[Tuple[int, int]]:

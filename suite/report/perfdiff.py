@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Dict, List, Mapping, Optional, Tuple
 
 from suite.perf import gate
+from suite.perf.pair import seconds  # noqa: F401 (its home moved there; still importable here)
 from suite.perf.record import NotTimed, TimingRecord, read
 
 ORDER = (gate.REGRESSION, gate.IMPROVED, gate.SAME, gate.UNKNOWN)
@@ -39,14 +40,6 @@ def timing_rows(base: Mapping, new: Mapping, threshold: float = gate.THRESHOLD,
         elif isinstance(bt, NotTimed) and isinstance(nt, NotTimed):
             neither += 1
     return rows, neither
-
-
-def seconds(s: float) -> str:
-    """A time per launch in the unit that keeps it short: '12 us', '1.07 ms'."""
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if s >= scale:
-            return f"{s / scale:.3g} {unit}"
-    return f"{s / 1e-9:.3g} ns"
 
 
 def _line(key: str, v: gate.Verdict) -> str:

@@ -19,6 +19,7 @@ from suite.common import jsonfile
 from suite.report import shard
 from suite.common.files import atomic_write
 from suite.common.jsonfile import short
+from suite.perf import pair
 from suite.perf import record as timing_record
 
 SCHEMA_VERSION = 2
@@ -52,6 +53,7 @@ RUN_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {
     "incomplete": (("str", "null"), False),    # v2: why it did not finish
     "incidents": (("list",), False),           # v2: what went wrong outside any case, one line each
     "protections": (("dict",), False),         # v2, optional: what confined the backend's process (suite/run/confine.py)
+    "timing_baseline": (("dict",), False),     # v2, optional: --timing-baseline's {spec, options}
     "records": (("list",), True),
 }
 RECORD_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {
@@ -80,6 +82,7 @@ RECORD_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {
     "worst": (("list",), False),               # v2: a numbers failure's worst elements (WORST_FIELDS)
     "outputs": (("dict",), False),             # v2, optional: several outputs: name -> metrics of each judged one
     "timing": (("dict",), False),              # v2, optional: the case's timing record (suite/perf/record.py)
+    "interleaved": (("dict",), False),         # v2, optional: the baseline's timing and the gate's verdict (suite/perf/pair.py)
 }
 # One element of a record's `worst` (written only for a failed numeric check).
 WORST_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {
@@ -93,7 +96,7 @@ WORST_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {
     "unit": (("str",), True),                  # "ulp" of out's dtype at the golden, or "abs" (golden 0)
     "why": (("str",), True),                   # "mismatch", "gross", "over", or "" (the largest error)
 }
-OPTIONAL_WRITTEN = ("worst", "outputs", "timing")      # record fields written only where they apply
+OPTIONAL_WRITTEN = ("worst", "outputs", "timing", "interleaved")      # record fields written only where they apply
 METRIC_TYPES = {"standard": ("str",), "n": ("int",), "n_over": ("int",), "mismatches": ("int",),
                 "n_gross": ("int",),
                 "share_over": ("num",), "max_ulp": ("num",), "mean_ulp": ("num",), "max_abs": ("num",),
@@ -151,6 +154,11 @@ def validate(doc: Any) -> List[str]:
     prot = doc.get("protections")
     if isinstance(prot, dict) and not all(isinstance(v, str) for v in prot.values()):
         errors.append("run: protections must map names to strings")
+    tb = doc.get("timing_baseline")
+    if isinstance(tb, dict) and (set(tb) != {"spec", "options"} or not isinstance(tb["spec"], str)
+                                 or not isinstance(tb["options"], dict)
+                                 or not all(isinstance(v, str) for v in tb["options"].values())):
+        errors.append("run: timing_baseline must be {\"spec\": str, \"options\": {str: str}}")
     if isinstance(doc.get("shard"), str):
         try:
             shard.parse(doc["shard"])
@@ -191,6 +199,8 @@ def validate(doc: Any) -> List[str]:
                 errors += _check_metrics(om, f"{where}.outputs.{short(name)}")
         if "timing" in r:
             errors += [f"{where}.{p}" for p in timing_record.problems(r["timing"])]
+        if "interleaved" in r:
+            errors += [f"{where}.{p}" for p in pair.problems(r["interleaved"])]
     counts = doc.get("counts")
     if isinstance(counts, dict) and isinstance(records, list) and not errors:     # records well formed
         if counts != count_outcomes(doc["records"]):
@@ -259,6 +269,8 @@ def make_record(fields: Mapping[str, Any], outcome: str, reason: Optional[str]) 
         rec["outputs"] = {n: {k: jsonable_number(m[k]) for k in METRICS if k in m} for n, m in fields["outputs"].items()}
     if fields.get("timing"):
         rec["timing"] = dict(fields["timing"])       # a TimingRecord's or NotTimed's to_json()
+    if fields.get("interleaved"):
+        rec["interleaved"] = dict(fields["interleaved"])   # suite/perf/pair.py's make()
     return rec
 
 

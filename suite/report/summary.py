@@ -8,6 +8,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from suite.report.results import number
 from suite.report.timing import timing_lines
+from suite.report import interleaved
 
 LARGE = 4096                       # output elements from which a case counts as "large"
 
@@ -135,7 +136,7 @@ def markdown(doc: Mapping, max_failures: int = 200) -> str:
     within = within_standard(recs)
     if within:
         lines += [""] + [f"- {x}" for x in within]
-    lines += timing_lines(recs, _md_row)
+    lines += timing_lines(recs, _md_row) + interleaved.lines(doc, _md_row)
     failed = [r for r in recs if r["outcome"] == "failed"]
     if failed:
         lines += ["", f"## Failures ({len(failed)})", ""]
