@@ -1,0 +1,193 @@
+"""The aclnn backend's time_launches (aclrtEvent), proven against the host emulator's event
+stand-ins and its deterministic device clock (tests/emulator/src/events.c; docs/timing.md).
+
+What this proves: the seconds are the emulated device's (not the host's), each launch between its
+own pair of events recorded on the launch stream, the flush (twice the L2 the runtime reports)
+before the start event, one synchronize after the loop and none inside it, the executor reused
+(aclSetAclOpExecutorRepeatable) or planned again outside the events where it cannot be, nothing
+leaked; each planted mistake (tests/aclnn_timing_faults.py) is caught; and `pytest --timing
+--backend aclnn` runs end to end with the device-event clock in results.json. What it cannot
+prove: that a real NPU's events behave as the vendor documents; no NPU was used.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from suite import DeviceFault, OpCall, Unsupported, ops
+from suite.backends.aclnn import AclnnBackend
+from suite.report import results
+from tests import aclnn_checks as C
+from tests import aclnn_timing_check as T
+from tests.aclnn_timing_faults import FAULTS
+from tests.test_backends_aclnn import live
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def declarations(monkeypatch):
+    for name, op in C.stand_ins().items():
+        monkeypatch.setitem(ops.OPERATORS, name, op)
+
+
+@pytest.fixture
+def env(monkeypatch):
+    """The emulated device's figures for these tests (round ones, so the expectations are plain)."""
+    monkeypatch.setenv("ACLNN_EMU_SOC", "Ascend910B3")
+    for k, v in {"ACLNN_EMU_GBPS": "1000", "ACLNN_EMU_LAUNCH_NS": "2000", "ACLNN_EMU_L2_BYTES": "262144",
+                 "ACLNN_EMU_L2_SPEEDUP": "4", "ACLNN_EMU_MEMSET_NS": "500"}.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.delenv("ACLNN_EMU_NO_REPEATABLE", raising=False)
+    return monkeypatch
+
+
+def _make(emu_dir, cls=AclnnBackend):
+    b = cls(lib_dir=emu_dir)
+    assert b.unavailable is None, b.unavailable
+    return b
+
+
+@pytest.fixture
+def backend(emu_dir, env):
+    b = _make(emu_dir)
+    events = T.live_events(b)   # the process's count: a planted leak in an earlier test stays leaked
+    yield b
+    b.close()
+    assert live(b) == (0, 0, 0, 0) and T.live_events(b) == events, "leaked emulator resources"
+
+
+def _call(n: int = 4096, dtype=C.F32) -> OpCall:
+    return C.mse(np.random.default_rng(3), ((n,), (n,), (n,)), dtype, reduction=0)
+
+
+def _timed(b, call, n, flush):
+    """One time_launches call after the call's numbers (as the suite does; that also opens the
+    device): what it returned, the trace it left, and the events it left alive."""
+    b.run(call)
+    T.reset(b)
+    events = T.live_events(b)
+    t = b.time_launches(call, n, flush=flush)
+    return t, T.trace(b), T.live_events(b) - events
+
+
+@pytest.mark.parametrize("flush", [True, False], ids=["cold", "warm"])
+def test_the_honest_backend_keeps_the_event_protocol(backend, flush):
+    call = _call()
+    t, tokens, left = _timed(backend, call, 7, flush)
+    assert T.violations(backend, call, 7, flush, t, tokens, left) == []
+    assert len(t.seconds) == 7 and (t.clock, t.source) == ("device", "aclrtEvent")
+    assert live(backend)[:3] == (0, 0, 0)
+
+
+def test_seconds_are_the_emulated_device_time_not_the_host(backend, env):
+    call = _call(1 << 16)
+    cold = T.kernel_seconds(call)
+    assert cold == pytest.approx((2000 + 4 * 4 * 65536 / 1000) / 1e9)   # 2 us + 1 MiB at 1 TB/s
+    t = _timed(backend, call, 5, True)[0]
+    assert t.seconds == pytest.approx([cold] * 5, rel=1e-6)
+    env.setenv("ACLNN_EMU_GBPS", "250")             # a slower device: four times the bytes' time
+    t = _timed(backend, call, 5, True)[0]
+    assert t.seconds == pytest.approx([T.kernel_seconds(call)] * 5, rel=1e-6)
+    launch = 2000 / 1e9
+    assert T.kernel_seconds(call) - launch == pytest.approx(4 * (cold - launch))
+
+
+def test_warm_launches_read_the_emulated_l2_and_cold_ones_do_not(backend):
+    call = _call()                                    # 64 KiB: fits the emulated L2 of 256 KiB
+    cold = _timed(backend, call, 6, True)[0]
+    warm = _timed(backend, call, 6, False)[0]
+    assert min(cold.seconds) > max(warm.seconds[1:])
+    assert warm.seconds[1:] == pytest.approx([T.kernel_seconds(call, warm=True)] * 5, rel=1e-6)
+
+
+def test_flush_is_twice_the_l2_the_runtime_reports(emu_dir, env):
+    env.setenv("ACLNN_EMU_L2_BYTES", str(3 << 20))
+    b = _make(emu_dir)
+    try:
+        tokens = _timed(b, _call(), 3, True)[1]
+        assert [x.split("@")[0] for x in tokens if x.startswith("M")] == [f"M{6 << 20}"] * 3
+    finally:
+        b.close()
+
+
+def test_executor_is_planned_once_and_reused(backend):
+    tokens = _timed(backend, _call(), 5, True)[1]
+    assert tokens.count("P") == 1 and tokens.index("P") < tokens.index(next(x for x in tokens if x[0] == "R"))
+
+
+def test_without_a_repeatable_executor_each_launch_is_planned_outside_its_events(backend, env):
+    env.setenv("ACLNN_EMU_NO_REPEATABLE", "1")        # aclSetAclOpExecutorRepeatable refuses
+    call = _call()
+    t, tokens, left = _timed(backend, call, 5, True)
+    assert tokens.count("P") == 5
+    assert T.violations(backend, call, 5, True, t, tokens, left) == []
+    assert live(backend)[:3] == (0, 0, 0)
+
+
+@pytest.mark.parametrize("what", list(FAULTS))
+def test_each_planted_timing_fault_is_caught(emu_dir, env, what):
+    b = _make(emu_dir, FAULTS[what])
+    try:
+        call = _call()
+        t, tokens, left = _timed(b, call, 6, True)
+        found = T.violations(b, call, 6, True, t, tokens, left)
+    finally:
+        b.close()
+    assert found, f"{what}: not caught"
+
+
+def test_an_ai_core_fault_while_timing_costs_the_call_and_leaks_nothing(backend, env):
+    call = _call()
+    backend.run(call)
+    env.setenv("ACLNN_EMU_AICORE_FAULT_AT", str(backend.libraries.runtime.handle.aclemuKernelsRun() + 3))
+    events = T.live_events(backend)
+    with pytest.raises(DeviceFault):
+        backend.time_launches(call, 6, flush=True)
+    env.delenv("ACLNN_EMU_AICORE_FAULT_AT")
+    assert live(backend)[:3] == (0, 0, 0) and T.live_events(backend) == events
+    C.assert_close(backend.run(call), call)           # the device was recovered
+
+
+def test_a_runtime_without_event_calls_is_unsupported_naming_them(backend):
+    backend._fn.pop("aclrtEventElapsedTime")
+    with pytest.raises(Unsupported, match="aclrtEventElapsedTime"):
+        backend.time_launches(_call(), 3, flush=True)
+
+
+# ---- pytest --timing --backend aclnn, end to end ---------------------------------------------------
+def _suite(emu_dir, tmp_path, backend="aclnn", *extra):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "ACLNN_EMU_SOC": "Ascend910_9391"}
+    for k in ("ACLNN_EMU_GBPS", "ACLNN_EMU_LAUNCH_NS", "ACLNN_EMU_L2_BYTES", "ACLNN_EMU_L2_SPEEDUP",
+              "ACLNN_EMU_MEMSET_NS"):
+        env.pop(k, None)
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--timing", "--timing-rounds", "3",
+           f"--backend={backend}", f"--backend-opt=lib_dir={emu_dir}", "--op", "MseLossBackward",
+           "-k", "float32 and uniform", f"--report-dir={tmp_path}", *extra]
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=500)
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert results.validate(doc) == [], proc.stdout[-2000:]
+    recs = [r for r in doc["records"] if r["kind"] == "numbers"]
+    assert recs and all(r["outcome"] == "passed" for r in recs), proc.stdout[-3000:]
+    return recs
+
+
+def test_pytest_timing_with_the_aclnn_backend_records_device_events(emu_dir, tmp_path):
+    for rec in _suite(emu_dir, tmp_path):
+        t = rec["timing"]
+        assert (t["clock"], t["source"], t["cache"]) == ("device", "aclrtEvent", "cold"), t
+        assert len(t["rounds"]) == 3 and t["launches"] >= 30
+        # The emulator's own figures (the subprocess ran without the overrides): exactly its device time.
+        expect = (T.DEFAULTS["ACLNN_EMU_LAUNCH_NS"] + t["bytes"] / T.DEFAULTS["ACLNN_EMU_GBPS"]) / 1e9
+        assert t["median_s"] == pytest.approx(expect, rel=1e-6) and t["iqr_s"] == pytest.approx(0, abs=1e-12)
+
+
+def test_pytest_timing_refuses_host_times_said_to_be_device_events(emu_dir, tmp_path):
+    for rec in _suite(emu_dir, tmp_path, "tests.aclnn_timing_faults:HostTimed"):
+        assert rec["timing"]["status"] == "not timed" and "host" in rec["timing"]["reason"], rec["timing"]
