@@ -40,6 +40,13 @@ class _FlushInside(timing.EventTimer):
         self._record(end)
 
 
+class _DefaultStream(timing.EventTimer):
+    """The events recorded on the default stream (NULL), not on the stream the kernel runs on."""
+
+    def _record(self, event):
+        self._check("aclrtRecordEvent", self.fn["aclrtRecordEvent"](event, None))
+
+
 class _LeakedEvent(timing.EventTimer):
     """One event of each call never destroyed."""
 
@@ -76,6 +83,10 @@ class FlushInside(AclnnBackend):
     timer = _FlushInside
 
 
+class DefaultStream(AclnnBackend):
+    timer = _DefaultStream
+
+
 class LeakedEvent(AclnnBackend):
     timer = _LeakedEvent
 
@@ -97,6 +108,6 @@ class HostTimed(AclnnBackend):
 
 
 FAULTS = {"end event before the launch": EndBeforeLaunch, "synchronize inside the loop": SyncInLoop,
-          "flush inside the timed region": FlushInside, "an event leaked": LeakedEvent,
+          "flush inside the timed region": FlushInside, "events on the default stream": DefaultStream, "an event leaked": LeakedEvent,
           "host clock per launch said to be the device's": HostPerLaunch,
           "host clock over the call said to be the device's": HostTimed}

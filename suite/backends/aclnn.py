@@ -255,6 +255,7 @@ class AclnnBackend:
     def time_launches(self, call: OpCall, launches: int, *, flush: bool) -> "suite.perf.record.Timing":
         """`launches` launches of one marshalled call, each between its own pair of aclrtEvents on the
         launch stream (suite/backends/_aclnn_timing.py says how and why; docs/timing.md)."""
+        self._ensure_ready()  # an unavailable backend says why, not which event calls it lacks
         missing = timing.missing(self._fn)
         if missing:
             raise Unsupported(f"the CANN runtime lacks {', '.join(missing)}: no device-event timing")
