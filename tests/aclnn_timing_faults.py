@@ -47,6 +47,13 @@ class _DefaultStream(timing.EventTimer):
         self._check("aclrtRecordEvent", self.fn["aclrtRecordEvent"](event, None))
 
 
+class _NoSynchronize(timing.EventTimer):
+    """The events read without synchronizing after the loop: the device may not have reached them."""
+
+    def _synchronize(self):
+        pass
+
+
 class _LeakedEvent(timing.EventTimer):
     """One event of each call never destroyed."""
 
@@ -87,6 +94,10 @@ class DefaultStream(AclnnBackend):
     timer = _DefaultStream
 
 
+class NoSynchronize(AclnnBackend):
+    timer = _NoSynchronize
+
+
 class LeakedEvent(AclnnBackend):
     timer = _LeakedEvent
 
@@ -108,6 +119,7 @@ class HostTimed(AclnnBackend):
 
 
 FAULTS = {"end event before the launch": EndBeforeLaunch, "synchronize inside the loop": SyncInLoop,
-          "flush inside the timed region": FlushInside, "events on the default stream": DefaultStream, "an event leaked": LeakedEvent,
+          "flush inside the timed region": FlushInside, "events on the default stream": DefaultStream,
+          "events read before the device reached them": NoSynchronize, "an event leaked": LeakedEvent,
           "host clock per launch said to be the device's": HostPerLaunch,
           "host clock over the call said to be the device's": HostTimed}

@@ -134,6 +134,7 @@ def test_without_a_repeatable_executor_each_launch_is_planned_outside_its_events
 CAUGHT_BY = {"end event before the launch": "not the one kernel",
              "synchronize inside the loop": "synchronize(s) inside the loop",
              "flush inside the timed region": "no flush of at least", "events on the default stream": "off the launch stream",
+             "events read before the device reached them": "aclrtEventElapsedTime failed",
              "an event leaked": "left alive", "host clock per launch said to be the device's": "the emulated device took",
              "host clock over the call said to be the device's": "the emulated device took"}
 
@@ -149,6 +150,8 @@ def test_each_planted_timing_fault_is_caught(emu_dir, env, what):
         call = _call()
         t, tokens, left = _timed(b, call, 6, True)
         found = T.violations(b, call, 6, True, t, tokens, left)
+    except RuntimeError as e:   # the emulator refused a call the protocol forbids
+        found = [str(e)]
     finally:
         b.close()
     assert any(CAUGHT_BY[what] in f for f in found), f"{what}: not caught ({found})"
@@ -164,6 +167,37 @@ def test_an_ai_core_fault_while_timing_costs_the_call_and_leaks_nothing(backend,
     env.delenv("ACLNN_EMU_AICORE_FAULT_AT")
     assert live(backend)[:3] == (0, 0, 0) and T.live_events(backend) == events
     C.assert_close(backend.run(call), call)           # the device was recovered
+
+
+def test_the_emulator_refuses_what_the_vendors_calling_order_forbids(backend):
+    """Its strictness is what lets the planted faults fail: an event read before the device reached
+    it, two events of different streams, an executor queued twice without being made repeatable."""
+    import ctypes
+    f, call = backend._fn, _call()
+    backend.run(call)
+    ev = [ctypes.c_void_p() for _ in range(3)]
+    for e in ev:
+        assert f["aclrtCreateEventWithFlag"](ctypes.byref(e), 8) == 0
+    other = ctypes.c_void_p()
+    assert f["aclrtCreateStream"](ctypes.byref(other)) == 0
+    ms = ctypes.c_float()
+    with backend._marshalled(call) as m:
+        size, ex = ctypes.c_uint64(), ctypes.c_void_p()
+        assert m.phase1(*m.args, ctypes.byref(size), ctypes.byref(ex)) == 0 and size.value == 0
+        assert f["aclrtRecordEvent"](ev[0], backend._stream) == 0
+        assert m.phase2(None, 0, ex, backend._stream) == 0
+        assert m.phase2(None, 0, ex, backend._stream) != 0            # not repeatable, still queued
+        assert f["aclrtRecordEvent"](ev[1], backend._stream) == 0
+        assert f["aclrtRecordEvent"](ev[2], other) == 0
+        assert f["aclrtEventElapsedTime"](ctypes.byref(ms), ev[0], ev[1]) != 0   # not reached yet
+        assert f["aclrtSynchronizeStream"](backend._stream) == 0 and f["aclrtSynchronizeStream"](other) == 0
+    assert f["aclrtEventElapsedTime"](ctypes.byref(ms), ev[0], ev[1]) == 0
+    took = ms.value * 1e-3    # one kernel, cold or (where the allocator gave run()'s buffers back) warm
+    assert any(took == pytest.approx(T.kernel_seconds(call, warm=w), rel=1e-6) for w in (False, True)), took
+    assert f["aclrtEventElapsedTime"](ctypes.byref(ms), ev[0], ev[2]) != 0       # two streams
+    for e in ev:
+        assert f["aclrtDestroyEvent"](e) == 0
+    assert f["aclrtDestroyStream"](other) == 0
 
 
 def test_a_runtime_without_event_calls_is_unsupported_naming_them(backend):
