@@ -233,6 +233,24 @@ def test_pytest_timing_with_the_aclnn_backend_records_device_events(emu_dir, tmp
         assert t["median_s"] == pytest.approx(expect, rel=1e-6) and t["iqr_s"] == pytest.approx(0, abs=1e-12)
 
 
+@pytest.mark.parametrize("backend,leaked", [("aclnn", 0), ("tests.aclnn_timing_faults:LeakedEvent", 1)],
+                         ids=["aclnn", "planted-leak"])
+def test_pytest_timing_leaves_nothing_alive_after_close(emu_dir, tmp_path, backend, leaked):
+    """The suite's leak check (tests.aclnn_leakcheck, in pytest's process) over a timed session; the
+    backend that leaks one event a timing call shows there, one per call."""
+    counts = tmp_path / "live.jsonl"
+    recs = _suite(emu_dir, tmp_path, backend, "--isolation", "none", "-p", "tests.aclnn_leakcheck",
+                  f"--aclnn-live-counts={counts}")
+    assert all(r["timing"]["source"] == "aclrtEvent" for r in recs)
+    (line,) = [json.loads(x) for x in counts.read_text().splitlines()]
+    zero = {"buffers": 0, "tensors": 0, "executors": 0, "streams": 0}
+    assert {k: v for k, v in line["after_close"].items() if k != "events"} == zero, line
+    if not leaked:
+        assert line["at_session_end"] == {**zero, "streams": 1, "events": 0} and line["after_close"]["events"] == 0
+    else:   # the untimed call, the warm-up's calls and the rounds: each call leaked one event
+        assert line["after_close"]["events"] > len(recs) * 3, line
+
+
 def test_pytest_timing_refuses_host_times_said_to_be_device_events(emu_dir, tmp_path):
     for rec in _suite(emu_dir, tmp_path, "tests.aclnn_timing_faults:HostTimed"):
         assert rec["timing"]["status"] == "not timed" and "host" in rec["timing"]["reason"], rec["timing"]
