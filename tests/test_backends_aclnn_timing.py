@@ -223,13 +223,16 @@ def _suite(emu_dir, tmp_path, backend="aclnn", *extra):
     return recs
 
 
-def test_pytest_timing_with_the_aclnn_backend_records_device_events(emu_dir, tmp_path):
-    for rec in _suite(emu_dir, tmp_path):
+@pytest.mark.parametrize("warm", [False, True], ids=["cold", "warm"])
+def test_pytest_timing_with_the_aclnn_backend_records_device_events(emu_dir, tmp_path, warm):
+    for rec in _suite(emu_dir, tmp_path, "aclnn", *(["--timing-warm"] if warm else [])):
         t = rec["timing"]
-        assert (t["clock"], t["source"], t["cache"]) == ("device", "aclrtEvent", "cold"), t
+        assert (t["clock"], t["source"], t["cache"]) == ("device", "aclrtEvent", "warm" if warm else "cold"), t
         assert len(t["rounds"]) == 3 and t["launches"] >= 30
-        # The emulator's own figures (the subprocess ran without the overrides): exactly its device time.
-        expect = (T.DEFAULTS["ACLNN_EMU_LAUNCH_NS"] + t["bytes"] / T.DEFAULTS["ACLNN_EMU_GBPS"]) / 1e9
+        # The emulator's own figures (the subprocess ran without the overrides): exactly its device
+        # time, its L2's speed where nothing flushed it between launches.
+        gbps = T.DEFAULTS["ACLNN_EMU_GBPS"] * (T.DEFAULTS["ACLNN_EMU_L2_SPEEDUP"] if warm else 1)
+        expect = (T.DEFAULTS["ACLNN_EMU_LAUNCH_NS"] + t["bytes"] / gbps) / 1e9
         assert t["median_s"] == pytest.approx(expect, rel=1e-6) and t["iqr_s"] == pytest.approx(0, abs=1e-12)
 
 
