@@ -9,7 +9,7 @@ process that made a backend (the one process without xdist, every worker with it
 controller makes none) appends one JSON line to FILE:
 
     {"process": "main" | "gw0" ..., "products": [...], "soc": ...,
-     "at_session_end": {"buffers": n, "tensors": n, "executors": n, "streams": n},
+     "at_session_end": {"buffers": n, "tensors": n, "executors": n, "streams": n, "events": n},
      "after_close": {...}}
 
 `at_session_end` is read before close() (per-call resources must already be gone; the session's
@@ -38,7 +38,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def live_counts(backend: Any) -> Dict[str, int]:
-    """The emulator's live buffers, tensors, executors and streams; raises LookupError if not the emulator."""
+    """The emulator's live buffers, tensors, executors, streams and events (those its timing made);
+    raises LookupError if not the emulator."""
     libs = getattr(backend, "libraries", None)
     fn = getattr(libs.runtime.handle, "aclemuLiveCounts", None) if libs is not None else None
     if fn is None:
@@ -46,7 +47,9 @@ def live_counts(backend: Any) -> Dict[str, int]:
                           f"the host emulator (no aclemuLiveCounts): {getattr(backend, 'unavailable', None)}")
     counts = [ctypes.c_int64() for _ in KINDS]
     fn(*[ctypes.byref(c) for c in counts])
-    return {k: c.value for k, c in zip(KINDS, counts)}
+    events = libs.runtime.handle.aclemuLiveEvents
+    events.restype = ctypes.c_int64
+    return {**{k: c.value for k, c in zip(KINDS, counts)}, "events": events()}
 
 
 def _backend(config: pytest.Config) -> Optional[Any]:

@@ -47,7 +47,7 @@ SEVERAL_REASON = "does not marshal more than one out tensor yet"
 _REFUSES_SEVERAL = SEVERAL_REASON in (ROOT / "suite" / "backends" / "aclnn.py").read_text(encoding="utf-8")
 SEVERAL = {op.name for op in ops.OPERATORS.values() if len(op.outputs) > 1} if _REFUSES_SEVERAL else set()
 KINDS = {"test_numerics", "test_status", "test_determinism"}
-ZERO = {"buffers": 0, "tensors": 0, "executors": 0, "streams": 0}
+ZERO = {"buffers": 0, "tensors": 0, "executors": 0, "streams": 0, "events": 0}
 
 
 @dataclass

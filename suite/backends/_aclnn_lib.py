@@ -46,6 +46,17 @@ TENSOR_SYMBOLS = {
 OPTIONAL_TENSOR_SYMBOLS = {"aclDestroyAclOpExecutor": (c_int, [c_void_p])}
 # The runtime's last error in its own words (acl_base.h; absent from old runtimes).
 OPTIONAL_RUNTIME_SYMBOLS = {"aclGetRecentErrMsg": (c_char_p, [])}
+# What time_launches needs (docs/timing.md cites each signature); optional, so a runtime without them
+# makes only timing Unsupported, never the backend unavailable.
+TIMING_SYMBOLS = {
+    "aclrtCreateEventWithFlag": (c_int, [P_void_p, ctypes.c_uint32]),
+    "aclrtRecordEvent": (c_int, [c_void_p, c_void_p]),
+    "aclrtEventElapsedTime": (c_int, [ctypes.POINTER(c_float), c_void_p, c_void_p]),
+    "aclrtDestroyEvent": (c_int, [c_void_p]),
+    "aclrtMemsetAsync": (c_int, [c_void_p, c_size_t, c_int32, c_size_t, c_void_p]),
+}
+OPTIONAL_TIMING_SYMBOLS = {"aclGetDeviceCapability": (c_int, [ctypes.c_uint32, c_int, P_int64])}
+OPTIONAL_EXECUTOR_SYMBOLS = {"aclSetAclOpExecutorRepeatable": (c_int, [c_void_p])}
 
 _TAIL = [P_uint64, P_void_p]  # workspaceSize, executor
 # The C types an operator's declared parameters (Operator.c_params) may have. A `float` is a C float
@@ -158,9 +169,10 @@ def load(lib_dir: Optional[str], environ: Mapping[str, str] = os.environ) -> Tup
     runtime = load_one(RUNTIME_LIB, dirs, loader)
     fns = bind(runtime, RUNTIME_SYMBOLS)
     fns.update(bind(runtime, OPTIONAL_RUNTIME_SYMBOLS, optional=True))
+    fns.update(bind(runtime, {**TIMING_SYMBOLS, **OPTIONAL_TIMING_SYMBOLS}, optional=True))
     tensor = load_one(TENSOR_LIB, dirs, loader)
     fns.update(bind(tensor, TENSOR_SYMBOLS))
-    fns.update(bind(tensor, OPTIONAL_TENSOR_SYMBOLS, optional=True))
+    fns.update(bind(tensor, {**OPTIONAL_TENSOR_SYMBOLS, **OPTIONAL_EXECUTOR_SYMBOLS}, optional=True))
     op_libs, failures = [], []
     for name in OP_LIBS:
         try:

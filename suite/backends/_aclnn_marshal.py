@@ -10,7 +10,8 @@ Nothing here writes to the caller's arrays.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Sequence, Tuple
+import ctypes
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -144,3 +145,27 @@ def gather_out(layout: Layout, dtype: np.dtype) -> np.ndarray:
 
 def ptr(a: np.ndarray) -> Optional[int]:
     return a.__array_interface__["data"][0] if a.size else None
+
+
+def outputs_of(call, op) -> List[Tuple[str, Optional[tuple], Optional[np.dtype]]]:
+    """Every output of the operator's declaration, in its order, with the shape and dtype the call
+    gives it (None: a NULL tensor): OpCall.outputs where the call has it (a name it leaves out is
+    NULL; a name the declaration lacks is a suite defect, never a dropped tensor), else out_shape
+    and out_dtype for the first and NULL for any other."""
+    declared = tuple(getattr(op, "outputs", ("out",))) or ("out",)
+    given = getattr(call, "outputs", None)
+    if given is None:
+        return [(declared[0], call.out_shape, call.out_dtype)] + [(n, None, None) for n in declared[1:]]
+    stray = [n for n in given if n not in declared]
+    if stray:
+        raise ValueError(f"{call.op}: outputs {stray} are not among its declared outputs {list(declared)}")
+    found = []
+    for name in declared:
+        shape, dtype = given.get(name, (None, None))
+        found.append((name, None if shape is None else tuple(shape), None if dtype is None else np.dtype(dtype)))
+    return found
+
+
+def int64s(values: Sequence[int]):
+    """A C int64_t array of `values` (one element at least: ctypes cannot make an empty one)."""
+    return (ctypes.c_int64 * max(len(values), 1))(*values)

@@ -47,12 +47,14 @@ and in CANN the whole device context, returning the same error to every later ca
 buffers are released, the stream destroyed, the device reset (aclrtResetDevice, then aclrtSetDevice
 and a new stream), and `suite.DeviceFault` is raised with the status and aclGetRecentErrMsg's text:
 only that case fails. If the reset itself fails, DeviceFault says so (recovered=False) and the
-suite stops the run.
+suite stops the run. The same holds for a fault while timing (time_launches: docs/timing.md).
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from dataclasses import dataclass
+from typing import Dict, Iterator, List, Mapping, Optional, Union
 
 import numpy as np
 
@@ -60,11 +62,11 @@ from suite import ops
 from suite.backends import soc
 from suite.backends import _aclnn_lib as lib
 from suite.backends import _aclnn_marshal as marshal
+from suite.backends import _aclnn_timing as timing
 from suite.contract import PRODUCTS, AclnnError, DeviceFault, OpCall, Unsupported
 
-ACL_FORMAT_ND = 2
+ACL_FORMAT_ND, ACL_ERROR_REPEAT_INITIALIZE = 2, 100002
 MEMCPY_HOST_TO_DEVICE, MEMCPY_DEVICE_TO_HOST = 1, 2
-ACL_ERROR_REPEAT_INITIALIZE = 100002
 
 
 class AclRuntimeError(RuntimeError):
@@ -90,6 +92,18 @@ class _Faulted(Exception):
     def __init__(self, func: str, code: int, message: Optional[str]) -> None:
         super().__init__(f"{func} failed with {code}" + (f": {message}" if message else ""))
         self.code = code
+
+
+@dataclass
+class Marshalled:
+    """One call on the device: its two phases, phase 1's arguments, the non-NULL outputs (name, layout,
+    buffer, dtype), the outputs declared, the buffers freed with the call (a workspace joins them)."""
+    phase1: object
+    phase2: object
+    args: list
+    outs: list
+    nwanted: int
+    buffers: List[int]
 
 
 class AclnnBackend:
@@ -226,21 +240,35 @@ class AclnnBackend:
         try:
             return self._run(call)
         except _Faulted as fault:  # the call's tensors and buffers are already released
-            failed = self._recover()
-            if failed is None:
-                raise DeviceFault(str(fault), fault.code) from None
-            self.unavailable = f"the device could not be recovered after a fault ({fault}): {failed}"
-            raise DeviceFault(f"{fault}; recovery failed: {failed}", fault.code, recovered=False) from None
+            raise self._after_fault(fault) from None
 
-    def time_launches(self, call: OpCall, launches: int, *, flush: bool):
-        """Not yet: timing needs aclrtCreateEvent / aclrtRecordEvent / aclrtSynchronizeEvent /
-        aclrtEventElapsedTime around a launch of an already-marshalled call, and neither this
-        backend nor the host emulator has them (docs/timing.md). Unsupported, so the case is
-        recorded "not timed" with this reason, never timed by the host clock instead."""
-        raise Unsupported("the aclnn backend does not time yet: it has no aclrtEvent calls, and the host "
-                          "emulator no stand-ins for them (docs/timing.md)")
+    def _after_fault(self, fault: "_Faulted") -> DeviceFault:
+        """Recover the device after a fault (docstring above: "Device faults") and say how it went."""
+        failed = self._recover()
+        if failed is None:
+            return DeviceFault(str(fault), fault.code)
+        self.unavailable = f"the device could not be recovered after a fault ({fault}): {failed}"
+        return DeviceFault(f"{fault}; recovery failed: {failed}", fault.code, recovered=False)
 
-    def _run(self, call: OpCall) -> Union[None, np.ndarray, Mapping[str, np.ndarray]]:
+    timer = timing.EventTimer  # time_launches' (suite/backends/_aclnn_timing.py); tests plant faults in one
+
+    def time_launches(self, call: OpCall, launches: int, *, flush: bool) -> "suite.perf.record.Timing":
+        """`launches` launches of one marshalled call, each between its own pair of aclrtEvents on the
+        launch stream (suite/backends/_aclnn_timing.py says how and why; docs/timing.md)."""
+        self._ensure_ready()  # an unavailable backend says why, not which event calls it lacks
+        missing = timing.missing(self._fn)
+        if missing:
+            raise Unsupported(f"the CANN runtime lacks {', '.join(missing)}: no device-event timing")
+        try:
+            with self._marshalled(call) as m:
+                return self.timer(self, m).run(launches, flush)
+        except timing.LaunchFailed as e:  # the timer has synchronized and released what it made
+            raise self._after_fault(_Faulted(e.func, e.code, self._recent_error())) from None
+
+    @contextlib.contextmanager
+    def _marshalled(self, call: OpCall) -> Iterator["Marshalled"]:
+        """The call's tensors on the device, in the operator's C order, released on the way out:
+        what one launch (run) or many (time_launches) needs before phase 1."""
         self._ensure_ready()
         if call.product not in self.products:
             raise Unsupported(f"this backend stands for {self.products[0]}, the case targets {call.product}")
@@ -249,10 +277,9 @@ class AclnnBackend:
             raise Unsupported(f"operator {call.op} is not known to the aclnn backend")
         if isinstance(entry, str):
             raise Unsupported(entry)
-        phase1, phase2 = entry
         op = ops.get(call.op)
         params = op.c_params
-        wanted = _outputs(call, op)
+        wanted = marshal.outputs_of(call, op)
         declared = {name for name, kind, _ in params if kind == "tensor"}
         stray = [name for name in call.inputs if name not in declared]
         if stray:  # the call and the operator's declaration disagree: a suite defect, never a status
@@ -260,8 +287,6 @@ class AclnnBackend:
                              f"{sorted(declared)}")
         tensors: List[int] = []
         buffers: List[int] = []
-        executor = ctypes.c_void_p()
-        executor_pending = False
         try:
             args = []
             for name, kind, default in params:
@@ -278,40 +303,48 @@ class AclnnBackend:
                 layout = marshal.out_layout(shape, dtype, order, lead, self._bf16_code)
                 args.append(self._tensor(layout, name, tensors, buffers))
                 outs.append((name, layout, buffers[-1], dtype))
-            workspace_size = ctypes.c_uint64(0)
-            status = phase1(*args, ctypes.byref(workspace_size), ctypes.byref(executor))
-            if status:
-                raise AclnnError(status)
-            executor_pending = True
-            workspace = self._malloc(workspace_size.value, buffers) if workspace_size.value else None
-            executor_pending = False  # phase 2 owns the executor from here, whatever it returns
-            status = phase2(workspace, workspace_size.value, executor, self._stream)
-            if status:
-                raise _Faulted(f"aclnn{call.op} (phase 2)", status, self._recent_error())
-            rc = self._fn["aclrtSynchronizeStream"](self._stream)
-            if rc:
-                raise _Faulted("aclrtSynchronizeStream", rc, self._recent_error())
-            if len(wanted) == 1:
-                if not outs:
-                    return None  # the operator accepted a NULL out: the suite will flag the missing status
-                _, out, out_buf, dtype = outs[0]
-                self._copy(out, out_buf, MEMCPY_DEVICE_TO_HOST)
-                return marshal.gather_out(out, dtype)
-            found = {}  # several outputs: every one allocated (one the call does not write holds 0xFF)
-            for name, layout, buf, dtype in outs:
-                self._copy(layout, buf, MEMCPY_DEVICE_TO_HOST)
-                found[name] = marshal.gather_out(layout, dtype)
-            return found
+            yield Marshalled(entry[0], entry[1], args, outs, len(wanted), buffers)
         except marshal.LayoutError as exc:
             raise Unsupported(self._layout_reason(str(exc))) from None
         finally:
-            destroy_exec = self._fn.get("aclDestroyAclOpExecutor")
-            if executor_pending and executor.value and destroy_exec is not None:
-                destroy_exec(executor)  # phase 2 never ran; best effort, the only release CANN offers
             for t in reversed(tensors):
                 self._fn["aclDestroyTensor"](t)
             for b in reversed(buffers):
                 self._fn["aclrtFree"](b)
+
+    def _run(self, call: OpCall) -> Union[None, np.ndarray, Mapping[str, np.ndarray]]:
+        with self._marshalled(call) as m:
+            executor = ctypes.c_void_p()
+            executor_pending = False
+            try:
+                workspace_size = ctypes.c_uint64(0)
+                status = m.phase1(*m.args, ctypes.byref(workspace_size), ctypes.byref(executor))
+                if status:
+                    raise AclnnError(status)
+                executor_pending = True
+                workspace = self._malloc(workspace_size.value, m.buffers) if workspace_size.value else None
+                executor_pending = False  # phase 2 owns the executor from here, whatever it returns
+                status = m.phase2(workspace, workspace_size.value, executor, self._stream)
+                if status:
+                    raise _Faulted(f"aclnn{call.op} (phase 2)", status, self._recent_error())
+                rc = self._fn["aclrtSynchronizeStream"](self._stream)
+                if rc:
+                    raise _Faulted("aclrtSynchronizeStream", rc, self._recent_error())
+            finally:
+                destroy_exec = self._fn.get("aclDestroyAclOpExecutor")
+                if executor_pending and executor.value and destroy_exec is not None:
+                    destroy_exec(executor)  # phase 2 never ran; best effort, the only release CANN offers
+            if m.nwanted == 1:
+                if not m.outs:
+                    return None  # the operator accepted a NULL out: the suite will flag the missing status
+                _, out, out_buf, dtype = m.outs[0]
+                self._copy(out, out_buf, MEMCPY_DEVICE_TO_HOST)
+                return marshal.gather_out(out, dtype)
+            found = {}  # several outputs: every one allocated (one the call does not write holds 0xFF)
+            for name, layout, buf, dtype in m.outs:
+                self._copy(layout, buf, MEMCPY_DEVICE_TO_HOST)
+                found[name] = marshal.gather_out(layout, dtype)
+            return found
 
     def _layout_reason(self, what: str) -> str:
         if what == "negative stride":
@@ -363,24 +396,4 @@ class AclnnBackend:
             raise AclRuntimeError(func, rc)
 
 
-def _outputs(call: OpCall, op) -> List[Tuple[str, Optional[tuple], Optional[np.dtype]]]:
-    """Every output of the operator's declaration, in its order, with the shape and dtype the call
-    gives it (None: a NULL tensor): OpCall.outputs where the call has it (a name it leaves out is
-    NULL; a name the declaration lacks is a suite defect, never a dropped tensor), else out_shape
-    and out_dtype for the first and NULL for any other."""
-    declared = tuple(getattr(op, "outputs", ("out",))) or ("out",)
-    given = getattr(call, "outputs", None)
-    if given is None:
-        return [(declared[0], call.out_shape, call.out_dtype)] + [(n, None, None) for n in declared[1:]]
-    stray = [n for n in given if n not in declared]
-    if stray:
-        raise ValueError(f"{call.op}: outputs {stray} are not among its declared outputs {list(declared)}")
-    found = []
-    for name in declared:
-        shape, dtype = given.get(name, (None, None))
-        found.append((name, None if shape is None else tuple(shape), None if dtype is None else np.dtype(dtype)))
-    return found
-
-
-def _int64s(values: Sequence[int]):
-    return (ctypes.c_int64 * max(len(values), 1))(*values)
+_int64s = marshal.int64s  # a module attribute: tests intercept the storage dims here

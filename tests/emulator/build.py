@@ -60,7 +60,7 @@ def op_sources() -> List[Path]:
 
 def _declared_faults() -> Dict[str, Fault]:
     faults: Dict[str, Fault] = {}
-    for path in [SRC / "opapi.c", SRC / "runtime.c", SRC / "nnopbase.c", *op_sources()]:
+    for path in [SRC / "opapi.c", SRC / "runtime.c", SRC / "events.c", SRC / "nnopbase.c", *op_sources()]:
         module = path.stem if path.parent == OPS else None
         for m in _FAULT_LINE.finditer(path.read_text()):
             name, macro, what = m.groups()
@@ -75,7 +75,7 @@ FAULTS: Dict[str, Fault] = _declared_faults()
 
 # library -> (sources, emulator libraries it links to); libopapi.so also takes every src/ops/*.c
 LIBRARIES = {
-    "libascendcl.so": (["runtime.c"], []),
+    "libascendcl.so": (["runtime.c", "events.c"], []),
     "libnnopbase.so": (["nnopbase.c"], ["ascendcl"]),
     "libopapi.so": (["opapi.c"], ["nnopbase", "ascendcl"]),
 }

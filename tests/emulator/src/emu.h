@@ -2,7 +2,8 @@
  *
  * Three shared libraries, laid out like the toolkit's lib64:
  *   libascendcl.so  runtime.c: init, device, streams, "device" memory (host memory), SoC name,
- *                   live-resource counters (aclemuLiveCounts)
+ *                   live-resource counters (aclemuLiveCounts); events.c: events, aclrtMemsetAsync,
+ *                   the L2 size, the emulated device clock and the trace (timing stand-ins)
  *   libnnopbase.so  nnopbase.c: aclCreateTensor / aclDestroyTensor / aclDestroyAclOpExecutor
  *   libopapi.so     opapi.c (the generic core: views, loads and stores with RNE, broadcasting,
  *                   validation helpers, the executor, workspace and launch, device-memory checks)
@@ -28,6 +29,7 @@
 #define ACLNN_ERR_PARAM_INVALID 161002
 #define ACLNN_ERR_RUNTIME_ERROR 361001
 #define ACLNN_ERR_INNER_NULLPTR 561103
+#define ACLNN_ERR_INNER 561000
 #define ACL_ERROR_INVALID_PARAM 100000
 #define ACL_ERROR_UNINITIALIZE 100001
 #define ACL_ERROR_REPEAT_INITIALIZE 100002
@@ -108,6 +110,8 @@ typedef struct aclOpExecutor {
     int empty;       /* nothing to compute (set by emu_executor when out is empty) */
     uint64_t workspace; /* bytes required */
     void *ws_ptr;       /* workspace given to phase 2 */
+    int repeatable;     /* aclSetAclOpExecutorRepeatable: phase 2 may run it again, the caller destroys it */
+    int pending;        /* launches queued and not yet run */
 } aclOpExecutor;
 
 #define EMU_TENSOR_MAGIC 0x54454e53u
@@ -121,6 +125,13 @@ int aclemu_enqueue(void *stream, aclemu_task fn, void *arg);
 const char *aclemu_soc(void);
 void aclemu_device_fault(void); /* the next aclrtSynchronizeStream reports ACL_ERROR_RT_DEVICE_FAULT */
 int aclemu_kernel_may_run(void); /* 0: the device is poisoned, or this kernel is the planted AI-core fault */
+/* The timing stand-ins (events.c): a trace token (a printf format with up to two ints), the stream's
+ * number in the trace (0: the default stream, -1: not a stream), running a stream's queued work now,
+ * and a kernel's run on the emulated device clock (key: its data, for the emulated L2). */
+void aclemu_trace(const char *fmt, int a, int b);
+int aclemu_stream_id(void *stream);
+int aclemu_run_stream(void *stream);
+void aclemu_kernel_ran(const void *key, uint64_t bytes);
 /* Exported by libnnopbase.so. */
 int aclDestroyAclOpExecutor(aclOpExecutor *executor);
 

@@ -48,9 +48,21 @@ EMU_EXPORT int aclDestroyTensor(const aclTensor *tensor) {
     return 0;
 }
 
+/* Phase 2 may run the executor again and again; the caller destroys it (aclDestroyAclOpExecutor).
+ * ACLNN_EMU_NO_REPEATABLE=1 makes it refuse, as opbase does for an executor it cannot reuse (its
+ * ACLNN_ERR_INNER), so tests can prove the backend's fallback. */
+EMU_EXPORT int aclSetAclOpExecutorRepeatable(aclOpExecutor *executor) {
+    const char *no = getenv("ACLNN_EMU_NO_REPEATABLE");
+    if (!executor) return ACLNN_ERR_INNER_NULLPTR;
+    if (executor->magic != EMU_EXEC_MAGIC || (no && *no == '1')) return ACLNN_ERR_INNER;
+    executor->repeatable = 1;
+    return 0;
+}
+
 EMU_EXPORT int aclDestroyAclOpExecutor(aclOpExecutor *executor) {
     if (!executor) return ACLNN_ERR_INNER_NULLPTR;
     if (executor->magic != EMU_EXEC_MAGIC) return ACLNN_ERR_INNER_NULLPTR;
+    if (executor->pending) return ACLNN_ERR_PARAM_INVALID; /* launches still queued: kept, and counted live */
     executor->magic = 0;
     free(executor);
     aclemu_count(EMU_EXECUTORS, -1);

@@ -564,7 +564,19 @@ int emu_ready(aclOpExecutor *ex, uint64_t *workspaceSize, aclOpExecutor **execut
     }
     *workspaceSize = ex->workspace;
     *executor = ex;
+    aclemu_trace("P", 0, 0);
     return ACLNN_SUCCESS;
+}
+
+/* What the kernel moves: every present input view and every present output at its dtype (logical
+ * elements, as suite/perf/traffic.py counts them): its time on the emulated device clock. */
+static uint64_t bytes_moved(const aclOpExecutor *ex) {
+    uint64_t n = 0;
+    for (int i = 0; i < ex->nin + ex->nout; i++) {
+        const emu_view *v = i < ex->nin ? &ex->in[i] : output_of(ex, i - ex->nin);
+        if (v->present) n += (uint64_t)emu_numel_dims(v->dims, v->ndim) * (uint64_t)emu_itemsize(v->dtype);
+    }
+    return n;
 }
 
 static void run_task(void *arg) {
@@ -576,13 +588,16 @@ static void run_task(void *arg) {
     } else if (!ex->empty && aclemu_kernel_may_run()) { /* else: the planted AI-core fault, or poisoned */
         ex->op->run(ex);
     }
-    aclDestroyAclOpExecutor(ex); /* a non-repeatable executor dies with its launch */
+    aclemu_kernel_ran(ex->out.data, bytes_moved(ex));
+    ex->pending--;
+    if (!ex->repeatable) aclDestroyAclOpExecutor(ex); /* a non-repeatable executor dies with its launch */
 }
 
 int emu_launch(const emu_op *op, void *workspace, uint64_t workspaceSize, aclOpExecutor *ex, void *stream) {
     int st = ACLNN_SUCCESS, bad;
     if (!ex) return ACLNN_ERR_PARAM_NULLPTR;
     if (ex->magic != EMU_EXEC_MAGIC || ex->op != op) return ACLNN_ERR_PARAM_INVALID;
+    if (ex->pending && !ex->repeatable) return ACLNN_ERR_PARAM_INVALID; /* launched twice, never made repeatable */
     if (ex->workspace) {
         if (!workspace) st = ACLNN_ERR_PARAM_NULLPTR;
         else if (workspaceSize < ex->workspace) st = ACLNN_ERR_PARAM_INVALID;
@@ -592,8 +607,14 @@ int emu_launch(const emu_op *op, void *workspace, uint64_t workspaceSize, aclOpE
         fprintf(stderr, "aclemu: tensor %d of the call reaches outside device memory\n", bad);
         st = ACLNN_ERR_RUNTIME_ERROR;
     }
-    if (st) { aclDestroyAclOpExecutor(ex); return st; }
+    if (st) { if (!ex->repeatable) aclDestroyAclOpExecutor(ex); return st; }
     ex->ws_ptr = workspace;
-    if (aclemu_enqueue(stream, run_task, ex)) { aclDestroyAclOpExecutor(ex); return ACLNN_ERR_RUNTIME_ERROR; }
+    ex->pending++;
+    aclemu_trace("K@%d", aclemu_stream_id(stream), 0);
+    if (aclemu_enqueue(stream, run_task, ex)) {
+        ex->pending--;
+        if (!ex->repeatable) aclDestroyAclOpExecutor(ex);
+        return ACLNN_ERR_RUNTIME_ERROR;
+    }
     return ACLNN_SUCCESS;
 }

@@ -60,7 +60,8 @@ static alloc_t *g_allocs;
 static size_t g_nallocs, g_cap;
 
 typedef struct { aclemu_task fn; void *arg; } task_t;
-typedef struct { uint32_t magic; task_t *tasks; size_t n, cap; } stream_t;
+typedef struct { uint32_t magic; int id; task_t *tasks; size_t n, cap; } stream_t;
+static int g_next_stream;
 #define STREAM_MAGIC 0x5354524du
 
 EMU_EXPORT void aclemu_count(int kind, int delta) { g_live[kind] += delta; }
@@ -146,6 +147,7 @@ EMU_EXPORT int aclrtCreateStream(aclrtStream *stream) {
     if (g_poisoned) return ACL_ERROR_RT_STICKY;
     stream_t *s = calloc(1, sizeof *s);
     s->magic = STREAM_MAGIC;
+    s->id = ++g_next_stream;
     *stream = s;
     aclemu_count(EMU_STREAMS, 1);
     return 0;
@@ -175,9 +177,22 @@ EMU_EXPORT int aclemu_enqueue(void *stream, aclemu_task fn, void *arg) {
     return 0;
 }
 
+EMU_EXPORT int aclemu_stream_id(void *stream) {
+    stream_t *s = stream;
+    if (!s) return 0;
+    return s->magic == STREAM_MAGIC ? s->id : -1;
+}
+
+EMU_EXPORT int aclemu_run_stream(void *stream) {
+    stream_t *s = stream;
+    if (!s) return 0; /* the default stream ran its work when it was queued */
+    return s->magic == STREAM_MAGIC ? run_pending(s) : ACL_ERROR_INVALID_PARAM;
+}
+
 EMU_EXPORT int aclrtSynchronizeStream(aclrtStream stream) {
     stream_t *s = stream;
     if (!s || s->magic != STREAM_MAGIC) return ACL_ERROR_INVALID_PARAM;
+    aclemu_trace("Y", 0, 0);
     return run_pending(s);
 }
 
