@@ -103,7 +103,7 @@ def launches(tokens: Sequence[str]) -> List[Launch]:
     return out
 
 
-def violations(backend: Any, call: Any, n: int, flush: bool, t: Any, tokens: Sequence[str],
+def violations(backend: Any, call: Any, n: int, flush: bool, t: Any, *, tokens: Sequence[str],
                events_after: int) -> List[str]:
     """Every way one time_launches(call, n, flush=flush) call, which returned `t` and left the
     trace `tokens` and `events_after` live events, departs from the event protocol; empty if none."""

@@ -81,7 +81,7 @@ def _timed(b, call, n, flush):
 def test_the_honest_backend_keeps_the_event_protocol(backend, flush):
     call = _call()
     t, tokens, left = _timed(backend, call, 7, flush)
-    assert T.violations(backend, call, 7, flush, t, tokens, left) == []
+    assert T.violations(backend, call, 7, flush, t, tokens=tokens, events_after=left) == []
     assert len(t.seconds) == 7 and (t.clock, t.source) == ("device", "aclrtEvent")
     assert live(backend)[:3] == (0, 0, 0)
 
@@ -127,7 +127,7 @@ def test_without_a_repeatable_executor_each_launch_is_planned_outside_its_events
     call = _call()
     t, tokens, left = _timed(backend, call, 5, True)
     assert tokens.count("P") == 5
-    assert T.violations(backend, call, 5, True, t, tokens, left) == []
+    assert T.violations(backend, call, 5, True, t, tokens=tokens, events_after=left) == []
     assert live(backend)[:3] == (0, 0, 0)
 
 
@@ -149,7 +149,7 @@ def test_each_planted_timing_fault_is_caught(emu_dir, env, what):
     try:
         call = _call()
         t, tokens, left = _timed(b, call, 6, True)
-        found = T.violations(b, call, 6, True, t, tokens, left)
+        found = T.violations(b, call, 6, True, t, tokens=tokens, events_after=left)
     except RuntimeError as e:   # the emulator refused a call the protocol forbids
         found = [str(e)]
     finally:

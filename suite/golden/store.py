@@ -106,9 +106,9 @@ class GoldenStore:
     def load(self, case: Case) -> CaseData:
         """The case's inputs and golden. A large case's golden is computed on its first use in
         this process (and checked against the manifest's fingerprint); the tests that follow it
-        with the same data get the same (read-only) arrays where the store may reuse them; without
-        reuse, later uses read the cache only when its files' sha256s are those this process
-        wrote, and compute it again otherwise."""
+        with the same data get the same (read-only) arrays where the store may reuse them; other
+        later uses read the cache only when its files' sha256s are those this process wrote, and
+        compute it again otherwise."""
         entry = self.entry(case)
         if "file" in entry:
             return _read_case(self._bundle(entry["file"]), case.datakey)
@@ -136,7 +136,7 @@ class GoldenStore:
             return CaseData(inputs, Elementwise(case.op, inputs, case.attrs), _others(case, inputs))
         key = (case.datakey, entry["spec"])
         want = self._digests.get(key)
-        if want is not None and not self.reuse:
+        if want is not None:
             got = self.cache.read(case)
             if got is not None and got[1] == want:
                 return CaseData(inputs, Materialized(got[0]), _others(case, inputs))
@@ -144,9 +144,7 @@ class GoldenStore:
         problems = compare_fingerprints(case.datakey, entry, fingerprint(case, None, Materialized(g)))
         if problems:
             raise GoldenError(problems[0] + "; run `aclnn-conform golden check`")
-        # Where the tests of a case follow each other (reuse), the data is kept for them instead:
-        # the cache (which this process would trust only for what it wrote itself) saves nothing.
-        files = None if self.reuse else self.cache.files(g)
+        files = self.cache.files(g)
         if files is not None:
             shas = {k: _sha256(v) for k, v in files.items()}
             got = self.cache.read(case)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence
 
 import pytest
 
@@ -25,6 +25,7 @@ from suite.golden import cache as golden_cache
 from suite.golden.cache import GoldenCache
 from suite.golden.store import GoldenStore
 from suite.common.digest import file_sha256
+from suite.common.grouping import grouped
 from suite.common.home import CHECKOUT, data_root, no_data_folder
 from suite.run.host import Hosted
 from suite.run.calls import InProcess
@@ -231,8 +232,13 @@ class Conformance:
             opt = self.config.option
             # The goldens' manifest and the tolerance table are read before the backend's process
             # starts (it could rewrite any file): what the run judges by is what results.json hashes.
-            store = GoldenStore(self.golden_dir, cache=GoldenCache(self.cache_dir),
-                                reuse=opt.isolation != "none")
+            # With the backend in a process of its own, a large case's data is kept in memory for
+            # the tests that follow it (they are ordered together), and a cache would save nothing
+            # (this process trusts only entries it wrote): none is written. In pytest's process the
+            # backend could write into arrays it is given, so each test gets its own, and the cache.
+            process = opt.isolation != "none"
+            store = GoldenStore(self.golden_dir, cache=GoldenCache(None if process else self.cache_dir),
+                                reuse=process)
             store.pin()
             self.manifest_hash = store.manifest_hash()
             try:
@@ -376,7 +382,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
     # Within each module, the tests of one case's data (its products and layouts) next to each
     # other, where its first one stood: the golden store then draws a large case's inputs and
     # reads its golden once for all of them (GoldenStore.reuse).
-    items[:] = sorted(items, key=_order())
+    items[:] = grouped(sorted(items, key=_determinism_last), key=_data_of)
     if state.timing is not None:
         # --timing: the timing set's numbers tests alone (the other kinds' modules have no case left).
         other = [i for i in items if getattr(getattr(i, "module", None), "CASE_KIND", Kind.NUMBERS) != Kind.NUMBERS]
@@ -390,17 +396,10 @@ def _determinism_last(item: pytest.Item) -> bool:
     return getattr(getattr(item, "module", None), "CASE_KIND", None) == Kind.DETERMINISM
 
 
-def _order() -> Callable[[pytest.Item], Tuple[bool, int]]:
-    """The sort key of the run's order: determinism last, then the place of the first test of the
-    same module and case data (each item not a case's is a group of its own, so it keeps its place
-    among the others)."""
-    first: Dict[Any, int] = {}
-
-    def key(item: pytest.Item) -> Tuple[bool, int]:
-        case = getattr(item, "callspec", None) and item.callspec.params.get("case")
-        group = (getattr(item, "module", None), case.datakey) if isinstance(case, cases_model.Case) else item
-        return _determinism_last(item), first.setdefault(group, len(first))
-    return key
+def _data_of(item: pytest.Item) -> Any:
+    """What a test shares with others in its module: its case's data (an item not a case's shares nothing)."""
+    case = getattr(item, "callspec", None) and item.callspec.params.get("case")
+    return (getattr(item, "module", None), case.datakey) if isinstance(case, cases_model.Case) else item
 
 
 def check(request: pytest.FixtureRequest, case: cases_model.Case) -> Dict[str, Any]:

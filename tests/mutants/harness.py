@@ -24,6 +24,7 @@ from suite.cases.model import NUMBERS, Case, Kind, kinds_of
 from suite.golden.source import CaseData, is_stored
 from suite.golden.cache import GoldenCache, default_cache_dir
 from suite.golden.store import GoldenStore
+from suite.common.grouping import grouped
 from suite.run.runner import CaseFailure, CaseSkip, Runner, not_run_because
 from suite.judge.table import ToleranceTable, load_table
 
@@ -37,7 +38,9 @@ class CachedStore(GoldenStore):
     cases); large cases' goldens go to the on-disk cache like a pytest run's."""
 
     def __init__(self, root: Path) -> None:
-        super().__init__(root, cache=GoldenCache(default_cache_dir()))
+        # reuse: a large case's data is kept (read-only) for its next checks, as in a pytest run
+        # (run_backend orders the cases of one data together); the backends here are the tests' own.
+        super().__init__(root, cache=GoldenCache(default_cache_dir()), reuse=True)
         self._cache: Dict[str, CaseData] = {}
 
     def load(self, case: Case) -> CaseData:
@@ -136,7 +139,7 @@ def run_backend(backend: Any, cases: Iterable[Case], kinds: Sequence[str] = KIND
     info = host.info
     runner = Runner(host, info, store(), table())
     out = Outcome(info.name)
-    for case in cases:
+    for case in grouped(list(cases), key=lambda c: c.datakey):
         if case.product not in info.products:
             continue
         for kind in checks_of(case):
