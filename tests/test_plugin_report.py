@@ -19,6 +19,7 @@ from suite.report import formats, knownfail, shard, summary
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES, _ = load_cases([ROOT / "cases" / "mse_loss_backward.yaml"])
+A2 = [c for c in CASES if c.product == "atlas-a2"]
 NUMBERS = "suite/conformance/test_numerics.py::test_results"
 REC = {"op": "MseLossBackward", "dtypes": {"gradOutput": "float32"}, "product": "atlas-a2", "metrics": None}
 
@@ -333,3 +334,177 @@ def test_a_failure_with_no_message_takes_the_first_line_of_pytests_report():
     rep.add(_report("k", outcome="failed", aclnn={"key": "k", "message": None}, longrepr="first line\nsecond"))
     rep.add(_report("k2", outcome="failed", aclnn={"key": "k2"}, longrepr=""))
     assert rep.records["k"]["reason"] == "first line" and rep.records["k2"]["reason"] == ""
+
+
+# -- the options, read once at the session's start ------------------------------------------------
+def _config_with(tmp_path, **opts):
+    opt = SimpleNamespace(**{"report_dir": None, "shard": None, "known_failures": None, "baseline": None,
+                             "backend": None, **opts})
+    st = SimpleNamespace(incidents=[], error=None, info=None, cases=CASES[:4], products=["atlas-a2"])
+    return SimpleNamespace(option=opt, stash={plugin.STATE: st}, rootpath=ROOT,
+                           pluginmanager=SimpleNamespace(getplugin=lambda name: None))
+
+
+def test_the_options_are_read_into_the_reporter(tmp_path):
+    from suite.report import results
+    recs = [results.make_record({**results.case_fields(CASES[i], "numbers", k), "status": None}, o, None)
+            for i, k, o in ((0, "a", "passed"), (1, "b", "failed"))]
+    results.write(tmp_path / "base.json", results.make_document(_run_doc(), recs))
+    (tmp_path / "known.yaml").write_text(f"- cases: '{CASES[0].id}'\n  reason: r\n")
+    rep = Reporter(_config_with(tmp_path, report_dir=str(tmp_path / "out"), shard="2/3",
+                                known_failures=str(tmp_path / "known.yaml"), baseline=str(tmp_path / "base.json")))
+    assert rep.dir == tmp_path / "out" and (tmp_path / "out").is_dir() and rep.shard == (2, 3)
+    assert [e.patterns for e in rep.known] == [(CASES[0].id,)]
+    assert rep.baseline == {"a": "passed", "b": "failed"}
+    assert (rep.records, rep.incidents, rep.setup_errors, rep.unexcused, rep.interrupted) == ({}, [], [], [], [])
+    assert rep.backend is None and rep.journal is None and rep.selected is None and rep.interrupts.count == 0
+    plain = Reporter(_config_with(tmp_path))
+    assert (plain.dir, plain.shard, plain.known, plain.baseline) == (None, None, [], {})
+
+
+def _run_doc():
+    return {"backend": {"spec": "reference", "options": {}}, "products": ["atlas-a2"], "standard_override": None,
+            "manifest_hash": "", "tolerances_hash": "", "machine": {}, "shard": None, "protections": {}}
+
+
+@pytest.mark.parametrize("opts,line", [
+    ({"shard": "3/2"}, "--shard '3/2': need 1 <= K <= N <= "),
+    ({"known_failures": "{tmp}/absent.yaml"}, "--known-failures: {tmp}/absent.yaml"),
+    ({"baseline": "{tmp}/absent.json"}, "--baseline: {tmp}/absent.json"),
+    ({"report_dir": "{tmp}/file/sub"}, "--report-dir {tmp}/file/sub: cannot write there"),
+])
+def test_a_bad_option_is_one_usage_error_line(tmp_path, opts, line):
+    (tmp_path / "file").write_text("")
+    opts = {k: v.format(tmp=tmp_path) for k, v in opts.items()}
+    with pytest.raises(pytest.UsageError) as e:
+        Reporter(_config_with(tmp_path, **opts))
+    assert str(e.value).startswith(line.format(tmp=tmp_path)) and "\n" not in str(e.value)
+    assert e.value.__cause__ is None and (e.value.__suppress_context__ or e.value.__context__ is None)
+
+
+def test_a_worker_does_not_check_the_report_folder_the_controller_writes(tmp_path):
+    (tmp_path / "file").write_text("")
+    config = _config_with(tmp_path, report_dir=str(tmp_path / "file" / "sub"))
+    config.workerinput = {}
+    assert Reporter(config).dir == tmp_path / "file" / "sub"
+
+
+def test_a_known_failure_pattern_that_matches_no_case_of_the_products_run_is_warned_about(tmp_path):
+    (tmp_path / "known.yaml").write_text(f"- cases: ['{A2[0].id}', 'Nothing-*']\n  reason: r\n"
+                                         f"- cases: '{A2[3].id}'\n  reason: r\n")
+    config = _config_with(tmp_path, known_failures=str(tmp_path / "known.yaml"))
+    config.stash[plugin.STATE].cases = [A2[0], SimpleNamespace(id=A2[3].id, product="atlas-training")]
+    warned = []
+    config.issue_config_time_warning = lambda w, stacklevel: warned.append((str(w), stacklevel))
+    report.pytest_configure(config)
+    assert isinstance(config.stash[report.REPORTER], Reporter)
+    known = tmp_path / "known.yaml"
+    assert warned == [(f"--known-failures {known}:1: pattern 'Nothing-*' matches no case of the case files for "
+                       f"products atlas-a2; delete it", 2),
+                      (f"--known-failures {known}:3: pattern '{A2[3].id}' matches no case of the case files for "
+                       f"products atlas-a2; delete it", 2)]
+    config.workerinput = {}                                # a worker leaves the warnings to the controller
+    warned.clear()
+    report.pytest_configure(config)
+    assert warned == []
+
+
+# -- what the workers hand over, and what the controller learns of the collection -----------------
+def test_the_collector_takes_each_report_and_what_pytest_selected():
+    rep = _reporter()
+    col = report._Collector(rep)
+    fields = {"key": "k", "case": "c", "status": None}
+    col.pytest_runtest_logreport(_report("k", aclnn=fields))
+    assert rep.records["k"]["outcome"] == "passed"
+    session = SimpleNamespace(config=rep.config, items=[SimpleNamespace(nodeid="a"), SimpleNamespace(nodeid="b")])
+    col.pytest_collection_finish(session)
+    assert rep.selected == ["a", "b"]
+    rep.selected = None
+    rep.config.pluginmanager = SimpleNamespace(getplugin=lambda name: object() if name == "dsession" else None)
+    col.pytest_collection_finish(session)                 # the controller of xdist collects nothing itself
+    assert rep.selected is None
+    col.pytest_xdist_node_collection_finished(None, ["a", "b"])
+    col.pytest_xdist_node_collection_finished(None, ["a"])
+    assert rep.selected == ["a", "b"]
+    col.pytest_xdist_node_collection_finished(None, ["a", "b", "c"])
+    assert rep.selected == ["a", "b", "c"]
+    col.pytest_xdist_node_collection_finished(None, ["x", "y", "z"])
+    assert rep.selected == ["a", "b", "c"]
+
+
+def test_a_workers_backend_incidents_setup_error_and_signals_reach_the_controller():
+    rep = _reporter()
+    col = report._Collector(rep)
+    out = {report.BACKEND_KEY: {"name": "be"}, report.INCIDENTS_KEY: ["closed badly", "exit 3"],
+           report.SETUP_KEY: "backend failed to start", report.INTERRUPTED_KEY: "interrupted by SIGTERM after 2 cases"}
+    col.pytest_testnodedown(SimpleNamespace(workeroutput=out, gateway=SimpleNamespace(id="gw1")), None)
+    col.pytest_testnodedown(SimpleNamespace(workeroutput=dict(out, **{report.BACKEND_KEY: None})), None)
+    assert rep.backend == {"name": "be"}
+    assert rep.incidents == ["gw1: closed badly", "gw1: exit 3", "worker: closed badly", "worker: exit 3"]
+    assert rep.setup_errors == ["backend failed to start"]            # once, though both said it
+    assert rep.interrupted == ["gw1: interrupted by SIGTERM after 2 cases", "worker: interrupted by SIGTERM after 2 cases"]
+    quiet = _reporter()
+    report._Collector(quiet).pytest_testnodedown(SimpleNamespace(), "it died")     # no workeroutput at all
+    assert (quiet.backend, quiet.incidents, quiet.setup_errors, quiet.interrupted) == (None, [], [], [])
+
+
+def test_the_session_start_registers_the_collector_and_writes_the_first_reports(tmp_path, monkeypatch):
+    from suite.report import journal
+    for worker in (False, True):
+        rep = _run_reporter(tmp_path)
+        registered, installed = [], []
+        rep.config.pluginmanager = SimpleNamespace(register=lambda p, name: registered.append((p, name)))
+        monkeypatch.setattr(rep.interrupts, "install", lambda: installed.append(1))
+        d = tmp_path / f"w{worker}"
+        d.mkdir()
+        rep.dir = d
+        if worker:
+            rep.config.workerinput = {}
+        report.pytest_sessionstart(SimpleNamespace(config=rep.config))
+        ((col, name),) = registered
+        assert isinstance(col, report._Collector) and col.rep is rep and name == "aclnn-report-collector"
+        assert installed == [1]
+        assert (d / "results.json").exists() is (not worker) and (rep.journal is None) is worker
+        if not worker:
+            rep.finish(None)
+            assert not (d / journal.JOURNAL).exists()
+
+
+E_OK = pytest.ExitCode.OK
+INCOMPLETE = [
+    # (what, pytest's status, the reporter's and session's state, the reason)
+    ("a worker's setup error first", E_OK,
+     {"setup_errors": ["gw0's"], "own_error": "own"}, "the session could not start: gw0's"),
+    ("the own setup error", E_OK, {"own_error": "own"}, "the session could not start: own"),
+    ("signals", E_OK, {"signals": 2}, "interrupted by SIGTERM, and 1 more signal after 1 cases"),
+    ("a worker's signal", E_OK, {"worker_signals": ["gw0: x", "gw1: y"]},
+     "a worker was interrupted after 1 cases (gw0: x)"),
+    ("-x", pytest.ExitCode.TESTS_FAILED, {"shouldfail": "stopping after 1 failures"},
+     "stopped early after 1 cases: stopping after 1 failures"),
+    ("the suite's own stop", pytest.ExitCode.INTERRUPTED, {"shouldstop": "device lost"},
+     "stopped early after 1 cases: device lost"),
+    ("a worker's stop, on xdist", E_OK, {"dsession_stop": "gw0 lost its device"},
+     "stopped early after 1 cases: gw0 lost its device"),
+    ("a stop and an internal error", pytest.ExitCode.INTERNAL_ERROR, {"shouldstop": "x"}, "pytest hit an internal error"),
+    ("Ctrl-C", pytest.ExitCode.INTERRUPTED, {}, "interrupted (Ctrl-C or SIGTERM) after 1 cases"),
+    ("pytest's usage error", pytest.ExitCode.USAGE_ERROR, {}, "the session could not start (usage error)"),
+    ("finished", E_OK, {}, None),
+    ("finished with failures", pytest.ExitCode.TESTS_FAILED, {}, None),
+    ("no record", pytest.ExitCode.NO_TESTS_COLLECTED, {"records": False}, "no conformance case ran: "),
+]
+
+
+@pytest.mark.parametrize("what,status,kw,why", INCOMPLETE, ids=[r[0] for r in INCOMPLETE])
+def test_why_a_run_did_not_finish(what, status, kw, why):
+    import signal as _signal
+    rep = _reporter(records=[{"outcome": "passed", "reason": None}] if kw.get("records", True) else [])
+    rep.state().error = kw.get("own_error")
+    rep.setup_errors = kw.get("setup_errors", [])
+    rep.interrupts.count, rep.interrupts.first = kw.get("signals", 0), _signal.SIGTERM
+    rep.interrupted = kw.get("worker_signals", [])
+    dsession = SimpleNamespace(shouldstop=kw.get("dsession_stop", False))
+    rep.config.pluginmanager = SimpleNamespace(getplugin=lambda name: dsession if name == "dsession" else None)
+    session = SimpleNamespace(config=rep.config, exitstatus=status, shouldfail=kw.get("shouldfail", False),
+                              shouldstop=kw.get("shouldstop", False))
+    got = report._incomplete(session, rep)
+    assert got == why if not why or not why.endswith(": ") else got.startswith(why), got
