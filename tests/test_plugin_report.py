@@ -40,12 +40,15 @@ class Terminal:
 
     def __init__(self):
         self.out = []
+        self.markup = {}                  # text -> the markup it was written with (red, bold, yellow)
 
     def write_line(self, text, **markup):
         self.out.append(("line", text))
+        self.markup[text] = markup
 
     def section(self, title, **markup):
         self.out.append(("section", title))
+        self.markup[title] = markup
 
     def lines(self):
         return [t for k, t in self.out if k == "line"]
@@ -72,6 +75,8 @@ def test_a_run_with_no_record_says_where_it_ran_and_the_three_folders_most_selec
     assert rep.empty_run() == (
         f"no conformance case ran: pytest ran in {os.getcwd()} (rootdir {ROOT}) and selected 0 tests, 0 of them "
         f"conformance cases; run it in the project folder, or name suite/conformance")
+    rep.selected = ["top.py::a", "top.py::b[x y]"]        # test files in the folder pytest ran in
+    assert "selected 2 tests (2 under top.py), 0 of them" in rep.empty_run()
     assert _reporter(records=[{"outcome": "skipped"}]).empty_run() is None
 
 
@@ -98,8 +103,9 @@ def test_a_module_that_names_its_kind_by_a_string_is_read_too(tmp_path):
 def test_every_case_skipped_is_an_error_line_that_names_the_first_reason():
     rep = _reporter(records=[{"outcome": "skipped", "reason": "no status capability"},
                              {"outcome": "skipped", "reason": "too little memory"}])
-    assert ("line", "ERROR: every one of the 2 cases was skipped, so none was judged "
-                    "(the first: no status capability)") in _summary(rep).out
+    term = _summary(rep)
+    line = "ERROR: every one of the 2 cases was skipped, so none was judged (the first: no status capability)"
+    assert ("line", line) in term.out and term.markup[line] == {"red": True, "bold": True}
     rep = _reporter(records=[{"outcome": "skipped", "reason": None}])
     assert "ERROR: every one of the 1 cases was skipped, so none was judged (the first: )" in _summary(rep).lines()
     for other in ("passed", "failed", "xfailed"):
@@ -129,10 +135,13 @@ def test_setup_errors_incidents_and_unexcused_known_failures_are_written_in_full
     report.pytest_terminal_summary(term, rep.config)
     out = term.out
     assert out[:2] == [("line", "ERROR: backend x:Y failed to start: boom"), ("line", "ERROR: another")]
+    assert term.markup["ERROR: another"] == {"red": True, "bold": True}
     i = out.index(("section", "aclnn conformance: incidents outside any case (they fail the run)"))
     assert out[i + 1:i + 3] == [("line", "own close"), ("line", "gw1: its close")]
+    assert term.markup[out[i][1]] == {"red": True}
     j = out.index(("section", "aclnn conformance: 23 known failures not excused (they passed in --baseline)"))
     assert out[j + 1:j + 22] == [("line", f"case{i}") for i in range(20)] + [("line", "... and 3 more")]
+    assert term.markup[out[j][1]] == {"yellow": True}
     rep.unexcused = rep.unexcused[:20]
     lines = _summary(rep).lines()
     assert "case19" in lines and not any(t.startswith("... and") for t in lines)
@@ -508,3 +517,14 @@ def test_why_a_run_did_not_finish(what, status, kw, why):
                               shouldstop=kw.get("shouldstop", False))
     got = report._incomplete(session, rep)
     assert got == why if not why or not why.endswith(": ") else got.startswith(why), got
+
+
+def test_a_test_module_is_read_as_utf_8_whatever_the_locale_says(tmp_path, monkeypatch):
+    """A machine whose locale's encoding is ASCII (no UTF-8 mode): a module with a non-ASCII comment
+    is still read, and its kind found."""
+    import io
+    (tmp_path / "test_mine.py").write_text("# réseau\nCASE_KIND = Kind.NUMBERS\n", encoding="utf-8")
+    monkeypatch.setattr(io, "text_encoding", lambda encoding, stacklevel=2: encoding or "ascii")
+    rep = _reporter()
+    rep.config.rootpath = tmp_path
+    assert rep._kind_of("test_mine.py") == "numbers"
