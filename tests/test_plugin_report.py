@@ -142,6 +142,9 @@ def test_setup_errors_incidents_and_unexcused_known_failures_are_written_in_full
     j = out.index(("section", "aclnn conformance: 23 known failures not excused (they passed in --baseline)"))
     assert out[j + 1:j + 22] == [("line", f"case{i}") for i in range(20)] + [("line", "... and 3 more")]
     assert term.markup[out[j][1]] == {"yellow": True}
+    rep.unexcused = rep.unexcused[:21]
+    lines = _summary(rep).lines()
+    assert "case19" in lines and "case20" not in lines and "... and 1 more" in lines
     rep.unexcused = rep.unexcused[:20]
     lines = _summary(rep).lines()
     assert "case19" in lines and not any(t.startswith("... and") for t in lines)
