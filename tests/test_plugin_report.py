@@ -531,3 +531,29 @@ def test_a_test_module_is_read_as_utf_8_whatever_the_locale_says(tmp_path, monke
     rep = _reporter()
     rep.config.rootpath = tmp_path
     assert rep._kind_of("test_mine.py") == "numbers"
+
+
+def test_pytest_help_lists_the_report_options_in_the_suites_group_with_their_metavars():
+    """`pytest --help` (what a user reads): the four options under aclnn-conformance, each with the
+    placeholder the docs write and the facts its line must give."""
+    groups = {}
+
+    class Group:
+        def __init__(self):
+            self.opts = {}
+
+        def addoption(self, name, **attrs):
+            self.opts[name] = attrs
+
+    parser = SimpleNamespace(getgroup=lambda name: groups.setdefault(name, Group()))
+    report.pytest_addoption(parser)
+    assert list(groups) == ["aclnn-conformance"]
+    opts = groups["aclnn-conformance"].opts
+    assert {k: v["metavar"] for k, v in opts.items()} == {"--report-dir": "DIR", "--known-failures": "FILE",
+                                                          "--shard": "K/N", "--baseline": "RESULTS"}
+    assert all(v.get("default") is None for v in opts.values())
+    helps = {k: " ".join(v["help"].split()) for k, v in opts.items()}
+    assert formats.file_list() in helps["--report-dir"] and "DIR" in helps["--report-dir"]
+    assert all(w in helps["--known-failures"] for w in ("YAML", "xfail", "XPASS", "strict"))
+    assert "K-th of N" in helps["--shard"] and "deselect" in helps["--shard"]
+    assert "results.json" in helps["--baseline"] and "--known-failures" in helps["--baseline"]
