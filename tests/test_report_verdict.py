@@ -48,6 +48,9 @@ def test_the_reasons_from_the_live_session_are_the_same():
     assert V.reasons({"failed": 1, "passed": 2}, 3, 0, None) == ["1 failed"]
     assert V.reasons({"skipped": 1}, 1, 0, None) == ["nothing judged: every case skipped"]
     assert V.reasons({"skipped": 1, "xfailed": 1}, 2, 0, None) == []
+    # judged is the sum of the four outcomes that judged a case: none cancels another
+    assert V.reasons({"passed": 1, "xpassed": 1}, 2, 0, None) == []
+    assert V.reasons({"passed": 1, "failed": 1, "skipped": 1}, 3, 0, None) == ["1 failed"]
     assert V.reasons({}, 0, 3, "why") == ["3 incidents outside any case", "the run did not finish: why", "no case ran"]
 
 
