@@ -31,6 +31,7 @@ class FakeReporter:
         self._incidents = list(incidents)
         self.config = SimpleNamespace(option=SimpleNamespace(backend=backend))
         self._empty = empty
+        self.dir = None
 
     def state(self):
         return self._state
@@ -176,3 +177,72 @@ def test_an_incident_in_the_backends_close_fails_a_run_whose_every_case_passed(w
         session = _session(controller)
         report.pytest_sessionfinish(session)
     assert session.exitstatus == E.TESTS_FAILED
+
+
+# -- the report's banner says PASS exactly when the exit status is 0 -------------------------------
+# suite/report/verdict.py (report.html's PASS/FAIL banner, read from results.json alone) and
+# exit_status (read from the live session) state the same rules twice: a failed case, an incident,
+# an unfinished run, no record, every case skipped. Each row is one way a run ends; the session's
+# end runs as the plugin runs it (the real Reporter, _incomplete, exit_status, the document the
+# reports are written from), and the two must agree.
+from pathlib import Path
+
+from suite.report import results as _results
+from suite.report.verdict import verdict as _verdict
+
+ROOT = Path(__file__).resolve().parents[1]
+
+ENDINGS = [
+    # (what, pytest's status, outcomes of the records, what else happened)
+    ("all passed", E.OK, ("passed", "passed"), {}),
+    ("one failed", E.TESTS_FAILED, ("passed", "failed"), {}),
+    ("a failure pytest did not count", E.OK, ("passed", "failed"), {}),
+    ("known failures and a known failure that passed", E.OK, ("passed", "xfailed", "xpassed"), {}),
+    ("only known failures", E.OK, ("xfailed",), {}),
+    ("an incident, every case passed", E.OK, ("passed",), {"incidents": ["closed badly"]}),
+    ("an incident, no record", E.NO_TESTS_COLLECTED, (), {"incidents": ["closed badly"]}),
+    ("-x after a failure", E.TESTS_FAILED, ("failed",), {"stop": "stopping after 1 failures"}),
+    ("the suite's own stop, nothing failed", E.OK, ("passed",), {"stop": "the device was lost"}),
+    ("one signal", E.INTERRUPTED, ("passed",), {"signals": 1}),
+    ("two signals, pytest saw none", E.OK, ("passed",), {"signals": 2}),
+    ("a worker's signal", E.OK, ("passed",), {"worker_signals": ["gw0: interrupted by SIGTERM"]}),
+    ("a worker's setup error", E.OK, ("passed",), {"setup_errors": ["backend x failed to start"]}),
+    ("the own setup error", E.USAGE_ERROR, (), {"own_error": "backend x failed to start"}),
+    ("pytest's internal error", E.INTERNAL_ERROR, ("passed",), {}),
+    ("pytest's usage error", E.USAGE_ERROR, (), {}),
+    ("backend named, no record, the project's tests ran", E.OK, (), {}),
+    ("backend named, nothing collected", E.NO_TESTS_COLLECTED, (), {}),
+    ("no backend named, no record, the project's tests ran", E.OK, (), {"backend": None}),
+    ("no backend named, nothing collected", E.NO_TESTS_COLLECTED, (), {"backend": None}),
+    ("every case skipped", E.OK, ("skipped", "skipped"), {}),
+    ("every case skipped, no backend named", E.OK, ("skipped",), {"backend": None}),
+    ("one passed among skips", E.OK, ("skipped", "passed"), {}),
+    ("one failed among skips", E.TESTS_FAILED, ("skipped", "failed"), {}),
+]
+
+
+def _end(status, outcomes, *, incidents=(), stop=None, signals=0, worker_signals=(), setup_errors=(),
+         own_error=None, backend="x:Y"):
+    """(exit status, results document) of a session that ends so, with --report-dir given."""
+    st = SimpleNamespace(incidents=list(incidents), error=own_error, info=None)
+    opt = SimpleNamespace(report_dir=None, shard=None, known_failures=None, baseline=None, backend=backend)
+    config = SimpleNamespace(option=opt, stash={plugin.STATE: st}, rootpath=ROOT,
+                             pluginmanager=SimpleNamespace(getplugin=lambda name: None))
+    rep = Reporter(config)
+    rep.dir = Path("reports")                       # the banner is only written with --report-dir
+    rep.records = {f"k{i}": {"key": f"k{i}", "outcome": o, "reason": None} for i, o in enumerate(outcomes)}
+    rep.setup_errors = list(setup_errors)
+    rep.interrupts.count, rep.interrupts.first = signals, (signal.SIGTERM if signals else None)
+    rep.interrupted = list(worker_signals)
+    rep.selected = []
+    session = SimpleNamespace(config=config, exitstatus=status, shouldfail=stop, shouldstop=False)
+    incomplete = report._incomplete(session, rep)
+    return exit_status(status, rep, incomplete), _results.make_document({}, rep.records.values(), incomplete,
+                                                                          rep.all_incidents())
+
+
+@pytest.mark.parametrize("what,status,outcomes,kw", ENDINGS, ids=[r[0] for r in ENDINGS])
+def test_the_banner_says_pass_exactly_when_the_exit_status_is_0(what, status, outcomes, kw):
+    code, doc = _end(status, outcomes, **kw)
+    passed, why = _verdict(doc)
+    assert passed == (code == E.OK), (what, int(code), why)

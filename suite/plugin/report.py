@@ -14,6 +14,7 @@ import pytest
 
 from suite.report import compare, formats, journal, knownfail, shard, summary
 from suite.report import results
+from suite.report.verdict import reasons
 from suite.common.digest import file_sha256
 from suite.golden.store import GoldenStore
 from suite.run.interrupts import Interrupts
@@ -343,7 +344,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 def exit_status(status: int, rep: Reporter, incomplete: Optional[str]) -> int:
     """The run's exit code, from the suite's own records: nothing a backend does at exit turns a
-    run with a failed case, an incident, a setup error, a signal or nothing judged green."""
+    run with a failed case, an incident, a setup error, a signal or nothing judged green. Whether
+    it is green is the reports' verdict (suite/report/verdict.py reasons, the same rules), so the
+    banner of report.html says PASS exactly when the run exits 0; the code says which failure."""
     E = pytest.ExitCode
     st = rep.state()
     if rep.setup_errors and not st.error:
@@ -352,11 +355,16 @@ def exit_status(status: int, rep: Reporter, incomplete: Optional[str]) -> int:
         return E.INTERRUPTED
     if status not in (E.OK, E.NO_TESTS_COLLECTED):
         return status
-    if any(r["outcome"] == "failed" for r in rep.records.values()) or rep.all_incidents():
-        return E.TESTS_FAILED
-    if rep.config.option.backend is not None and rep.empty_run():
-        return E.USAGE_ERROR          # a backend named, and nothing of the suite ran
-    if rep.all_skipped():
+    incidents = rep.all_incidents()
+    if not rep.records and not incidents:
+        # Nothing of the suite ran. A usage error when a backend was named, or when reports were
+        # asked for and pytest saw nothing wrong (they say no case ran); else pytest ran the
+        # project's own tests, or nothing: its status stands.
+        if rep.config.option.backend is not None or (rep.dir is not None and status == E.OK):
+            return E.USAGE_ERROR
+        return status
+    outcomes = Counter(r["outcome"] for r in rep.records.values())
+    if reasons(outcomes, len(rep.records), len(incidents), incomplete):
         return E.TESTS_FAILED
     return status
 
@@ -367,7 +375,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         return
     for error in rep.setup_errors:
         terminalreporter.write_line(f"ERROR: {error}", red=True, bold=True)
-    nothing = (rep.config.option.backend is not None and rep.empty_run()) or rep.all_skipped()
+    asked = rep.config.option.backend is not None or rep.dir is not None     # a conformance run
+    nothing = (asked and rep.empty_run()) or rep.all_skipped()
     if nothing and not rep.interrupts.count:
         terminalreporter.write_line(f"ERROR: {nothing}", red=True, bold=True)
     incidents = rep.all_incidents()

@@ -1,11 +1,14 @@
-"""A run's verdict as the reports state it: FAIL by the rules of the run's exit status
-(suite/plugin/report.py exit_status, read from the results document alone): a failed case, an
-incident outside any case, a run that did not finish, or nothing judged (no case ran, or every
-case skipped). Else PASS. Known failures (xfailed) and known failures that now pass (xpassed)
-do not fail a run; a strict one that passed is recorded as failed."""
+"""A run's verdict: FAIL for a failed case, an incident outside any case, a run that did not
+finish, or nothing judged (no case ran, or every case skipped). Else PASS. Known failures (xfailed)
+and known failures that now pass (xpassed) do not fail a run; a strict one that passed is recorded
+as failed.
+
+`reasons` is the one statement of these rules: the reports' banner reads it from the results
+document (`verdict`), the run's exit status (suite/plugin/report.py exit_status) from the live
+session, so that report.html says PASS exactly when the run exits 0."""
 from __future__ import annotations
 
-from typing import Dict, List, Mapping, Tuple
+from typing import Dict, List, Mapping, Optional, Tuple
 
 from suite.report.results import is_complete
 
@@ -20,22 +23,30 @@ def counts(doc: Mapping) -> Dict[str, int]:
     return c
 
 
-def verdict(doc: Mapping) -> Tuple[bool, List[str]]:
-    """(passed, why not): each reason one short line, empty for a run that passed."""
-    c = counts(doc)
+def reasons(outcomes: Mapping[str, int], records: int, incidents: int, incomplete: Optional[str]) -> List[str]:
+    """Why a run is not a pass, each reason one short line (none: it passed), from the records'
+    outcome counts, how many records and incidents there are, and why the run did not finish
+    (None: it did)."""
+    c = {o: int(outcomes.get(o, 0)) for o in OUTCOMES}
     why = []
     if c["failed"]:
         why.append(f"{c['failed']} failed")
-    incidents = doc.get("incidents") or []
     if incidents:
-        why.append(f"{len(incidents)} incident{'s' if len(incidents) != 1 else ''} outside any case")
-    if not is_complete(doc):
-        why.append(f"the run did not finish: {doc.get('incomplete') or 'incomplete'}")
+        why.append(f"{incidents} incident{'s' if incidents != 1 else ''} outside any case")
+    if incomplete is not None:
+        why.append(f"the run did not finish: {incomplete}")
     judged = c["passed"] + c["failed"] + c["xfailed"] + c["xpassed"]
-    if not doc["records"]:
+    if not records:
         why.append("no case ran")
     elif not judged:
         why.append("nothing judged: every case skipped")
+    return why
+
+
+def verdict(doc: Mapping) -> Tuple[bool, List[str]]:
+    """(passed, why not) of a results document: each reason one short line, empty for a run that passed."""
+    incomplete = None if is_complete(doc) else (doc.get("incomplete") or "incomplete")
+    why = reasons(counts(doc), len(doc["records"]), len(doc.get("incidents") or []), incomplete)
     return not why, why
 
 
