@@ -103,3 +103,13 @@ def vendor_at(op: Any, x: Mapping[str, np.ndarray], attrs: Mapping[str, object],
                 path[lo:lo + k] += np.abs(partial).sum(axis=1)
                 run = partial[:, -1]
     return out, scale, path
+
+
+def float32_sum(v: np.ndarray) -> np.float32:
+    """A FLOAT sum of `v`, block by block in memory order (numpy's pairwise sum within a block):
+    a kernel's per-core partial sums added in core order."""
+    acc = np.float32(0.0)
+    v = v.reshape(-1)
+    for lo in range(0, v.size, B.BLOCK):
+        acc = ftz(np.float32(acc + np.sum(v[lo:lo + B.BLOCK], dtype=np.float32)))
+    return np.float32(acc)
