@@ -1,5 +1,6 @@
 """The layout shows the flow (issue 21): suite/ is packages by stage, each importing only the stages
-below it, and no module outside the operator modules grows past one job's size.
+below it, and no module grows past one job's size: 400 lines, an operator module (its whole contract
+in one module, issue 22) 450.
 
 Read with ast, not by importing: a cycle that only a lazy import hides still shows up here as long
 as the import sits at a module's top level (function-level imports are the documented exceptions)."""
@@ -12,7 +13,8 @@ from typing import Dict, List, Set
 import pytest
 
 SUITE = Path(__file__).resolve().parents[1] / "suite"
-MAX_LINES = 450
+MAX_LINES = 400
+MAX_OPERATOR_LINES = 450          # an operator module: its contract is one module (issue 22)
 
 
 def _package(module: str) -> str:
@@ -104,8 +106,23 @@ def test_each_package_says_its_job_and_what_it_may_import(name: str) -> None:
     assert "May import" in doc, f"suite/{name}/__init__.py names no layering rule"
 
 
-def test_no_module_outside_the_operators_is_over_the_limit() -> None:
+def _is_operator_module(path: Path) -> bool:
+    """A module of suite/ops/ that exports OP (the registry's rule, read with ast)."""
+    return path.parent == SUITE / "ops" and any(
+        isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "OP" for t in node.targets)
+        for node in ast.parse(path.read_text()).body)
+
+
+def test_no_module_is_over_the_limit() -> None:
     too_long = {str(p.relative_to(SUITE.parent)): n for p in SUITE.rglob("*.py")
-                if "ops" not in p.relative_to(SUITE).parts[:1]
-                and (n := len(p.read_text().splitlines())) > MAX_LINES}
+                if (n := len(p.read_text().splitlines()))
+                > (MAX_OPERATOR_LINES if _is_operator_module(p) else MAX_LINES)}
     assert too_long == {}
+
+
+def test_the_operator_allowance_is_for_operator_modules_only() -> None:
+    """The higher limit cannot reach the shared modules of suite/ops/: an operator module is one that
+    exports OP, so base.py and class_index.py are held to MAX_LINES."""
+    assert _is_operator_module(SUITE / "ops" / "nll_loss.py")
+    assert not _is_operator_module(SUITE / "ops" / "base.py")
+    assert not _is_operator_module(SUITE / "ops" / "class_index.py")

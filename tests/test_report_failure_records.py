@@ -9,7 +9,7 @@ import numpy as np
 
 from suite.report import results
 from suite.ops.base import Golden
-from suite.run.runner import worst_element
+from suite.run.worst import worst_element
 from suite.judge.judging import judge
 from tests.mutants import harness
 from tests.reportkit import run_suite

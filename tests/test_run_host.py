@@ -196,7 +196,7 @@ def test_a_device_fault_whose_message_is_not_text_still_fails_just_its_case():
 # -- issue 20: a strict wire, bounded output, the contract's small print -------------------------
 from suite.run import protocol  # noqa: E402
 from suite.run.calls import Outcome, words
-from suite.run.host import _outcome_header  # noqa: E402
+from suite.run.child import _outcome_header  # noqa: E402
 
 
 def _good():

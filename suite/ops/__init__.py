@@ -11,8 +11,8 @@ from suite.ops.base import Operator
 # The modules every operator builds on (the base class, its records, shapes and flushing, a family's
 # base): they declare no operator. A module missing from here that exports no OP is an error, so a
 # new operator module that forgot its OP is never skipped silently.
-SHARED = frozenset({"base", "class_index", "flush", "loss", "operands", "outputs", "promotion", "records",
-                    "shapes"})
+SHARED = frozenset({"base", "checks", "class_index", "flush", "loss", "operands", "outputs", "promotion",
+                    "records", "shapes", "walk"})
 
 
 def _discover() -> Dict[str, Operator]:

@@ -2,21 +2,25 @@
 blocks that turns its elementwise terms into a golden, a reference result or single elements).
 
 The shapes, the flushing switch and the plain records live in suite/ops/shapes.py, flush.py and
-records.py; their names are imported here too, so `from suite.ops.base import ...` keeps working
-for every module that reads them. An operator family's shared scaffolding (the loss backwards':
+records.py, the block helpers and the walk at single elements in walk.py, the shared phase-1 checks
+in checks.py (a mixin); their names are imported here too, so `from suite.ops.base import ...` keeps
+working for every module that reads them. An operator family's shared scaffolding (the loss backwards':
 suite/ops/loss.py) sits between this class and the operator modules."""
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, FrozenSet, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Mapping, Optional, Tuple
 
 import numpy as np
 
 from suite.common import blocks as B
 from suite.common import dtypes
-from suite.contract import ACLNN_ERR_PARAM_INVALID, ACLNN_ERR_PARAM_NULLPTR, OpCall
+from suite.contract import OpCall
 from suite.ops.flush import F32_TINY, flushing, ftz
 from suite.ops.records import Attr, Example, Golden, Rejection, Signature, table
 from suite.ops.shapes import MAX_RANK, Shape, broadcast, numel, reduced_axes
+from suite.ops import walk
+from suite.ops.checks import SharedChecks
+from suite.ops.walk import _blocks, _part, present, to_out
 
 __all__ = ["Attr", "Example", "F32_TINY", "Golden", "LOSS_DTYPES", "MAX_RANK", "Operator", "Rejection",
            "Shape", "Signature", "broadcast", "element_inputs", "flushing", "ftz", "numel", "present",
@@ -33,7 +37,7 @@ LOSS_DTYPES: Mapping[str, FrozenSet[str]] = {
 }
 
 
-class Operator:
+class Operator(SharedChecks):
     """One aclnn operator's whole contract. A new operator is a subclass in one new module."""
 
     name: str = ""
@@ -313,55 +317,9 @@ class Operator:
 
     def vendor_at(self, x: Mapping[str, np.ndarray], attrs: Mapping[str, object], idx: np.ndarray,
                   flush: bool = False, limit: int = B.BLOCK) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The result at out's flat indices `idx` as the vendor's arithmetic computes it:
-        `reference_terms` in float32 (with `flush`, every operand and intermediate below float32's
-        smallest normal flushed), the terms of a sum rounded to `term_dtype` (overflow included),
-        then summed exactly. float64 (out, scale, path) as `golden` gives them, for judging
-        (suite/tolerance.py, Path.vendor); the cost is that of the elements asked for, `limit`
-        terms at a time."""
-        x = present(x)
-        shapes = {n: tuple(np.shape(a)) for n, a in x.items()}
-        b, out_shape = self.b_shape(shapes), self.out_shape(shapes, attrs)
-        axes = reduced_axes(out_shape, b)
-        lead = len(b) - len(out_shape)
-        red = tuple(b[a] for a in axes)
-        n = numel(red)
-        term_dt = dtypes.dtype_of(self.term_dtype({k: dtypes.name_of(a.dtype) for k, a in x.items()}))
-        idx = np.asarray(idx, dtype=np.int64).reshape(-1)
-        out, scale, path = (np.zeros(idx.size) for _ in range(3))
-        if n == 0 or idx.size == 0:
-            fill = self.empty_fill_of(attrs, shapes) if numel(b) == 0 else None
-            return (out if fill is None else np.full(idx.size, fill)), scale, path
-        at = np.unravel_index(idx, out_shape) if out_shape else ()       # (numpy refuses 0-d shapes)
-        walked = self._walked(x, attrs)
-        views = {k: np.broadcast_to(a, b) for k, a in walked.items()}
-        cast = self._operand_casts(walked)
-        step = max(1, limit // n)                  # output elements per chunk
-        span = min(n, max(1, limit))               # terms per chunk of each element's sum
-        with flushing(flush), np.errstate(all="ignore"):
-            for lo in range(0, idx.size, step):
-                k = min(step, idx.size - lo)
-                run = np.zeros(k)                  # each element's partial sum so far
-                # One element's sum of 10^7 terms is walked `limit` terms at a time: never n x rank
-                # coordinates at once (a reduction to a scalar sums the whole input).
-                for r0 in range(0, n, span):
-                    r1 = min(n, r0 + span)
-                    rcoord = np.unravel_index(np.arange(r0, r1), red) if red else ()
-                    coords = tuple(np.broadcast_to(rcoord[axes.index(ax)], (k, r1 - r0)) if ax in axes
-                                   else np.broadcast_to(at[ax - lead][lo:lo + k, None], (k, r1 - r0))
-                                   for ax in range(len(b)))
-                    xb = {name: v[coords].astype(np.int64) if name in self.indices else
-                          ftz(_widen(v[coords], np.float32, cast.get(name))) for name, v in views.items()}
-                    t = np.broadcast_to(self.reference_terms(xb, attrs, shapes), (k, r1 - r0))
-                    if n > 1 and term_dt != np.float32:
-                        t = to_out(t, term_dt)
-                    t = np.asarray(t, dtype=np.float64)
-                    partial = np.cumsum(t, axis=1) + run[:, None]
-                    out[lo:lo + k] += t.sum(axis=1)
-                    scale[lo:lo + k] += np.abs(t).sum(axis=1)
-                    path[lo:lo + k] += np.abs(partial).sum(axis=1)
-                    run = partial[:, -1]
-        return out, scale, path
+        """The result at out's flat indices `idx` as the vendor's arithmetic computes it, with the
+        float64 (out, scale, path) `golden` gives, for judging (suite/ops/walk.py says how)."""
+        return walk.vendor_at(self, x, attrs, idx, flush, limit)
 
     def element_values(self, x: Mapping[str, np.ndarray], out_shape: Shape, index: Tuple[int, ...],
                        attrs: Mapping[str, object] = {}) -> Optional[Dict[str, Optional[float]]]:
@@ -404,71 +362,6 @@ class Operator:
             if v == value:
                 return k
         return f"reduction{value}"
-
-    # -- shared checks ------------------------------------------------------------------------
-    def _nulls(self, sig: Signature) -> Optional[Rejection]:
-        for n in self.inputs:
-            if sig.shapes.get(n) is None and n not in self.optional:
-                return ACLNN_ERR_PARAM_NULLPTR, f"{n} is NULL"
-        if sig.out_shape is None:
-            return ACLNN_ERR_PARAM_NULLPTR, "out is NULL"
-        return None
-
-    def _unsupported_dtype(self, sig: Signature, names: Sequence[str]) -> Optional[Rejection]:
-        allowed = self.product_dtypes[sig.product]
-        for n in names:
-            if n != "out" and sig.shapes.get(n) is None:
-                continue                                # an optional input passed as NULL
-            dt = sig.out_dtype if n == "out" else sig.dtypes[n]
-            if dt not in allowed:
-                return (ACLNN_ERR_PARAM_INVALID,
-                        f"{n} dtype {dt} is not supported on {sig.product} "
-                        f"(supported: {', '.join(sorted(allowed))})")
-        return None
-
-    def _rank(self, sig: Signature, with_out: bool) -> Optional[Rejection]:
-        tensors = [(n, sig.shapes[n]) for n in self.inputs if sig.shapes.get(n) is not None]
-        if with_out:
-            tensors.append(("out", sig.out_shape))
-        for n, s in tensors:
-            if len(s) > MAX_RANK:
-                return ACLNN_ERR_PARAM_INVALID, f"{n} has {len(s)} dimensions (at most {MAX_RANK})"
-        return None
-
-
-def present(x: Mapping[str, Optional[np.ndarray]]) -> Dict[str, np.ndarray]:
-    """The inputs a call passes (an optional input passed as NULL is left out)."""
-    return {n: a for n, a in x.items() if a is not None}
-
-
-def _blocks(b: Shape, block: int):
-    """One block of everything when it is small (the common case: no slicing at all)."""
-    if numel(b) <= block:
-        return [(slice(None),) * len(b)] if numel(b) else []
-    return B.blocks(b, block)
-
-
-def _part(a: np.ndarray, b: Shape, blk, dtype, cast: Optional[np.dtype] = None) -> np.ndarray:
-    """Input `a`'s part of block `blk` of the broadcast shape, in `dtype` (a whole small input is
-    widened as it is and left to numpy's broadcasting); an exact input first cast to `cast`."""
-    if all(s == slice(None) for s in blk):
-        return _widen(np.asarray(a), dtype, cast)
-    return _widen(np.broadcast_to(a, b)[blk], dtype, cast)
-
-
-def _widen(a: np.ndarray, dtype, cast: Optional[np.dtype]) -> np.ndarray:
-    """`a` in `dtype`; an exact (integer or BOOL) input through float64 (exact below 2^53) rounded
-    once to `cast`, the float dtype the op API's Cast gives the kernel."""
-    if cast is None:
-        return a.astype(dtype)
-    return dtypes.round_to(a.astype(np.float64), cast).astype(dtype)
-
-
-def to_out(r32: np.ndarray, out_dtype: np.dtype) -> np.ndarray:
-    """float32 result -> out dtype with one round to nearest even (ml_dtypes rounds float32 ->
-    bfloat16 correctly; only float64 -> bfloat16 double-rounds)."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        return np.asarray(r32, dtype=np.float32).astype(out_dtype)
 
 
 def element_inputs(x: Mapping[str, np.ndarray], shape: Shape, index: Tuple[int, ...]) -> str:

@@ -1,13 +1,17 @@
 """What the class-index losses share (aclnnNLLLoss and aclnnNLLLossBackward): the target dtypes
 every product takes, the ignoreIndex attribute's id token, the target's value set (class indices
 in [0, C), some of them ignoreIndex where the target's dtype can hold it) and the fitting of a
-value set to a rejection case's dtypes. Kept in one module so the forward and the backward cannot
+value set to a rejection case's dtypes; the gather along the class axis; the page-table rows of a
+`sig` that names each tensor by a key. Kept in one module so the forward and the backward cannot
 drift apart on what a target is (docs/operators/NLLLoss.md, NLLLossBackward.md)."""
 from __future__ import annotations
 
-from typing import Callable, Dict
+from typing import Any, Callable, Dict, List, Mapping, Sequence, Tuple
+
+import numpy as np
 
 from suite.common import dtypes
+from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID, ACLNN_ERR_PARAM_NULLPTR as NULLPTR
 from suite.ops.records import Signature
 from suite.values import sets as V
 from suite.values.draw import Dist, Uniform
@@ -63,3 +67,40 @@ def fitted(value_set: ValueSet) -> ValueSet:
         return fit(sig, value_set(sig))
     fitted.__doc__ = value_set.__doc__
     return fitted
+
+
+def gather(scores: Any, target: Any, ignore: int,
+           per_class: Sequence[Any] = ()) -> Tuple[np.ndarray, np.ndarray, List[np.ndarray], Tuple[int, ...]]:
+    """The gather along the class axis, once per walk: (the target as int64, each sample's score at
+    its target class scores[n, t_n], each per-class array at t_n, their shape [N], () for a 1-D
+    `scores`: one sample). A sample left out (target `ignore` or outside [0, C)) gathers class 0,
+    whose values it never reaches a term with; the target is returned as given, flattened."""
+    s = np.asarray(scores)
+    c = s.shape[-1] if s.ndim else 0
+    t = np.asarray(target).astype(np.int64).reshape(-1)
+    rows = s.reshape(s.shape[0] if s.ndim == 2 else 1, c) if s.ndim else s.reshape(1, 1)
+    n = rows.shape[0] if s.ndim == 2 else min(1, t.size)
+    t = t[:n]
+    keep = (t != ignore) & (t >= 0) & (t < max(c, 1))
+    safe = np.where(keep, t, 0)
+    xg = rows[np.arange(n), safe] if c else np.zeros(n, dtype=s.dtype)
+    more = [np.asarray(a)[safe] if c else np.zeros(n, dtype=s.dtype) for a in per_class]
+    return t, xg, more, ((n,) if s.ndim == 2 else ())
+
+
+def keyed_null_rows(op: Any, keys: Mapping[str, str]) -> Dict[str, Tuple[Signature, int]]:
+    """'<input> NULL' for each input, then 'out NULL' (161001), for an operator whose page-table
+    `sig` names each tensor by its key in `keys` (target and totalWeight cannot share an initial)."""
+    rows = {f"{n} NULL": (op.sig(**{keys[n]: None}), NULLPTR) for n in op.inputs}
+    return {**rows, "out NULL": (op.sig(out=None), NULLPTR)}
+
+
+def keyed_rank_rows(op: Any, keys: Mapping[str, str], names: Sequence[str] = ()) -> Dict[str, Tuple[Signature, int]]:
+    """'<tensor> 9-d' (R9 = 1 x ... x 2 x 2, four elements) for each of `names` (default: the
+    inputs): 161002 by the tensor's own shape row, each tensor named by its key in `keys`."""
+    from suite.ops.loss import R9
+    rows = {}
+    for n in names or op.inputs:
+        given = {"out": R9} if n == "out" else {keys[n]: R9}
+        rows[f"{n} 9-d"] = (op.sig(**given), INVALID)
+    return rows

@@ -18,8 +18,10 @@ from suite.common import dtypes
 from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID, ACLNN_ERR_PARAM_NULLPTR as NULLPTR
 from suite.ops.base import (LOSS_DTYPES, Attr, Example, Golden, Rejection, Shape, Signature, flushing, ftz,
                             numel, present, table, to_out)
-from suite.ops.class_index import INT32, TARGET_DTYPES, classes, fitted, ignore_token
+from suite.ops.class_index import INT32, TARGET_DTYPES, classes, fitted, gather, ignore_token, keyed_rank_rows
 from suite.ops.loss import LossBackward
+from suite.ops.records import sum_golden
+from suite.ops.walk import float32_sum
 from suite.ops.promotion import can_cast
 from suite.values import sets as V
 from suite.values.draw import Binades, Choice, Dist, Sprinkle, Uniform
@@ -214,18 +216,8 @@ class NLLLoss(LossBackward):
         """The gather, once per walk: self[n, t_n] and w[t_n] as operands [N] (() for a 1-D self),
         the target [N] as an index, and under mean the exact (float64) weight sum W of the samples
         that take part. A left-out sample gathers class 0 (its values never reach a term)."""
-        s = np.asarray(x["self"])
-        c = s.shape[-1] if s.ndim else 0
-        t = np.asarray(x["target"]).astype(np.int64).reshape(-1)
-        rows = s.reshape(s.shape[0] if s.ndim == 2 else 1, c) if s.ndim else s.reshape(1, 1)
-        n = rows.shape[0] if s.ndim == 2 else min(1, t.size)
-        t = t[:n]
         ig = attrs.get("ignoreIndex", -100) if attrs else -100
-        keep = (t != ig) & (t >= 0) & (t < max(c, 1))
-        safe = np.where(keep, t, 0)
-        xg = rows[np.arange(n), safe] if c else np.zeros(n, dtype=s.dtype)
-        wg = np.asarray(x["weight"])[safe] if c else np.zeros(n, dtype=s.dtype)
-        shape = (n,) if s.ndim == 2 else ()
+        t, xg, (wg,), shape = gather(x["self"], x["target"], ig, (x["weight"],))
         found = {"self": xg.reshape(shape), "target": t.reshape(shape), "weight": wg.reshape(shape)}
         if attrs and attrs.get("reduction") == 1:
             found["totalWeight"] = np.array(np.sum(np.where(t != ig, wg.astype(np.float64), 0.0)))
@@ -251,12 +243,8 @@ class NLLLoss(LossBackward):
 
     def _sum32(self, v: np.ndarray) -> np.float32:
         """A FLOAT sum of the per-sample values, block by block in sample order (numpy's pairwise
-        sum within a block): the kernels' per-core partials added in core order."""
-        acc = np.float32(0.0)
-        v = v.reshape(-1)
-        for lo in range(0, v.size, B.BLOCK):
-            acc = ftz(np.float32(acc + np.sum(v[lo:lo + B.BLOCK], dtype=np.float32)))
-        return np.float32(acc)
+        sum within a block): the kernels' per-core partials added in core order (walk.float32_sum)."""
+        return float32_sum(v)
 
     def _weight_sum32(self, w: np.ndarray, keep: np.ndarray) -> np.float32:
         """The FLOAT sum of the weights of the samples that take part (the same samples, the same
@@ -310,8 +298,7 @@ class NLLLoss(LossBackward):
             ops = self.operands(present(x), attrs)
             keep = np.asarray(ops["target"] != attrs["ignoreIndex"]).reshape(-1)
             v = np.where(keep, np.asarray(ops["weight"], dtype=np.float64).reshape(-1), 0.0)
-            found[TOTAL] = Golden(out=np.array(v.sum()), scale=np.array(np.abs(v).sum()), nterms=max(v.size, 1),
-                                  path=np.array(np.abs(np.cumsum(v)).sum()))
+            found[TOTAL] = sum_golden(v)
         return found
 
     def empty_fill(self, attrs: Mapping[str, Any]) -> Optional[float]:
@@ -373,16 +360,10 @@ class NLLLoss(LossBackward):
         outputs = {"out": (out, odt), TOTAL: (tw, twdt)}
         return Signature(shapes, dts, out, odt, {"reduction": red, "ignoreIndex": ig}, product, outputs)
 
-    def null_rows(self) -> Dict[str, Tuple[Signature, int]]:
-        keys = {"self": "s", "target": "t", "weight": "w"}
-        rows = {f"{n} NULL": (self.sig(**{keys[n]: None}), NULLPTR) for n in self.inputs}
-        return {**rows, "out NULL": (self.sig(out=None), NULLPTR)}
-
+    # (null_rows: the family's, LossBackward.null_rows: each input by its initial, s, t, w)
     def rank_rows(self, names=()) -> Dict[str, Tuple[Signature, int]]:
         """'<tensor> 9-d' for each of `names`: 161002 by the tensor's own shape row."""
-        from suite.ops.loss import R9
-        keys = {"self": "s", "target": "t", "weight": "w", "out": "out", TOTAL: "tw"}
-        return {f"{n} 9-d": (self.sig(**{keys[n]: R9}), INVALID) for n in names or self.inputs}
+        return keyed_rank_rows(self, {"self": "s", "target": "t", "weight": "w", TOTAL: "tw"}, names)
 
     def examples(self) -> Tuple[Example, ...]:
         sig = self.sig

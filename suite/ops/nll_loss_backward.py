@@ -13,7 +13,7 @@ import numpy as np
 from suite.common import dtypes
 from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID, ACLNN_ERR_PARAM_NULLPTR as NULLPTR
 from suite.ops.base import LOSS_DTYPES, Attr, Example, Rejection, Shape, Signature, ftz, numel, table
-from suite.ops.class_index import INT32, TARGET_DTYPES, classes, fitted, ignore_token
+from suite.ops.class_index import INT32, TARGET_DTYPES, classes, fitted, ignore_token, keyed_null_rows, keyed_rank_rows
 from suite.ops.loss import LossBackward
 from suite.ops.operands import class_coordinate, per_row
 from suite.ops.promotion import can_cast
@@ -277,18 +277,12 @@ class NLLLossBackward(LossBackward):
 
     def null_rows(self) -> Dict[str, Tuple[Signature, int]]:
         """'<input> NULL' for each input (weight included: it is required), then 'out NULL'."""
-        rows = {f"{n} NULL": (self.sig(**{self._KEYS[n]: None}), NULLPTR) for n in self.inputs}
-        return {**rows, "out NULL": (self.sig(out=None), NULLPTR)}
+        return keyed_null_rows(self, self._KEYS)
 
     def rank_rows(self, names=()) -> Dict[str, Tuple[Signature, int]]:
-        """'<tensor> 9-d' (R9 = 1 x ... x 2 x 2, four elements) for each of `names`: 161002 by the
-        tensor's own shape row (9, 10, 12, 13, 14 or 15)."""
-        from suite.ops.loss import R9
-        rows = {}
-        for n in names or self.inputs:
-            given = {"out": R9} if n == "out" else {self._KEYS[n]: R9}
-            rows[f"{n} 9-d"] = (self.sig(**given), INVALID)
-        return rows
+        """'<tensor> 9-d' for each of `names`: 161002 by the tensor's own shape row (9, 10, 12, 13,
+        14 or 15)."""
+        return keyed_rank_rows(self, self._KEYS, names)
 
     def examples(self) -> Tuple[Example, ...]:
         sig = self.sig

@@ -63,6 +63,14 @@ class Golden:
             self.path = self.scale
 
 
+def sum_golden(v: np.ndarray) -> Golden:
+    """The golden of one exact sum of the float64 values `v` (in memory order): the sum, its
+    terms' scale and path (Golden), as many terms as `v` holds (at least 1)."""
+    v = np.asarray(v, dtype=np.float64).reshape(-1)
+    return Golden(out=np.array(v.sum()), scale=np.array(np.abs(v).sum()), nterms=max(v.size, 1),
+                  path=np.array(np.abs(np.cumsum(v)).sum()))
+
+
 Rejection = Tuple[int, str]       # (status, why); status 0 = accepted
 
 

@@ -20,6 +20,7 @@ read straight into the receiving arrays: one copy each way and no /dev/shm. The 
 case's contiguous inputs and builds the layout's views itself, so a backend sees exactly the views
 it would see in-process. Every reply is checked whole (suite/run/protocol.py): the backend shares its
 process with the serving code, and a malformed reply kills the process and fails only its case.
+The serving code, the child's side, is suite/run/child.py; this module is the parent's.
 
 The child's fd 1 and 2 are a second socket, read by a thread here into bounded per-case logs
 (suite/run/output.py): pytest's capture would keep every byte a backend prints.
@@ -29,9 +30,7 @@ so a result remembered by the first process is compared with one computed elsewh
 """
 from __future__ import annotations
 
-import atexit
 import multiprocessing
-import os
 import signal
 import socket
 import sys
@@ -41,9 +40,10 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from suite.run import confine, reaper
 from suite.common import dtypes
-from suite.run.backend import BackendError, BackendInfo, make_backend
-from suite.run.calls import Outcome, Request, close_backend, run_calls, words
-from suite.run.output import Drain, Log, flush_output, redirect_output
+from suite.run.backend import BackendError, BackendInfo
+from suite.run.calls import Outcome, Request
+from suite.run.child import child_main
+from suite.run.output import Drain, Log
 from suite.run import protocol
 from suite.run.wire import ProtocolError, _Timeout, pending, recv, send, socket_pair
 
@@ -59,88 +59,6 @@ class Fault(Exception):
     def __init__(self, message: str, kind: str) -> None:
         super().__init__(message)
         self.kind = kind
-
-
-# -- the child --------------------------------------------------------------------------------
-def _die_with_parent() -> None:
-    """Linux: the kernel kills this process when its parent goes (a killed run leaves no backend
-    behind holding a device)."""
-    try:
-        import ctypes
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)    # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
-def _outcome_header(o: Outcome, index: Optional[int]) -> Dict[str, Any]:
-    return {"array": index, "status": o.status, "unsupported": o.unsupported, "raised": o.raised,
-            "returned": o.returned, "aliased": o.aliased, "violation": o.violation,
-            "device_fault": o.device_fault, "device_lost": o.device_lost}
-
-
-def child_main(sock: socket.socket, spec: Optional[str], opts: Dict[str, str],
-               out: Optional[socket.socket] = None, policy: Optional[confine.Policy] = None) -> None:
-    """The backend's process: its output to `out` (suite/run/output.py), confine itself
-    (suite/run/confine.py), make the backend, then serve requests until told to close."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)         # Ctrl-C is the parent's to handle
-    _die_with_parent()
-    redirect_output(out)
-    try:
-        if policy is not None:
-            policy.apply()
-        backend = make_backend(spec, opts)
-        info = BackendInfo.of(backend)
-    except BackendError as e:
-        send(sock, ("error", str(e)))
-        return
-    except BaseException as e:                # SystemExit included: a start-up that exits is an error
-        send(sock, ("error", f"backend {spec or 'reference'!r} failed to start: {type(e).__name__}: {words(e)}"))
-        return
-    flush_output()
-    send(sock, ("ready", {"name": info.name, "capabilities": sorted(info.capabilities),
-                          "products": list(info.products), "deterministic": info.deterministic,
-                          "working_memory": info.working_memory}))
-    timed = None                               # the call being timed (a "time" request's)
-    while True:
-        try:
-            header, arrays = recv(sock)
-        except (EOFError, OSError):
-            os._exit(0)                        # the parent is gone
-        if header[0] == "run":
-            seq, req, repeat = header[1], header[2], header[3]
-            req["inputs"] = {n: None if i is None else arrays[i] for n, i in req["inputs"].items()}
-            outs = run_calls(backend, req, repeat)
-            payload, heads = [], []
-            for o in outs:
-                index: Any = None
-                if o.arrays is not None:          # several outputs: each one's index, by name
-                    index = {}
-                    for n, a in o.arrays.items():
-                        index[n] = len(payload)
-                        payload.append(a)
-                elif o.array is not None:
-                    index = len(payload)
-                    payload.append(o.array)
-                heads.append(_outcome_header(o, index))
-            del outs
-            flush_output()
-            send(sock, ("done", seq, heads), payload)
-            # Nothing of a call outlives its reply: a huge case's input and result would otherwise
-            # stay held while the parent draws and sends the next case (and its memory check sees less).
-            header = arrays = req = payload = o = None
-        elif header[0] == "time":               # a timing round: the call is kept between rounds
-            from suite.perf.launch import timing_round
-            timed, answer = timing_round(backend, header, arrays, timed)
-            flush_output()
-            send(sock, ("timed", header[1], answer))
-            header = arrays = None
-        elif header[0] == "close":
-            incident = close_backend(backend)
-            # The backend's own exit handlers run here, where nothing they do reaches the run.
-            atexit._run_exitfuncs()
-            flush_output()
-            send(sock, ("closed", incident))
-            os._exit(0)
 
 
 # -- the parent -------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Running one case against the backend and saying, in numbers, what went wrong."""
+"""Running one case against the backend and saying, in numbers, what went wrong (a numbers failure's
+worst elements, as data and as lines: suite/run/worst.py)."""
 from __future__ import annotations
 
 import shlex
@@ -26,8 +27,9 @@ from suite.run.several import aliased_text, out_shapes, outputs_record, outputs_
 from suite.run.seams import Backend, Host
 from suite.run.bits import _copied, _digest, _digest_all, differing
 from suite.run.paths import judged_dtype, may_flush, rounding_path
-from suite.judge.judging import Element, Verdict, judge
+from suite.judge.judging import Verdict, judge
 from suite.judge.table import Standard, ToleranceTable
+from suite.run.worst import numbers_details, worst_element, worst_elements  # noqa: F401  (worst_element: imported from here before)
 
 
 class CaseFailure(AssertionError):
@@ -77,10 +79,6 @@ def not_run_because(kind: Kind, info: BackendInfo) -> Optional[str]:
     if kind is Kind.DETERMINISM and not info.deterministic:
         return f"backend {info.name} declares itself nondeterministic (deterministic = False)"
     return None
-
-
-def _fmt(v: float) -> str:
-    return repr(float(v))
 
 
 @dataclass
@@ -259,9 +257,9 @@ class Runner:
         v = self._judged(case, data, got, self.standard_for(case))
         record = {"status": 0, **v.metrics()}
         if not v.passed:
-            worst = self._worst(case, data, v)
+            worst = worst_elements(case, data, v)
             raise self._fail(case, nodeid, f"out {case.out_dtype}{list(case.out_shape)} fails standard "
-                                           f"'{v.standard}': {v.why}", self._numbers_details(case, data, v, worst),
+                                           f"'{v.standard}': {v.why}", numbers_details(case, data, v, worst),
                              {**record, "worst": worst})
         return record
 
@@ -279,9 +277,9 @@ class Runner:
         for n, v in verdicts.items():
             if not v.passed:
                 shape, dt = case.outputs[n]
-                worst = self._worst(case, data, v, n)
+                worst = worst_elements(case, data, v, n)
                 raise self._fail(case, nodeid, f"{n} {dt}{list(shape)} fails standard '{v.standard}': {v.why}",
-                                 self._numbers_details(case, data, v, worst, n), {**record, "worst": worst})
+                                 numbers_details(case, data, v, worst, n), {**record, "worst": worst})
         return record
 
     def check_rejection(self, case: Case, nodeid: str) -> Dict[str, Any]:
@@ -363,50 +361,12 @@ class Runner:
         return {"status": 0, "deterministic": False, **outputs_record(ops.get(case.op).outputs[0],
                 {n: v.metrics() for n, v in worst.items() if n is not None}), "note": note}
 
-    # -- messages ------------------------------------------------------------------------------
-    def _worst(self, case: Case, data: CaseData, v: Verdict, name: Optional[str] = None) -> List[Dict[str, Any]]:
-        """The worst elements as data (results.json `worst`, docs/results-schema.md); of output
-        `name` where the call has several (its inputs are named only for the first output)."""
-        op = ops.get(case.op)
-        first, shape, _ = _output_of(case, name)
-        return [worst_element(e, shape, op.element_values(data.inputs, shape, _index(e, shape)) if first else None)
-                for e in v.elements]
-
-    def _numbers_details(self, case: Case, data: CaseData, v: Verdict,
-                         worst: Sequence[Dict[str, Any]], name: Optional[str] = None) -> List[str]:
-        """The measured numbers and the worst elements, each with the inputs that produced it
-        (an output beyond the first: where and what, without the inputs)."""
-        op = ops.get(case.op)
-        first, shape, out_dtype = _output_of(case, name)
-        lines = [f"  {v.n} elements, {v.n_over} over; max error {v.max_ulp:.4g} ulp, max abs {v.max_abs:.4g}, "
-                 f"max rel {v.max_rel:.4g}, rmse {v.rmse:.4g}",
-                 "  worst elements:"]
-        for e, w in zip(v.elements, worst):
-            index = _index(e, shape)
-            allowed = (_fmt(e.lo) if e.lo == e.hi else f"[{_fmt(e.lo)}, {_fmt(e.hi)}]")
-            tag = {"mismatch": " (NaN/inf mismatch)", "gross": " (gross error)"}.get(e.why, "")
-            error = (f"{w['error']:.4g} ulp of {out_dtype}" if w["unit"] == "ulp"
-                     else f"{w['error']:.4g} absolute (the golden is 0)")
-            lines.append(f"    index {index}: {op.describe(data.inputs, dict(case.attrs), shape, index)}" if first
-                         else f"    {name} index {index}:")
-            lines.append(f"      golden {_fmt(e.golden)} (allowed {allowed}), got {_fmt(e.got)}, "
-                         f"error {error}{tag}")
-        return lines
-
 
 def nondeterministic_note(case: Case, runs: int = 2) -> str:
     """What a determinism record of a call its contract does not promise identical bits for says
     (its reason, and the report's line)."""
     how = "judged twice" if runs == 2 else "judged twice in one process and once in the second"
     return f"not deterministic on {case.product} by its contract: {how} within standard"
-
-
-def _output_of(case: Case, name: Optional[str]) -> Tuple[bool, tuple, Optional[str]]:
-    """(whether `name` is the first output, its shape, its dtype): None names the only output."""
-    if name is None or name == ops.get(case.op).outputs[0]:
-        return True, tuple(case.out_shape), case.out_dtype
-    shape, dt = case.outputs[name]
-    return False, tuple(shape), dt
 
 
 def _same_all(runner: "Runner", case: Case, nodeid: str, first: Any, other: Any, what: str) -> None:
@@ -426,16 +386,3 @@ def _same(runner: Runner, case: Case, nodeid: str, first: np.ndarray, other: np.
     if found is not None:
         n, size, lines = found
         raise runner._fail(case, nodeid, what.format(n=n, size=size), lines)
-
-
-def _index(e: Element, shape: tuple) -> tuple:
-    return tuple(int(i) for i in np.unravel_index(e.index, shape)) if shape else ()
-
-
-def worst_element(e: Element, shape: tuple, inputs: Optional[Dict[str, Optional[float]]]) -> Dict[str, Any]:
-    """One of the worst elements as a results.json item: where, from what, against what. The error
-    is in ulps of out's dtype at the golden, or absolute where the golden is 0 (an ulp of 0 is the
-    subnormal spacing, which makes any real error look astronomical)."""
-    zero = e.golden == 0
-    return {"index": list(_index(e, shape)), "inputs": inputs, "golden": e.golden, "lo": e.lo, "hi": e.hi,
-            "got": e.got, "error": e.abs if zero else e.ulp, "unit": "abs" if zero else "ulp", "why": e.why}

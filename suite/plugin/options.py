@@ -1,0 +1,127 @@
+"""The plugin's own command-line options: their registration (pytest_addoption, a hook: the plugin
+module suite/plugin/__init__.py imports it, so pytest finds it there), the checks of their values, and
+the options a one-line reproducer carries. Kept apart from the session so that what a user can pass is
+read in one place; --timing-baseline's options are suite/plugin/baseline.py's.
+
+Imports suite.contract, suite.plugin.baseline and pytest only."""
+from __future__ import annotations
+
+import shlex
+from typing import Any, List, Optional, Sequence
+
+import pytest
+
+from suite.contract import PRODUCTS
+from suite.plugin import baseline
+
+SCALES = ("small", "default", "huge")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    g = parser.getgroup("aclnn-conformance")
+    g.addoption("--backend", default=None, metavar="NAME",
+                help="backend under test: a registered name (reference, torch, aclnn, or an entry "
+                     "point of aclnn_conformance.backends) or package.module:attribute (default: reference)")
+    g.addoption("--backend-opt", action="append", default=[], metavar="KEY=VALUE",
+                help="keyword option for the backend (repeatable), e.g. device=cuda")
+    g.addoption("--product", action="append", default=[], metavar="PRODUCT",
+                help=f"product family to run (repeatable or comma-separated; default all: {', '.join(PRODUCTS)})")
+    g.addoption("--op", action="append", default=[], metavar="NAME",
+                help="operator to run, by its exact name without the aclnn prefix (repeatable or "
+                     "comma-separated; default all; `aclnn-conform ops` lists them): -k matches a "
+                     "substring, so it also selects every operator whose name contains the one given")
+    g.addoption("--cases", action="append", default=[], metavar="PATH",
+                help="case file or folder (repeatable; default cases/)")
+    g.addoption("--golden-dir", default=None, metavar="DIR", help="golden data folder (default golden/)")
+    g.addoption("--tolerances", default=None, metavar="FILE",
+                help="tolerance table (default cases/tolerances.yaml)")
+    g.addoption("--standard", default=None, metavar="NAME",
+                help="judge every case by this standard instead of the table's per-operator choice")
+    g.addoption("--scale", default="default", choices=SCALES, metavar="TIER",
+                help="which cases run: small (committed goldens only, seconds), default (plus the "
+                     "scale sets: tile, core-split and reduction boundaries), huge (plus past 2^31 "
+                     "elements: a device machine's host memory)")
+    g.addoption("--golden-cache", default=None, metavar="DIR",
+                help="where computed goldens of large cases are kept (default: $ACLNN_CONFORMANCE_CACHE, "
+                     "else ~/.cache/aclnn-conformance); 'none' keeps nothing")
+    g.addoption("--isolation", default="process", choices=("process", "none"),
+                help="where the backend runs: 'process' (default) in a process of its own, so that "
+                     "a crash, exit or hang costs one case; 'none' in pytest's process (to debug it: "
+                     "a crash then ends the run)")
+    g.addoption("--case-timeout", default=60.0, type=float, metavar="SECONDS",
+                help="a backend call may take SECONDS plus 0.1 s per million elements it reads and "
+                     "writes, then its process is killed and the case fails (default 60; 0: no "
+                     "limit; the backend's start-up may take 3x, at least 120 s)")
+    g.addoption("--backend-restarts", default=8, type=int, metavar="N",
+                help="restart a backend whose process crashed, exited or hung at most N times in "
+                     "a row; after that every remaining case fails at once (default 8)")
+    g.addoption("--confine", default="auto", choices=("auto", "off"),
+                help="confine the backend's process (Linux Landlock): no writes to the suite, its data, "
+                     "the golden cache or the reports, no signals outside its own processes; 'auto' "
+                     "(default) where the kernel allows it, 'off' never (the run says which)")
+    g.addoption("--timing", action="store_true", default=False,
+                help="run the timing set (case-file matrices with `timing: true`) and time each case "
+                     "after its numbers pass, through the backend's time_launches (docs/timing.md): "
+                     "each record's `timing`, and a timing table in the summary")
+    g.addoption("--timing-rounds", default=10, type=int, metavar="N",
+                help="rounds of launches per timed case (default 10); with --timing")
+    g.addoption("--timing-warm", action="store_true", default=False,
+                help="time with a warm cache (no flush before each launch; labelled 'warm'); with --timing")
+    g.addoption("--max-memory", default=None, metavar="SIZE",
+                help="skip cases whose arrays need more than SIZE (e.g. 16G; default: the memory "
+                     "available when each case starts)")
+
+
+def listed(option: str, given: Sequence[str], known: Sequence[str]) -> List[str]:
+    """The names a repeatable, comma-separated option gives, each one `known`: else a usage error
+    that lists the known names."""
+    names = [n.strip() for item in given for n in item.split(",") if n.strip()]
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise pytest.UsageError(f"{option}: unknown {', '.join(unknown)} (known: {', '.join(known)})")
+    return names
+
+
+def check_numbers(opt: Any) -> None:
+    """The numeric options are in range, and the timing options come with --timing: else one usage
+    error line (checked when the session starts, before any case is loaded)."""
+    if opt.case_timeout < 0 or opt.case_timeout != opt.case_timeout:
+        raise pytest.UsageError(f"--case-timeout {opt.case_timeout:g}: seconds, 0 or more")
+    if opt.backend_restarts < 0:
+        raise pytest.UsageError(f"--backend-restarts {opt.backend_restarts}: 0 or more")
+    if opt.timing_rounds < 1:
+        raise pytest.UsageError(f"--timing-rounds {opt.timing_rounds}: 1 or more")
+    if (opt.timing_warm or opt.timing_rounds != 10) and not opt.timing:
+        raise pytest.UsageError("--timing-rounds and --timing-warm take effect only with --timing")
+
+
+def replay_args(config: pytest.Config, against: Optional[baseline.Options]) -> str:
+    """Options to append to a one-line reproducer: each option given that changes what runs or how,
+    so that the line printed reruns the one case as this run ran it (Conformance.replay_args)."""
+    opt, parts = config.option, []
+    args = list(config.invocation_params.args)
+    if any(a == "-psuite.plugin" or (a == "-p" and b == "suite.plugin") for a, b in zip(args, args[1:] + [""])):
+        parts += ["-p", "suite.plugin"]       # loaded by name (a run from another repository)
+    if opt.backend:
+        parts += ["--backend", opt.backend]
+    for o in opt.backend_opt:
+        parts += ["--backend-opt", o]
+    for name in ("cases", "product", "op"):
+        for v in getattr(opt, name):
+            parts += [f"--{name}", v]
+    for name in ("golden_dir", "tolerances", "standard", "golden_cache", "max_memory"):
+        v = getattr(opt, name)
+        if v:
+            parts += [f"--{name.replace('_', '-')}", v]
+    if opt.isolation != "process":
+        parts += ["--isolation", opt.isolation]
+    if opt.confine != "auto":
+        parts += ["--confine", opt.confine]
+    if opt.case_timeout != 60:
+        parts += ["--case-timeout", f"{opt.case_timeout:g}"]
+    if opt.scale == "huge":
+        parts += ["--scale", "huge"]
+    if opt.timing:
+        parts += ["--timing"] + (["--timing-rounds", str(opt.timing_rounds)] if opt.timing_rounds != 10 else []) \
+            + (["--timing-warm"] if opt.timing_warm else []) + baseline.replay(against)
+    return "".join(" " + shlex.quote(p) for p in parts)

@@ -1,0 +1,101 @@
+"""The backend's process (suite/run/host.py starts it): confine itself, make the backend, then serve
+the parent's requests (run, time, close) over the socket until told to close or the parent is gone.
+
+Why a module of its own: this is all the code that runs beside the untrusted backend, so what the child
+does is read in one place, apart from the parent's deadlines, restarts and reply checks (host.py).
+Imports suite.common, suite.run (backend, calls, output, wire, confine) and, for a timing round,
+suite.perf.launch, lazily (the timing hook runs here)."""
+from __future__ import annotations
+
+import atexit
+import os
+import signal
+import socket
+from typing import Any, Dict, Optional
+
+from suite.run import confine
+from suite.run.backend import BackendError, BackendInfo, make_backend
+from suite.run.calls import Outcome, close_backend, run_calls, words
+from suite.run.output import flush_output, redirect_output
+from suite.run.wire import recv, send
+
+
+def _die_with_parent() -> None:
+    """Linux: the kernel kills this process when its parent goes (a killed run leaves no backend
+    behind holding a device)."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)    # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _outcome_header(o: Outcome, index: Optional[int]) -> Dict[str, Any]:
+    return {"array": index, "status": o.status, "unsupported": o.unsupported, "raised": o.raised,
+            "returned": o.returned, "aliased": o.aliased, "violation": o.violation,
+            "device_fault": o.device_fault, "device_lost": o.device_lost}
+
+
+def child_main(sock: socket.socket, spec: Optional[str], opts: Dict[str, str],
+               out: Optional[socket.socket] = None, policy: Optional[confine.Policy] = None) -> None:
+    """The backend's process: its output to `out` (suite/run/output.py), confine itself
+    (suite/run/confine.py), make the backend, then serve requests until told to close."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)         # Ctrl-C is the parent's to handle
+    _die_with_parent()
+    redirect_output(out)
+    try:
+        if policy is not None:
+            policy.apply()
+        backend = make_backend(spec, opts)
+        info = BackendInfo.of(backend)
+    except BackendError as e:
+        send(sock, ("error", str(e)))
+        return
+    except BaseException as e:                # SystemExit included: a start-up that exits is an error
+        send(sock, ("error", f"backend {spec or 'reference'!r} failed to start: {type(e).__name__}: {words(e)}"))
+        return
+    flush_output()
+    send(sock, ("ready", {"name": info.name, "capabilities": sorted(info.capabilities),
+                          "products": list(info.products), "deterministic": info.deterministic,
+                          "working_memory": info.working_memory}))
+    timed = None                               # the call being timed (a "time" request's)
+    while True:
+        try:
+            header, arrays = recv(sock)
+        except (EOFError, OSError):
+            os._exit(0)                        # the parent is gone
+        if header[0] == "run":
+            seq, req, repeat = header[1], header[2], header[3]
+            req["inputs"] = {n: None if i is None else arrays[i] for n, i in req["inputs"].items()}
+            outs = run_calls(backend, req, repeat)
+            payload, heads = [], []
+            for o in outs:
+                index: Any = None
+                if o.arrays is not None:          # several outputs: each one's index, by name
+                    index = {}
+                    for n, a in o.arrays.items():
+                        index[n] = len(payload)
+                        payload.append(a)
+                elif o.array is not None:
+                    index = len(payload)
+                    payload.append(o.array)
+                heads.append(_outcome_header(o, index))
+            del outs
+            flush_output()
+            send(sock, ("done", seq, heads), payload)
+            # Nothing of a call outlives its reply: a huge case's input and result would otherwise
+            # stay held while the parent draws and sends the next case (and its memory check sees less).
+            header = arrays = req = payload = o = None
+        elif header[0] == "time":               # a timing round: the call is kept between rounds
+            from suite.perf.launch import timing_round
+            timed, answer = timing_round(backend, header, arrays, timed)
+            flush_output()
+            send(sock, ("timed", header[1], answer))
+            header = arrays = None
+        elif header[0] == "close":
+            incident = close_backend(backend)
+            # The backend's own exit handlers run here, where nothing they do reaches the run.
+            atexit._run_exitfuncs()
+            flush_output()
+            send(sock, ("closed", incident))
+            os._exit(0)
