@@ -25,7 +25,8 @@ REC = {"op": "MseLossBackward", "dtypes": {"gradOutput": "float32"}, "product": 
 
 
 def _reporter(*, backend=None, records=(), cases=(), **state):
-    st = SimpleNamespace(**{"incidents": [], "error": None, "info": None, "cases": list(cases), **state})
+    st = SimpleNamespace(**{"incidents": [], "error": None, "info": None, "cases": list(cases), "against": None,
+                            **state})
     opt = SimpleNamespace(report_dir=None, shard=None, known_failures=None, baseline=None, backend=backend)
     config = SimpleNamespace(option=opt, stash={plugin.STATE: st}, rootpath=ROOT,
                              pluginmanager=SimpleNamespace(getplugin=lambda name: None))

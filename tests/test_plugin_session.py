@@ -21,7 +21,8 @@ CASES, _ = load_cases([ROOT / "cases" / "mse_loss_backward.yaml"])
 DEFAULTS = dict(backend=None, backend_opt=[], product=[], op=[], cases=[], golden_dir=None, tolerances=None,
                 standard=None, scale="default", golden_cache=None, isolation="process", case_timeout=60.0,
                 backend_restarts=8, confine="auto", timing=False, timing_rounds=10, timing_warm=False,
-                max_memory=None, report_dir=None)
+                max_memory=None, report_dir=None, timing_baseline=None, timing_baseline_opt=[],
+                perf_threshold=None, perf_alpha=None)
 
 
 def _config(args=(), **opts):

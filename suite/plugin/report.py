@@ -12,8 +12,7 @@ from typing import Any, Dict, List, Optional
 
 import pytest
 
-from suite.report import compare, formats, journal, knownfail, shard, summary
-from suite.report import results
+from suite.report import compare, formats, journal, knownfail, results, shard, summary
 from suite.report.verdict import reasons
 from suite.common.digest import file_sha256
 from suite.golden.store import GoldenStore
