@@ -18,12 +18,11 @@ import resource
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Dict, List, Tuple
 
-from per_test_cost import _env, count, suite_of
+from per_test_cost import _env, count, two_trees
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -51,31 +50,19 @@ def main() -> int:
     args = ap.parse_args()
     run = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--scale", args.scale,
            *(x for op in args.op for x in ("--op", op)), "suite/conformance"]
-    rev = subprocess.run(["git", "rev-parse", "--short", args.against], cwd=ROOT, capture_output=True, text=True,
-                         check=True).stdout.strip()
     loads = [os.getloadavg()[0]]
-    with tempfile.TemporaryDirectory() as tmp:
-        other = Path(tmp) / f"at-{rev}"
-        subprocess.run(["git", "worktree", "add", "-q", "--detach", str(other), rev], cwd=ROOT, check=True)
-        try:
-            trees = {f"this checkout ({ROOT.name})": ROOT, f"at {rev}": other}
+    with two_trees(args.against) as (rev, _, trees):
+        walls: Dict[str, List[float]] = {k: [] for k in trees}
+        cpus: Dict[str, List[float]] = {k: [] for k in trees}
+        tests: Dict[str, int] = {}
+        for _ in range(args.repeat):
             for label, tree in trees.items():
-                where = suite_of(tree)
-                if not where.startswith(str(tree)):
-                    sys.exit(f"{label}: pytest there imports {where}, not that tree's suite")
-            walls: Dict[str, List[float]] = {k: [] for k in trees}
-            cpus: Dict[str, List[float]] = {k: [] for k in trees}
-            tests: Dict[str, int] = {}
-            for _ in range(args.repeat):
-                for label, tree in trees.items():
-                    wall, cpu, last = timed(run, tree)
-                    walls[label].append(wall)
-                    cpus[label].append(cpu)
-                    tests[label] = count(last)
-                    loads.append(os.getloadavg()[0])
-        finally:
-            subprocess.run(["git", "worktree", "remove", "--force", str(other)], cwd=ROOT)
-    print(f"python {sys.version.split()[0]}; {args.repeat} alternating runs each; `pytest {' '.join(run[4:])}`, "
+                wall, cpu, last = timed(run, tree)
+                walls[label].append(wall)
+                cpus[label].append(cpu)
+                tests[label] = count(last)
+                loads.append(os.getloadavg()[0])
+    print(f"python {sys.version.split()[0]}; {args.repeat} alternating runs each; `pytest {' '.join(run[2:])}`, "
           f"serial; load average (1 min) {min(loads):.1f} to {max(loads):.1f}")
     print("| tree | tests | median wall | median CPU | walls |")
     print("| --- | ---: | ---: | ---: | --- |")

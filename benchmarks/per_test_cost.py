@@ -13,6 +13,7 @@ trivial test's. Compare ratios from one run only: the machines are shared and no
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import subprocess
@@ -20,7 +21,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict, Iterator, List, Tuple
 
 ROOT = Path(__file__).resolve().parents[1]
 TRIVIAL = """import pytest
@@ -61,12 +62,12 @@ def count(last: str) -> int:
     return int(last.split()[0])
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--against", required=True, help="the other commit (any git revision)")
-    ap.add_argument("--repeat", type=int, default=3)
-    args = ap.parse_args()
-    rev = subprocess.run(["git", "rev-parse", "--short", args.against], cwd=ROOT, capture_output=True, text=True,
+@contextlib.contextmanager
+def two_trees(against: str) -> Iterator[Tuple[str, Path, Dict[str, Path]]]:
+    """This checkout and `against` checked out into a temporary git worktree (removed after):
+    (the short revision, the temporary folder, label -> tree), each tree's pytest checked to
+    import that tree's own suite."""
+    rev = subprocess.run(["git", "rev-parse", "--short", against], cwd=ROOT, capture_output=True, text=True,
                          check=True).stdout.strip()
     with tempfile.TemporaryDirectory() as tmp:
         other = Path(tmp) / f"at-{rev}"
@@ -77,19 +78,28 @@ def main() -> int:
                 where = suite_of(tree)
                 if not where.startswith(str(tree)):
                     sys.exit(f"{label}: pytest there imports {where}, not that tree's suite")
-            walls: Dict[str, List[float]] = {k: [] for k in trees}
-            tests: Dict[str, int] = {}
-            for _ in range(args.repeat):
-                for label, tree in trees.items():
-                    wall, last = timed(RUN, tree)
-                    walls[label].append(wall)
-                    tests[label] = count(last)
-            n = max(tests.values())
-            Path(tmp, "test_trivial.py").write_text(TRIVIAL.format(n=n))
-            trivial = statistics.median(timed(["-m", "pytest", "-q", "-p", "no:cacheprovider", "test_trivial.py"],
-                                              Path(tmp))[0] for _ in range(args.repeat))
+            yield rev, Path(tmp), trees
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(other)], cwd=ROOT)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--against", required=True, help="the other commit (any git revision)")
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    with two_trees(args.against) as (rev, tmp, trees):
+        walls: Dict[str, List[float]] = {k: [] for k in trees}
+        tests: Dict[str, int] = {}
+        for _ in range(args.repeat):
+            for label, tree in trees.items():
+                wall, last = timed(RUN, tree)
+                walls[label].append(wall)
+                tests[label] = count(last)
+        n = max(tests.values())
+        Path(tmp, "test_trivial.py").write_text(TRIVIAL.format(n=n))
+        trivial = statistics.median(timed(["-m", "pytest", "-q", "-p", "no:cacheprovider", "test_trivial.py"],
+                                          tmp)[0] for _ in range(args.repeat))
     print(f"python {sys.version.split()[0]}; {args.repeat} alternating runs each; `pytest --scale small`, serial")
     print("| tree | tests | median wall | per test | x trivial |")
     print("| --- | ---: | ---: | ---: | ---: |")
