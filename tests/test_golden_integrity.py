@@ -24,6 +24,7 @@ from suite.contract import OpCall
 from suite.ops.base import Golden
 from suite.golden.cache import GoldenCache
 from suite.golden.store import GoldenStore
+from suite.golden import store as golden_store
 from tests.core_helpers import generated, suite_folder, write
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -133,6 +134,21 @@ def test_reuse_gives_the_next_test_of_the_same_data_the_same_read_only_arrays(la
     assert arrays and not any(a.flags.writeable for a in arrays)
     with pytest.raises(ValueError):
         first.inputs["self"][0] = 0                      # nothing can change them for the next test
+
+
+def test_reuse_keeps_the_inputs_a_determinism_test_drew_for_the_next_tests_of_that_data(large, monkeypatch) -> None:
+    """The determinism tests ask only for inputs: the next test of the same data gets them (read-only),
+    and a numbers test after them computes its golden from those same arrays, drawing nothing."""
+    cases, root = large
+    drawn = []
+    real = golden_store.draw_inputs
+    monkeypatch.setattr("suite.golden.store.draw_inputs", lambda c: drawn.append(c.id) or real(c))
+    store = GoldenStore(root, reuse=True)
+    first = store.inputs(cases[0])
+    assert store.inputs(cases[1]) is first and not any(a.flags.writeable for a in first.values())
+    data = store.load(cases[1])
+    assert data.inputs is first and drawn == [cases[0].id]
+    assert store.load(cases[0]) is data and store.inputs(cases[0]) is first
 
 
 def test_without_reuse_each_test_gets_its_own_arrays(large) -> None:

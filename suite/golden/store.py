@@ -33,7 +33,8 @@ class GoldenStore:
         # drawing its inputs and reading its golden again. Only where no backend code runs in
         # this process (an in-process backend could write into arrays it is given).
         self.reuse = reuse
-        self._last: Optional[Tuple[Tuple[str, str], CaseData]] = None
+        # (datakey, spec), its inputs, and its data once a numbers test loaded it (None: inputs only)
+        self._last: Optional[Tuple[Tuple[str, str], Dict[str, np.ndarray], Optional[CaseData]]] = None
         self._manifest = manifest
         self._open: Dict[str, Tuple[dict, bytes]] = {}
         self.cache = cache if cache is not None else GoldenCache(None)
@@ -101,7 +102,13 @@ class GoldenStore:
         if "file" in entry:
             return _read_case(self._bundle(entry["file"]), case.datakey).inputs
         kept = self._kept(case, entry)
-        return kept.inputs if kept is not None else self._drawn(case, entry)
+        if kept is not None:
+            return kept[0]
+        inputs = self._drawn(case, entry)
+        if self.reuse:
+            _read_only(inputs.values())
+            self._last = ((case.datakey, entry["spec"]), inputs, None)
+        return inputs
 
     def load(self, case: Case) -> CaseData:
         """The case's inputs and golden. A large case's golden is computed on its first use in
@@ -113,25 +120,24 @@ class GoldenStore:
         if "file" in entry:
             return _read_case(self._bundle(entry["file"]), case.datakey)
         kept = self._kept(case, entry)
-        if kept is not None:
-            return kept
-        data = self._load_large(case, entry)
+        if kept is not None and kept[1] is not None:
+            return kept[1]
+        data = self._load_large(case, entry, None if kept is None else kept[0])
         if self.reuse:
-            for a in _arrays(data):
-                a.flags.writeable = False
-            self._last = ((case.datakey, entry["spec"]), data)
+            _read_only(_arrays(data))
+            self._last = ((case.datakey, entry["spec"]), data.inputs, data)
         return data
 
-    def _kept(self, case: Case, entry: dict) -> Optional[CaseData]:
-        """The last large case's data if `case` is that case; else None, and it is let go first
-        (so that two large cases' arrays are never held at once)."""
+    def _kept(self, case: Case, entry: dict) -> Optional[Tuple[Dict[str, np.ndarray], Optional[CaseData]]]:
+        """The last large case's inputs and data (None: not loaded yet) if `case` is that case;
+        else None, and they are let go first (so two large cases' arrays are never held at once)."""
         if self._last is not None and self._last[0] == (case.datakey, entry["spec"]):
-            return self._last[1]
+            return self._last[1], self._last[2]
         self._last = None
         return None
 
-    def _load_large(self, case: Case, entry: dict) -> CaseData:
-        inputs = self._drawn(case, entry)
+    def _load_large(self, case: Case, entry: dict, inputs: Optional[Dict[str, np.ndarray]] = None) -> CaseData:
+        inputs = self._drawn(case, entry) if inputs is None else inputs
         if lazy(case):
             return CaseData(inputs, Elementwise(case.op, inputs, case.attrs), _others(case, inputs))
         key = (case.datakey, entry["spec"])
@@ -190,6 +196,12 @@ class GoldenStore:
 
 
 LAZY_BYTES = 1 << 30
+
+
+def _read_only(arrays) -> None:
+    for a in arrays:
+        if isinstance(a, np.ndarray):
+            a.flags.writeable = False
 
 
 def _arrays(data: CaseData):
