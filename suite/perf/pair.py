@@ -5,11 +5,10 @@ it used. Its own small format, checked on reading like `timing`, so that `aclnn-
 RUN` can judge such a run alone, and again with its own options, from the rounds kept here."""
 from __future__ import annotations
 
-import math
 from typing import Any, Dict, List, Mapping, Optional
 
 from suite.perf import gate
-from suite.perf.record import problems as timing_problems
+from suite.perf.record import _is_num, problems as timing_problems
 
 ORDER = "ABAB"
 VERDICTS = (gate.REGRESSION, gate.IMPROVED, gate.SAME, gate.UNKNOWN)
@@ -26,10 +25,6 @@ def make(baseline: Mapping[str, Any], v: gate.Verdict, threshold: float, alpha: 
             "threshold": float(threshold), "alpha": float(alpha)}
 
 
-def _num(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
 def problems(obj: Any) -> List[str]:
     """Every way an `interleaved` field departs from the schema; empty if none."""
     if not isinstance(obj, Mapping):
@@ -42,7 +37,7 @@ def problems(obj: Any) -> List[str]:
         v = obj[k]
         if kind == "timing":
             out += [f"interleaved.baseline: {p}" for p in timing_problems(v)]
-        elif not (_num(v) if kind == "num" else isinstance(v, str)):
+        elif not (_is_num(v) if kind == "num" else isinstance(v, str)):
             out.append(f"interleaved: field '{k}' is {v!r:.40}, expected {'a finite number' if kind == 'num' else 'str'}")
     if not out:
         if obj["order"] != ORDER:

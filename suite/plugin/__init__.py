@@ -17,7 +17,7 @@ import pytest
 from suite.cases import model as cases_model
 from suite.cases import load as cases_load
 from suite import ops
-from suite.run.backend import BackendError, make_backend, parse_opts
+from suite.run.backend import BackendError, parse_opts
 from suite.contract import PRODUCTS
 from suite.run import confine
 from suite.golden import source as golden_source
@@ -27,8 +27,7 @@ from suite.golden.store import GoldenStore
 from suite.common.digest import file_sha256
 from suite.common.grouping import grouped
 from suite.common.home import CHECKOUT, data_root, no_data_folder
-from suite.run.host import Hosted
-from suite.run.calls import InProcess
+from suite.run.host import make_host
 from suite.run.seams import Backend, Host
 from suite.run.memory import parse_size
 from suite.report.results import case_fields
@@ -147,13 +146,10 @@ class Conformance:
                 self.tolerances_hash = file_sha256(self.tolerance_path)
                 table = load_table(self.tolerance_path)
                 timer = None if self.timing is None else CaseTimer(self.timing, load_hardware(self.hardware_path()))
-                if opt.isolation == "none":
-                    host: Host = InProcess(make_backend(opt.backend, self.backend_opts))
-                else:
-                    hosted = Hosted(opt.backend, self.backend_opts, opt.case_timeout, opt.backend_restarts)
-                    hosted.policy = self.policy = self.confinement()
-                    hosted.start()
-                    host = hosted
+                if opt.isolation != "none":
+                    self.policy = self.confinement()
+                host: Host = make_host(opt.backend, self.backend_opts, isolation=opt.isolation,
+                                       timeout=opt.case_timeout, restarts=opt.backend_restarts, policy=self.policy)
                 info = host.info
                 if timer is not None:
                     timer.baseline = self._baseline = baseline.start(self.against, opt, self.policy)

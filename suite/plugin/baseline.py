@@ -16,9 +16,8 @@ import pytest
 
 from suite.perf import gate
 from suite.perf.against import Baseline
-from suite.run.backend import BackendError, make_backend, parse_opts
-from suite.run.calls import InProcess
-from suite.run.host import Hosted
+from suite.run.backend import BackendError, parse_opts
+from suite.run.host import make_host
 
 ONLY_WITH = ("--timing-baseline, --timing-baseline-opt, --perf-threshold and --perf-alpha take effect only "
              "with --timing and --timing-baseline")
@@ -86,13 +85,8 @@ def start(o: Optional[Options], opt: Any, policy: Any) -> Optional[Baseline]:
     if o is None:
         return None
     try:
-        if opt.isolation == "none":
-            host: Any = InProcess(make_backend(o.spec, o.opts))
-        else:
-            hosted = Hosted(o.spec, o.opts, opt.case_timeout, opt.backend_restarts)
-            hosted.policy = policy
-            hosted.start()
-            host = hosted
+        host = make_host(o.spec, o.opts, isolation=opt.isolation, timeout=opt.case_timeout,
+                         restarts=opt.backend_restarts, policy=policy)
     except BackendError as e:
         raise pytest.UsageError(f"--timing-baseline {o.spec}: {e}") from None
     return Baseline(host, o.spec, o.threshold, o.alpha)

@@ -40,8 +40,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from suite.run import confine, reaper
 from suite.common import dtypes
-from suite.run.backend import BackendError, BackendInfo
-from suite.run.calls import Outcome, Request
+from suite.run.backend import BackendError, BackendInfo, make_backend
+from suite.run.calls import InProcess, Outcome, Request
 from suite.run.child import child_main
 from suite.run.output import Drain, Log
 from suite.run import protocol
@@ -364,3 +364,17 @@ class Hosted:
             text, _ = _exit_text(code)
             incident = f"the backend's process {text} after close()"
         return incident
+
+
+def make_host(spec: Optional[str], opts: Dict[str, str], *, isolation: str, timeout: float, restarts: int,
+              policy: Optional[confine.Policy]) -> Any:
+    """The host of a backend as --isolation says: a process of its own, started now with these
+    deadlines, restarts and confinement, or (`none`) an object in pytest's process. The candidate
+    and the timing baseline are both made here, so that they are hosted alike. BackendError if the
+    backend cannot be made."""
+    if isolation == "none":
+        return InProcess(make_backend(spec, opts))
+    hosted = Hosted(spec, opts, timeout, restarts)
+    hosted.policy = policy
+    hosted.start()
+    return hosted
