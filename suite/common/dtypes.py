@@ -8,6 +8,8 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
+from suite.common.half import to_float16
+
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
 
 # The judged dtypes: an output in one of these is compared with a tolerance (cases/tolerances.yaml).
@@ -91,7 +93,8 @@ def finfo(dtype: np.dtype) -> FloatInfo:
 def round_to(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """float64 -> `dtype` with one correct round-to-nearest-even.
 
-    numpy rounds float64 to float32 and to float16 correctly in one step. ml_dtypes goes to
+    numpy rounds float64 to float32 and to float16 correctly in one step (float16 by
+    suite/common/half.py, the same bits without numpy's slow path). ml_dtypes goes to
     bfloat16 through float32 (double rounding), so for bfloat16 we round the float64 bits to 8
     significant bits ourselves (then the casts are exact); values in bfloat16's subnormal range
     take the slower path of rounding to float32 *to odd* first, whose 16 spare bits make the
@@ -99,6 +102,8 @@ def round_to(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """
     dtype = np.dtype(dtype)
     x = np.asarray(x, dtype=np.float64)
+    if dtype == np.float16:
+        return to_float16(x)
     if dtype != bfloat16:
         with np.errstate(over="ignore"):
             return x.astype(dtype)

@@ -13,6 +13,7 @@ import numpy as np
 
 from suite.common import blocks as B
 from suite.common import dtypes
+from suite.common.half import to_float16
 from suite.ops.flush import flushing, ftz
 from suite.ops.shapes import Shape, numel, reduced_axes
 
@@ -47,9 +48,13 @@ def _widen(a: np.ndarray, dtype, cast: Optional[np.dtype]) -> np.ndarray:
 
 def to_out(r32: np.ndarray, out_dtype: np.dtype) -> np.ndarray:
     """float32 result -> out dtype with one round to nearest even (ml_dtypes rounds float32 ->
-    bfloat16 correctly; only float64 -> bfloat16 double-rounds)."""
+    bfloat16 correctly; only float64 -> bfloat16 double-rounds; float16 by suite/common/half.py,
+    numpy's bits without its slow path)."""
+    r32 = np.asarray(r32, dtype=np.float32)
+    if np.dtype(out_dtype) == np.float16:
+        return to_float16(r32)
     with np.errstate(over="ignore", invalid="ignore"):
-        return np.asarray(r32, dtype=np.float32).astype(out_dtype)
+        return r32.astype(out_dtype)
 
 
 def vendor_at(op: Any, x: Mapping[str, np.ndarray], attrs: Mapping[str, object], idx: np.ndarray,
