@@ -137,3 +137,49 @@ def test_bad_options_are_one_line(suite_dir, args: List[str], line: str) -> None
     r = suite_dir.runpytest(*PLUGIN, "--cases=cases", "--golden-dir=golden", *args)
     assert r.ret == pytest.ExitCode.USAGE_ERROR
     assert line in r.stderr.str() and "Traceback" not in r.stderr.str(), r.stderr.str()
+
+
+LARGE = MSE.replace("shapes: [[64x32, 64x32, 64x32]]\n    timing: true", "shapes: [[256x256, 256x256, 256x256]]\n    timing: true") \
+    .replace("dtypes: [float32, float16]", "dtypes: [float32]")
+
+
+def test_the_memory_check_counts_the_baselines_copy(pytester: pytest.Pytester, monkeypatch) -> None:
+    # A case of 2**16 elements (not committed: the check applies) whose estimate fits --max-memory
+    # with half a MiB to spare; the baseline's process holds another copy of its inputs and output
+    # (1.25 MiB), so with --timing-baseline it no longer fits and is skipped, saying why.
+    from suite.cases.load import load_cases
+    from suite.cases.model import Kind
+    from suite.run import memory
+    p = suite_folder(pytester, monkeypatch, ROOT, {"mse.yaml": LARGE})
+    case = next(c for c in load_cases([p.path / "cases"])[0] if c.timing)
+    alone = memory.need(case, Kind.NUMBERS, 0.0, 1)          # the simulated backend: no working memory
+    cap = f"--max-memory={alone + (1 << 19)}"
+    key = f"test_numerics.py::test_results[{case.id}]"
+    recs = {r["key"]: r for r in _doc(p, *SIM, cap)["records"]}
+    assert recs[key]["outcome"] == "passed" and "rounds" in recs[key]["timing"]
+    recs = {r["key"]: r for r in _doc(p, *SIM, *BASE, cap)["records"]}
+    assert recs[key]["outcome"] == "skipped", recs[key]
+    assert re.fullmatch(r"needs about \d+ MiB of memory for its arrays \(1 MiB of it the timing baseline's copy\); "
+                        r"\d+ MiB --max-memory", recs[key]["reason"]), recs[key]["reason"]
+
+
+def _doc(p: pytest.Pytester, *args: str) -> dict:
+    p.runpytest(*PLUGIN, "--cases=cases", "--golden-dir=golden", "--report-dir=rep", *args)
+    doc = json.loads((p.path / "rep" / "results.json").read_text())
+    assert results.validate(doc) == [], results.validate(doc)
+    return doc
+
+
+def test_the_baselines_share_of_the_estimate(tmp_path: Path) -> None:
+    """Its output, its working memory and its process's copies, for a numbers test only."""
+    from suite.cases.load import load_cases
+    from suite.cases.model import Kind
+    from suite.run import memory
+    (tmp_path / "mse.yaml").write_text(LARGE)
+    case = next(c for c in load_cases([tmp_path])[0] if c.timing)
+    arrays, out = 3 * 4 << 16, 4 << 16                        # three float32 inputs of 2**16, the output
+    for working, copies, share in ((0.0, 0, out), (0.0, 1, out + arrays + out), (2.0, 1, 3 * (arrays + out) + out)):
+        assert memory.baseline_share(case, working, copies) == pytest.approx(1.1 * share, abs=1)
+        assert memory.need(case, Kind.NUMBERS, 2.0, 1, (working, copies)) - memory.need(case, Kind.NUMBERS, 2.0, 1) \
+            == pytest.approx(1.1 * share, abs=1)
+    assert memory.need(case, Kind.DETERMINISM, 2.0, 1, (2.0, 1)) == memory.need(case, Kind.DETERMINISM, 2.0, 1)

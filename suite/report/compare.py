@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from suite.perf import gate
-from suite.report import perfdiff, shard
+from suite.report import perfdiff, rundiff, shard
 from suite.report.verdict import backend_change
 from suite.report.results import RUN_FIELDS, ResultsError, is_complete, make_document, number
 
@@ -142,12 +142,17 @@ class Diff:
     accept_golden_change: bool = False
     timing: List[Tuple[str, gate.Verdict]] = field(default_factory=list)   # cases either run timed
     not_timed: int = 0                                      # cases both runs recorded as not timed
+    interleaved: Dict[str, gate.Verdict] = field(default_factory=dict)   # NEW's against its timing baseline
     perf_threshold: float = gate.THRESHOLD
     perf_alpha: float = gate.ALPHA
 
     @property
     def slower(self) -> List[Tuple[str, gate.Verdict]]:
-        return [(k, v) for k, v in self.timing if v.kind == gate.REGRESSION]
+        """Each case with a REGRESSION, sequential (BASE -> NEW) or NEW's interleaved, once."""
+        seq = [(k, v) for k, v in self.timing if v.kind == gate.REGRESSION]
+        seen = {k for k, _ in seq}
+        return seq + [(k, v) for k, v in sorted(self.interleaved.items())
+                      if v.kind == gate.REGRESSION and k not in seen]
 
     @property
     def worse(self) -> bool:
@@ -199,10 +204,15 @@ def diff(base: Mapping, new: Mapping, ulp_growth: float = ULP_GROWTH, ulp_ratio:
     NEW's goldens (manifest_hash) or tolerance table (tolerances_hash) differing from BASE's make
     it worse unless `accept_golden_change`; a BASE written before tolerances_hash existed is not
     compared on it (a note says so). Cases timed in either run get the performance gate's verdict
-    (suite/report/perfdiff.py); a REGRESSION makes NEW worse."""
+    (suite/report/perfdiff.py), and NEW's cases timed against its timing baseline their interleaved
+    verdict too, judged again with these options; a REGRESSION of either makes NEW worse."""
     d = Diff(allow_vanished=allow_vanished, accept_golden_change=accept_golden_change,
              perf_threshold=perf_threshold, perf_alpha=perf_alpha)
     d.timing, d.not_timed = perfdiff.timing_rows(base, new, perf_threshold, perf_alpha)
+    d.interleaved = dict(rundiff.rows(new, perf_threshold, perf_alpha))
+    if any("interleaved" in r for r in base["records"]):
+        d.notes.append("BASE was timed against a timing baseline too: its interleaved verdicts are BASE's, "
+                       "not compared (NEW's are)")
     d.incidents = list(new.get("incidents") or [])
     for name, doc in (("BASE", base), ("NEW", new)):
         if not is_complete(doc):
@@ -297,7 +307,7 @@ def render_diff(d: Diff, limit: int = 10) -> str:
     if d.judged_by and not d.accept_golden_change:
         why.append(f"judged by other goldens or tolerances than BASE ({ACCEPT_FLAG} accepts the change)")
     head = (f"WORSE: {', '.join(why)}" if d.worse else "OK: no new failures, no precision regressions"
-            + (", no performance regressions" if d.timing else "")
+            + (", no performance regressions" if d.timing or d.interleaved else "")
             + (f" ({len(d.vanished)} vanished cases allowed)" if d.vanished else "")
             + (f" (other goldens or tolerances accepted by {ACCEPT_FLAG})" if d.judged_by else ""))
     lines = [head]
@@ -309,7 +319,7 @@ def render_diff(d: Diff, limit: int = 10) -> str:
                                        + (f"\n    reproduce: {r['reproduce']}" if r.get("reproduce") else "")
                                        for r, b in d.new_failures], limit)
     lines += _section("precision regressions", [_regression_line(b, n) for b, n in d.regressions], limit)
-    lines += perfdiff.render(d.timing, d.not_timed, d.perf_threshold, d.perf_alpha, limit)
+    lines += perfdiff.render(d.timing, d.not_timed, d.perf_threshold, d.perf_alpha, limit, d.interleaved)
     lines += _section("vanished", [r["key"] for r in d.vanished], limit)
     lines += _section("new known failures (xfailed now, not before)",
                       [f"{r['key']}  ({_before(b)})"

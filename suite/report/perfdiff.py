@@ -1,10 +1,12 @@
 """The timing half of `report diff`: each case timed in BASE or NEW gets the gate's verdict
 (suite/perf/gate.py), and the cases that are not SAME are listed, regressions first. A case timed
 on one side only is UNKNOWN (never fast, never a failure); a run without any timing record adds
-nothing, so such a diff reads exactly as it did before timing existed."""
+nothing, so such a diff reads exactly as it did before timing existed. NEW's own verdicts against
+its timing baseline (records' `interleaved`, pytest --timing-baseline) are shown beside the
+sequential ones (`beside`): either one's REGRESSION fails the diff (docs/perf-gate.md)."""
 from __future__ import annotations
 
-from typing import Dict, List, Mapping, Optional, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from suite.perf import gate
 from suite.perf.pair import seconds  # noqa: F401 (its home moved there; still importable here)
@@ -42,24 +44,49 @@ def timing_rows(base: Mapping, new: Mapping, threshold: float = gate.THRESHOLD,
     return rows, neither
 
 
-def _line(key: str, v: gate.Verdict) -> str:
+NOT_IN_BASE = gate.Verdict(gate.UNKNOWN, None, None, None, None, "not in BASE")
+
+
+def with_beside(rows: Sequence[Tuple[str, gate.Verdict]],
+                beside: Mapping[str, gate.Verdict]) -> List[Tuple[str, gate.Verdict]]:
+    """`rows` and a row for each case of `beside` they lack (timed against a baseline in NEW, not
+    compared with BASE: UNKNOWN, not in BASE), by key."""
+    have = {k for k, _ in rows}
+    return sorted([*rows, *((k, NOT_IN_BASE) for k in beside if k not in have)], key=lambda kv: kv[0])
+
+
+def _verdict(v: gate.Verdict) -> str:
     if v.kind == gate.UNKNOWN:
-        return f"{v.kind:<10}  {key}  {v.reason}"
-    return (f"{v.kind:<10}  {key}  {seconds(v.base_median)} -> {seconds(v.cand_median)}  x{v.ratio:.3f}  "
-            f"p={v.p:.2g}")
+        return v.reason
+    return f"{seconds(v.base_median)} -> {seconds(v.cand_median)}  x{v.ratio:.3f}  p={v.p:.2g}"
+
+
+def _line(key: str, v: gate.Verdict, b: Optional[gate.Verdict] = None) -> str:
+    return f"{v.kind:<10}  {key}  {_verdict(v)}" + ("" if b is None else f"  |  interleaved {b.kind}  {_verdict(b)}")
+
+
+def _counts(verdicts: Sequence[gate.Verdict]) -> str:
+    return ", ".join(f"{n} {k}" for k, n in ((k, sum(v.kind == k for v in verdicts)) for k in ORDER) if n)
 
 
 def render(rows: List[Tuple[str, gate.Verdict]], neither: int, threshold: float, alpha: float,
-           limit: int) -> List[str]:
+           limit: int, beside: Optional[Mapping[str, gate.Verdict]] = None) -> List[str]:
     """The timing table: a head with the counts by verdict, then the REGRESSION, IMPROVED and
-    UNKNOWN cases, `limit` lines at most."""
+    UNKNOWN cases, `limit` lines at most. `beside`: NEW's interleaved verdict by key, shown after
+    the sequential one; a case is listed under the first of LISTED that either verdict is."""
+    beside = beside or {}
+    rows = with_beside(rows, beside)
     if not rows:
         return []
-    counts: Dict[str, int] = {k: sum(v.kind == k for _, v in rows) for k in ORDER}
     skipped = f" ({neither} not timed in either: not compared)" if neither else ""
     head = (f"timing, BASE -> NEW median per launch (--perf-threshold {threshold:g}, --perf-alpha {alpha:g}): "
-            f"{len(rows)} cases{skipped}: " + ", ".join(f"{n} {k}" for k, n in counts.items() if n))
-    shown = [_line(k, v) for kind in LISTED for k, v in rows if v.kind == kind]
+            f"{len(rows)} cases{skipped}: " + _counts([v for _, v in rows]))
+    if beside:
+        head += (f"; NEW against its timing baseline, interleaved in one run: {len(beside)} cases: "
+                 + _counts(list(beside.values())))
+    rank = {k: min(LISTED.index(x.kind) if x.kind in LISTED else len(LISTED) for x in (v, beside.get(k, v)))
+            for k, v in rows}
+    shown = [_line(k, v, beside.get(k)) for i in range(len(LISTED)) for k, v in rows if rank[k] == i]
     out = [head] + [f"  {x}" for x in shown[:limit]]
     if len(shown) > limit:
         out.append(f"  ... and {len(shown) - limit} more")

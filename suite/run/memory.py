@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Optional
+from typing import Optional, Tuple
 
 from suite.common import dtypes, layout
 from suite import ops
@@ -44,14 +44,17 @@ def available() -> Optional[int]:
         return None
 
 
-def need(case: Case, kind: str, working: float = WORKING_MEMORY, copies: int = 0) -> int:
+def need(case: Case, kind: str, working: float = WORKING_MEMORY, copies: int = 0,
+         baseline: Optional[Tuple[float, int]] = None) -> int:
     """Bytes a case takes at its peak, for `kind` numbers or determinism: its inputs (with the
     layout's buffer), the output (twice for determinism: both runs are kept), the golden when it
     is held, the backend's working memory (`working` times the inputs' and output's bytes) and the
     block temporaries; and `copies` more of the inputs and outputs where the backend runs in a
     process of its own (its copy of the inputs, the suite's of its results; for determinism also
     the result its second process sends). (Measured on the huge tier's float16 MSE case: 4.1 GiB peak RSS against
-    4.4 GiB estimated.)"""
+    4.4 GiB estimated.) `baseline`: the (working memory, copies) of a timing baseline's backend
+    (pytest --timing-baseline) that runs and times the same call: its output, its working memory
+    and its copies of the inputs and output too, for a numbers test (baseline_share says how much)."""
     shapes = dict(case.shapes)
     total = arrays = 0
     for name, dt in case.dtypes.items():
@@ -67,12 +70,24 @@ def need(case: Case, kind: str, working: float = WORKING_MEMORY, copies: int = 0
                   if s is not None and d is not None)
     outs = out * (2 if kind == Kind.DETERMINISM else 1)
     total += outs + working * (arrays + out) + copies * (arrays + outs)
+    if baseline is not None and kind == Kind.NUMBERS:
+        total += _second(arrays, out, *baseline)
     if kind == Kind.DETERMINISM and copies:
         total += out                # the result of the call in the backend's second process
     if kind == Kind.NUMBERS and not golden.lazy(case):
         b = ops.get(case.op).b_shape({n: s for n, s in shapes.items() if s is not None})
         total += out * 8 * (1 if tuple(b) == tuple(case.out_shape) else 2)
     return int(total * 1.1) + BLOCK_BYTES          # 10%: what numpy and the allocator add
+
+
+def _second(arrays: int, out: int, working: float, copies: int) -> float:
+    """A second backend's share for the same call: its output, working memory and process copies."""
+    return out + working * (arrays + out) + copies * (arrays + out)
+
+
+def baseline_share(case: Case, working: float, copies: int) -> int:
+    """Bytes of need()'s estimate that are the timing baseline's (for the skip message)."""
+    return need(case, Kind.NUMBERS, 0.0, 0, (working, copies)) - need(case, Kind.NUMBERS, 0.0, 0)
 
 
 def fmt(n: float) -> str:

@@ -178,12 +178,15 @@ class Runner:
         """Skip, with the numbers, a case whose arrays this machine cannot hold."""
         if golden.is_stored(case):
             return
-        want = memory.need(case, kind, self.info.working_memory, self.host.copies)
+        b = self.timer.baseline if self.timer is not None and case.timing and kind is Kind.NUMBERS else None
+        second = None if b is None else (getattr(b.host.info, "working_memory", memory.WORKING_MEMORY), b.host.copies)
+        want = memory.need(case, kind, self.info.working_memory, self.host.copies, second)
         have = self.max_memory if self.max_memory is not None else memory.available()
         if have is not None and want > have:
             src = "--max-memory" if self.max_memory is not None else "available now"
-            raise CaseSkip(f"needs about {memory.fmt(want)} of memory for its arrays; "
-                           f"{memory.fmt(have)} {src}")
+            raise CaseSkip(f"needs about {memory.fmt(want)} of memory for its arrays" + ("" if b is None else
+                           f" ({memory.fmt(memory.baseline_share(case, *second))} of it the timing baseline's copy)")
+                           + f"; {memory.fmt(have)} {src}")
 
     def _data(self, case: Case) -> CaseData:
         try:
