@@ -337,3 +337,192 @@ def test_the_report_of_a_case_carries_its_fields_and_its_record():
     assert report_of("setup", skipped=True).aclnn == case_fields(case, str(Kind.NUMBERS), "n")
     assert not hasattr(report_of("setup"), "aclnn") and not hasattr(report_of("teardown"), "aclnn")
     assert not hasattr(report_of("call", params={"case": plugin.SetupError("x")}), "aclnn")
+
+
+# -- the session's backend: made once, on first need, closed once ---------------------------------
+class _Host:
+    """A backend's host as make_host returns it: its info, and what its close() came to."""
+
+    def __init__(self, incident=None):
+        self.info = SimpleNamespace(**{**vars(INFO), "name": "fake"})
+        self.backend = object()
+        self.incident, self.closed = incident, 0
+
+    def close(self):
+        self.closed += 1
+        return self.incident
+
+
+def _hosted(monkeypatch, host=None, **opts):
+    """A session whose make_host is recorded (what it was asked for) and answers `host`."""
+    asked = []
+    host = host or _Host()
+
+    def make_host(spec, backend_opts, **kw):
+        asked.append((spec, backend_opts, kw))
+        return host
+    monkeypatch.setattr(plugin, "make_host", make_host)
+    return _state(**opts), host, asked
+
+
+def test_the_runner_is_made_once_from_the_pinned_goldens_and_the_table(monkeypatch):
+    from suite.common.digest import file_sha256
+    from suite.golden.store import GoldenStore
+    from suite.judge.table import load_table
+    st, host, asked = _hosted(monkeypatch, backend="pkg.mod:Be", backend_opt=["device=1"], standard="strict",
+                              max_memory="1K", case_timeout=2.5, backend_restarts=3, golden_cache="none")
+    r = st.runner
+    assert st.runner is r and len(asked) == 1                 # made once
+    assert asked == [("pkg.mod:Be", {"device": "1"}, dict(isolation="process", timeout=2.5, restarts=3,
+                                                              policy=st.policy))]
+    assert r.host is host and r.info is host.info and st.info is host.info
+    assert st.policy == st.confinement() and (st.policy is None) == (st.protections["writes"].startswith("not"))
+    golden = GoldenStore(ROOT / "golden")
+    golden.pin()
+    assert st.manifest_hash == golden.manifest_hash() and len(st.manifest_hash) == 64
+    assert st.tolerances_hash == file_sha256(ROOT / "cases" / "tolerances.yaml")
+    assert r.table.standards == load_table(ROOT / "cases" / "tolerances.yaml").standards
+    assert r.store.root == ROOT / "golden" and r.store.reuse is True and r.store.cache.root is None
+    assert r.store._hash == st.manifest_hash                  # pinned before the backend started
+    assert (r.standard_override, r.replay, r.max_memory) == ("strict", st.replay_args(), 1024)
+    assert r.invocation_dir == ROOT and r.timer is None and st._baseline is None
+    assert st.backend is r.backend
+
+
+def test_in_pytests_process_the_store_keeps_no_data_and_uses_the_cache(monkeypatch, tmp_path):
+    st, host, asked = _hosted(monkeypatch, isolation="none", golden_cache=str(tmp_path))
+    r = st.runner
+    assert asked[0][2] == dict(isolation="none", timeout=60.0, restarts=8, policy=None) and st.policy is None
+    assert r.store.reuse is False and r.store.cache.root == tmp_path
+
+
+def test_timing_gives_the_runner_a_timer_with_the_hardware_table(monkeypatch):
+    from suite.cases.hardware import load_hardware
+    st, _, _ = _hosted(monkeypatch, timing=True, timing_rounds=4)
+    timer = st.runner.timer
+    assert timer.settings.rounds == 4 and timer.baseline is None
+    assert timer.hardware == load_hardware(ROOT / "cases" / "hardware.yaml")
+
+
+def test_a_bad_backend_table_or_standard_is_one_usage_error_line(monkeypatch, tmp_path):
+    from suite.run.backend import BackendError
+
+    def refuse(*a, **kw):
+        raise BackendError("backend pkg.mod:Be: no module named 'pkg'")
+    monkeypatch.setattr(plugin, "make_host", refuse)
+    for st, line in [(_state(backend="pkg.mod:Be"), "backend pkg.mod:Be: no module named 'pkg'")]:
+        with pytest.raises(pytest.UsageError) as e:
+            st.runner
+        assert str(e.value) == line and e.value.__suppress_context__ and st._runner is None
+    monkeypatch.setattr(plugin, "make_host", lambda *a, **kw: _Host())
+    bad = tmp_path / "t.yaml"
+    bad.write_text("standards: [\n")
+    with pytest.raises(pytest.UsageError) as e:
+        _state(tolerances=str(bad)).runner
+    assert str(e.value).startswith(f"{bad}:") and "\n" not in str(e.value) and e.value.__suppress_context__
+    st = _state(standard="nosuch")
+    with pytest.raises(pytest.UsageError) as e:
+        st.runner
+    from suite.judge.table import load_table
+    names = ", ".join(load_table(ROOT / "cases" / "tolerances.yaml").standards)
+    assert str(e.value) == f"--standard nosuch: not in {ROOT / 'cases' / 'tolerances.yaml'} ({names})"
+    assert st._runner is None
+
+
+def test_closing_closes_the_backend_once_and_keeps_what_went_wrong(monkeypatch):
+    st, host, _ = _hosted(monkeypatch, host=_Host("the backend's process exited with code 3"))
+    r = st.runner
+    st.close()
+    assert host.closed == 1 and st.incidents == ["the backend's process exited with code 3"]
+    assert st._runner is None and st.backend is r.backend and st.info is host.info
+    st.close()                                                 # a second close does nothing more
+    assert host.closed == 1 and len(st.incidents) == 1
+    with pytest.raises(RuntimeError, match="^the backend was used after the session closed it$"):
+        st.runner
+    quiet, qhost, _ = _hosted(monkeypatch)
+    quiet.runner
+    quiet.close()
+    assert qhost.closed == 1 and quiet.incidents == []
+    never = _state()
+    never.close()
+    assert never.incidents == [] and never.backend is None and never._closed is None
+
+
+def test_the_baselines_close_is_an_incident_too(monkeypatch):
+    st = _state()
+    st._baseline = SimpleNamespace(host=_Host("exit 1"))
+    st.close()
+    assert st.incidents == ["the timing baseline's process: exit 1"] and st._baseline is None
+    made = []
+    monkeypatch.setattr(plugin.confine, "cleanup", lambda policy: made.append(policy))
+    st = _state()
+    st.policy = "p"
+    st.close()
+    assert made == ["p"]
+
+
+def test_the_hooks_make_the_state_and_close_it_before_the_reports(monkeypatch):
+    config = _config()
+    plugin.pytest_configure(config)
+    st = config.stash[plugin.STATE]
+    assert isinstance(st, plugin.Conformance) and st.config is config
+    closed = []
+    monkeypatch.setattr(st, "close", lambda: closed.append("x"))
+    plugin.pytest_sessionfinish(SimpleNamespace(config=config))
+    plugin.pytest_unconfigure(config)
+    assert closed == ["x", "x"]
+    empty = SimpleNamespace(stash={})
+    plugin.pytest_sessionfinish(SimpleNamespace(config=empty))   # no state (a usage error came first)
+    plugin.pytest_unconfigure(empty)
+    assert plugin.pytest_sessionfinish.pytest_impl["tryfirst"] is True      # before report.py's hook writes
+    assert plugin.pytest_runtest_makereport.pytest_impl["hookwrapper"] is True
+
+
+def test_the_cases_are_read_once_of_the_operators_asked(monkeypatch, tmp_path):
+    st = _state(cases=[str(ROOT / "cases" / "mse_loss_backward.yaml"), str(ROOT / "cases" / "kl_div.yaml")],
+                op=["KlDiv"])
+    cases = st.cases
+    assert cases and {c.op for c in cases} == {"KlDiv"} and st.cases is cases
+    bad = tmp_path / "x.yaml"
+    bad.write_text("op: [\n")
+    with pytest.raises(pytest.UsageError) as e:
+        _state(cases=[str(bad)]).cases
+    assert str(e.value).startswith(f"{bad}:") and "\n" not in str(e.value) and e.value.__suppress_context__
+
+
+def test_without_the_data_folder_the_defaults_are_one_line_that_says_what_to_name(monkeypatch, tmp_path):
+    from suite.common.home import HOME_ENV, no_data_folder
+    monkeypatch.setenv(HOME_ENV, str(tmp_path))
+    line = no_data_folder("--cases, --golden-dir and --tolerances")
+    for opts in ({}, {"cases": ["c.yaml"]}, {"tolerances": "t.yaml"}):
+        st = _state(**opts)
+        for what in ("cases", "runner"):
+            with pytest.raises(pytest.UsageError) as e:
+                getattr(st, what)
+            assert str(e.value) == line
+    st = _state(cases=[str(ROOT / "cases" / "kl_div.yaml")], tolerances=str(ROOT / "cases" / "tolerances.yaml"))
+    st._data_present()                                       # both named: no data folder needed
+    assert st.cases
+    (tmp_path / "cases").mkdir()
+    _state()._data_present()
+
+
+def test_the_confinement_protects_what_the_run_reads_and_writes(monkeypatch, tmp_path):
+    asked = []
+    monkeypatch.setattr(plugin.confine, "landlock_abi", lambda: (3, ""))
+    monkeypatch.setattr(plugin.confine, "make_policy", lambda paths, abi: asked.append((paths, abi)) or "policy")
+    st = _state(cases=[str(tmp_path / "c.yaml")], golden_dir=str(tmp_path / "g"), tolerances=str(tmp_path / "t"),
+                golden_cache=str(tmp_path / "cache"), report_dir=str(tmp_path / "rep"))
+    assert st.confinement() == "policy"
+    from suite.common.home import CHECKOUT
+    assert asked == [([CHECKOUT, ROOT / "cases", ROOT / "golden", tmp_path / "g", tmp_path / "t", tmp_path / "c.yaml",
+                       tmp_path / "cache", tmp_path / "rep"], 3)]
+    asked.clear()
+    assert _state(golden_cache="none").confinement() == "policy"
+    assert asked[0][0] == [CHECKOUT, ROOT / "cases", ROOT / "golden", ROOT / "golden",
+                           ROOT / "cases" / "tolerances.yaml", ROOT / "cases"]
+    assert _state(confine="off").confinement() is None
+    monkeypatch.setattr(plugin.confine, "landlock_abi", lambda: (0, "no Landlock"))
+    assert _state().confinement() is None
+    monkeypatch.setattr(plugin.confine, "landlock_abi", lambda: (1, ""))
+    assert _state().confinement() == "policy"
