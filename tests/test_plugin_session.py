@@ -156,8 +156,11 @@ def _kinds(c):
 
 def test_a_kind_the_backend_does_not_claim_is_marked_skipped_with_why():
     _, params = _params(Kind.DETERMINISM)
-    assert params and all(m.name == "skip" and m.kwargs["reason"] == "backend be declares itself nondeterministic "
-                          "(deterministic = False)" for p in params for m in p.marks)
+    assert params and all(len(p.marks) == 1 for p in params)
+    assert all(m.name == "skip" and m.kwargs["reason"] == "backend be declares itself nondeterministic "
+               "(deterministic = False)" for p in params for m in p.marks)
+    _, numbers = _params(Kind.NUMBERS)
+    assert numbers and all(p.marks == () or p.marks == [] for p in numbers)   # a kind it claims: no mark
 
 
 def test_an_operator_without_cases_or_a_product_the_backend_lacks_is_a_usage_error():
@@ -566,3 +569,37 @@ def test_the_tests_of_one_cases_data_stand_together_within_their_module():
     bare = Item()
     bare.callspec = SimpleNamespace(params={"case": x1})
     assert plugin._data_of(bare) == (None, x1.datakey)          # an item with no module: still its data
+
+
+def test_the_lists_in_the_usage_errors_name_every_one(tmp_path):
+    two = [str(ROOT / "cases" / "mse_loss_backward.yaml"), str(tmp_path)]
+    st = _state(op=["KlDiv", "NLLLoss", "MseLossBackward"], cases=two)
+    st._cases, st._runner = list(CASES), SimpleNamespace(info=INFO)
+    with pytest.raises(pytest.UsageError) as e:
+        st.params(Kind.NUMBERS)
+    assert str(e.value) == f"--op KlDiv, NLLLoss: no case of it in {two[0]}, {two[1]}"
+    with pytest.raises(pytest.UsageError) as e:
+        _params(Kind.NUMBERS, product=["atlas-inference", "atlas-a3"])
+    assert str(e.value).startswith("--product atlas-inference, atlas-a3: backend be stands for ")
+
+
+def test_a_module_without_a_case_kind_is_a_usage_error():
+    st = _state()
+    m = _Metafunc(st, Kind.NUMBERS)
+    del m.module.CASE_KIND
+    with pytest.raises(pytest.UsageError, match=r"^suite.conformance.test_x: CASE_KIND must be one of numbers, "):
+        plugin.pytest_generate_tests(m)
+
+
+def test_the_protections_are_those_of_the_confine_and_isolation_options():
+    from suite.run import confine
+    assert _state().protections == confine.in_force(True, "process")
+    off = _state(confine="off").protections
+    assert off == confine.in_force(False, "process") and off["writes"] == "off (--confine=off)"
+    assert _state(isolation="none").protections == confine.in_force(True, "none")
+    assert _state(isolation="none").protections["writes"].startswith("not available: --isolation none")
+
+
+def test_the_timing_baseline_is_read_with_the_timing_option():
+    st = _state(timing=True, timing_baseline="pkg:B", timing_baseline_opt=["a=b"])
+    assert (st.against.spec, st.against.opts) == ("pkg:B", {"a": "b"}) and _state().against is None
