@@ -530,6 +530,10 @@ def test_the_confinement_protects_what_the_run_reads_and_writes(monkeypatch, tmp
     assert _state(golden_cache="none").confinement() == "policy"
     assert asked[0][0] == [CHECKOUT, ROOT / "cases", ROOT / "golden", ROOT / "golden",
                            ROOT / "cases" / "tolerances.yaml", ROOT / "cases"]
+    asked.clear()
+    bare = _state(golden_cache="none")
+    del bare.config.option.report_dir                       # no report options (suite.plugin.report not loaded)
+    assert bare.confinement() == "policy" and len(asked[0][0]) == 6
     assert _state(confine="off").confinement() is None
     monkeypatch.setattr(plugin.confine, "landlock_abi", lambda: (0, "no Landlock"))
     assert _state().confinement() is None
