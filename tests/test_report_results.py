@@ -216,6 +216,24 @@ def test_make_record_writes_the_worst_elements_only_where_given() -> None:
     assert "worst" not in results.make_record({"key": "k"}, "passed", None)
 
 
+def test_make_record_writes_outputs_timing_and_interleaved_only_where_given() -> None:
+    """Several outputs' metrics (each made JSON-safe, only METRICS kept), the timing record and the
+    baseline's interleaved record go into the record as given; absent or empty, no key at all."""
+    outputs = {"gradInput": {"n": np.int64(4), "max_ulp": np.float64("nan"), "other": 1},
+               "gradWeight": {"standard": "cann", "max_abs": float("-inf")}}
+    timing = {"median_us": 3.5, "rounds": 10}
+    interleaved = {"baseline": {"median_us": 3.0}, "verdict": "same"}
+    r = results.make_record({"key": "k", "outputs": outputs, "timing": timing, "interleaved": interleaved},
+                            "passed", None)
+    assert r["outputs"] == {"gradInput": {"n": 4, "max_ulp": "nan"}, "gradWeight": {"standard": "cann", "max_abs": "-inf"}}
+    assert type(r["outputs"]["gradInput"]["n"]) is int
+    assert r["timing"] == timing and r["timing"] is not timing            # a copy: the record is its own
+    assert r["interleaved"] == interleaved and r["interleaved"] is not interleaved
+    assert list(r)[-3:] == ["outputs", "timing", "interleaved"]
+    for empty in ({}, {"outputs": {}, "timing": {}, "interleaved": {}}, {"outputs": None, "timing": None}):
+        r = results.make_record({"key": "k", **empty}, "passed", None)
+        assert not {"outputs", "timing", "interleaved"} & set(r), r
+
 def test_a_worst_element_of_a_sum_is_written_with_inputs_null() -> None:
     """An element that is a sum of several terms has no single input values behind it
     (element_values gives None): its record says so with `inputs: null` (docs/results-schema.md)."""
