@@ -44,6 +44,24 @@ def _del(path: str) -> Callable[[dict], None]:
     return mutate
 
 
+_NOT_SHA = "run: tolerances_hash '%s...%s' is not a sha256 (64 lowercase hex digits) or \"\""
+_TB = 'run: timing_baseline must be {"spec": str, "options": {str: str}}'
+
+
+def _timing_problems(doc: dict) -> List[str]:
+    from suite.perf import record
+    found = record.problems(doc)
+    assert found                            # the row below checks that validate passes them on
+    return found
+
+
+def _pair_problems(doc: dict) -> List[str]:
+    from suite.perf import pair
+    found = pair.problems(doc)
+    assert found
+    return found
+
+
 # mutation of a valid two-record document -> every error validate() gives, in order
 SCHEMA = {
     "valid": (lambda d: None, []),
@@ -101,6 +119,29 @@ SCHEMA = {
     "counts wrong, with another error": (lambda d: (_set("counts.passed", 0)(d), _set("colour", 1)(d)),
                                          ["run: unknown field 'colour'"]),
     "records not a list": (_set("records", {}), ["run: field 'records' is {}, expected list"]),
+    "tolerances_hash a sha256": (_set("tolerances_hash", "0123456789abcdef" * 4), []),
+    "tolerances_hash empty": (_set("tolerances_hash", ""), []),
+    "tolerances_hash 63 digits": (_set("tolerances_hash", "a" * 63), [_NOT_SHA % ("a" * 27, "a" * 28)]),
+    "tolerances_hash not hex": (_set("tolerances_hash", "g" * 64), [_NOT_SHA % ("g" * 27, "g" * 28)]),
+    "tolerances_hash X": (_set("tolerances_hash", "X" * 64), [_NOT_SHA % ("X" * 27, "X" * 28)]),
+    "tolerances_hash upper case": (_set("tolerances_hash", "A" * 64), [_NOT_SHA % ("A" * 27, "A" * 28)]),
+    "protections": (_set("protections", {"writes": "landlock abi 7"}), []),
+    "protections not strings": (_set("protections", {"writes": 7}), ["run: protections must map names to strings"]),
+    "timing_baseline": (_set("timing_baseline", {"spec": "a:B", "options": {"k": "v"}}), []),
+    "timing_baseline extra key": (_set("timing_baseline", {"spec": "a:B", "options": {}, "x": 1}), [_TB]),
+    "timing_baseline no options": (_set("timing_baseline", {"spec": "a:B"}), [_TB]),
+    "timing_baseline spec a number": (_set("timing_baseline", {"spec": 1, "options": {}}), [_TB]),
+    "timing_baseline options a list": (_set("timing_baseline", {"spec": "a", "options": []}), [_TB]),
+    "timing_baseline option a number": (_set("timing_baseline", {"spec": "a", "options": {"k": 1}}), [_TB]),
+    "worst element not an object": (_set("records.1.worst", [3]), ["records[1].worst[0]: not an object"]),
+    "outputs not objects": (_set("records.1.outputs", {"out": 3}),
+                            ["records[1].outputs: 'out' is 3, not an object of metrics"]),
+    "outputs' metrics": (_set("records.1.outputs", {"out": {"n": 1.5}, "t": {"x": 1}}),
+                         ["records[1].outputs.'out': field 'n' is 1.5, expected int",
+                          "records[1].outputs.'t': unknown field 'x'"]),
+    "outputs' metrics valid": (_set("records.1.outputs", {"out": {"n": 1, "max_ulp": "inf"}}), []),
+    "timing off its schema": (_set("records.1.timing", {}), [f"records[1].{p}" for p in _timing_problems({})]),
+    "interleaved off its schema": (_set("records.1.interleaved", {}), [f"records[1].{p}" for p in _pair_problems({})]),
 }
 
 
