@@ -44,6 +44,8 @@ def _del(path: str) -> Callable[[dict], None]:
     return mutate
 
 
+_ELEMENT = {"index": [0], "inputs": None, "golden": 1.0, "lo": 1.0, "hi": 1.0, "got": 2.0, "error": 3.0,
+            "unit": "ulp", "why": "over"}
 _NOT_SHA = "run: tolerances_hash '%s...%s' is not a sha256 (64 lowercase hex digits) or \"\""
 _TB = 'run: timing_baseline must be {"spec": str, "options": {str: str}}'
 
@@ -134,6 +136,14 @@ SCHEMA = {
     "timing_baseline options a list": (_set("timing_baseline", {"spec": "a", "options": []}), [_TB]),
     "timing_baseline option a number": (_set("timing_baseline", {"spec": "a", "options": {"k": 1}}), [_TB]),
     "worst element not an object": (_set("records.1.worst", [3]), ["records[1].worst[0]: not an object"]),
+    "worst: a non-object, then a bad unit": (_set("records.1.worst", [3, {**_ELEMENT, "unit": "ulps"}]),
+                                             ["records[1].worst[0]: not an object",
+                                              "records[1].worst[1]: unit 'ulps' not one of ulp, abs"]),
+    "worst in ulps": (_set("records.1.worst", [_ELEMENT]), []),
+    "worst in abs": (_set("records.1.worst", [{**_ELEMENT, "unit": "abs"}]), []),
+    "an earlier error, then a worst element's": (
+        lambda d: (_set("colour", 1)(d), _set("records.1.worst", [{**_ELEMENT, "extra": 1}])(d)),
+        ["run: unknown field 'colour'", "records[1].worst[0]: unknown field 'extra'"]),
     "outputs not objects": (_set("records.1.outputs", {"out": 3}),
                             ["records[1].outputs: 'out' is 3, not an object of metrics"]),
     "outputs' metrics": (_set("records.1.outputs", {"out": {"n": 1.5}, "t": {"x": 1}}),
