@@ -151,6 +151,9 @@ SCHEMA = {
                           "records[1].outputs.'t': unknown field 'x'"]),
     "outputs' metrics valid": (_set("records.1.outputs", {"out": {"n": 1, "max_ulp": "inf"}}), []),
     "timing off its schema": (_set("records.1.timing", {}), [f"records[1].{p}" for p in _timing_problems({})]),
+    "an earlier error, then timing's": (lambda d: (_set("colour", 1)(d), _set("records.1.timing", {})(d)),
+                                        ["run: unknown field 'colour'"]
+                                        + [f"records[1].{p}" for p in _timing_problems({})]),
     "interleaved off its schema": (_set("records.1.interleaved", {}), [f"records[1].{p}" for p in _pair_problems({})]),
 }
 
