@@ -154,6 +154,9 @@ SCHEMA = {
     "an earlier error, then timing's": (lambda d: (_set("colour", 1)(d), _set("records.1.timing", {})(d)),
                                         ["run: unknown field 'colour'"]
                                         + [f"records[1].{p}" for p in _timing_problems({})]),
+    "an earlier error, then interleaved's": (lambda d: (_set("colour", 1)(d), _set("records.1.interleaved", {})(d)),
+                                             ["run: unknown field 'colour'"]
+                                             + [f"records[1].{p}" for p in _pair_problems({})]),
     "interleaved off its schema": (_set("records.1.interleaved", {}), [f"records[1].{p}" for p in _pair_problems({})]),
 }
 
