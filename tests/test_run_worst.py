@@ -106,3 +106,15 @@ def test_an_element_against_a_zero_golden_is_absolute_and_any_other_in_ulps():
     assert (w["index"], w["inputs"], w["error"], w["unit"]) == ([4], {"self": 1.0}, 12.5, "ulp")
     assert worst._index(GROSS, ()) == () and worst._index(GROSS, (2, 3)) == (1, 1)
     assert worst._fmt(np.float32(0.1)) == repr(float(np.float32(0.1))) and worst._fmt(1) == "1.0"
+
+
+def test_a_reduced_outputs_line_says_what_it_is_a_sum_of_from_the_case_attributes():
+    kl = "KlDiv-float32-atlas-a2-mean-plaintarget-7.7-contiguous-uniform"
+    (case,) = [c for c in harness.all_cases() if c.id == kl]
+    data = harness.store().load(case)
+    v = Verdict(False, "cann", 1, n_over=1, max_ulp=3.0, max_abs=0.5, max_rel=0.25, rmse=0.5,
+                elements=[Element(0, 2.5, 2.0, 2.0, 2.0, 3.0, "over", 0.5)])
+    w = worst.worst_elements(case, data, v)
+    assert w[0]["index"] == [] and w[0]["inputs"] is None                 # a sum: no single inputs
+    assert worst.numbers_details(case, data, v, w)[2] == (
+        "    index (): the sum of 7 terms target * (log(target) - self) over B = (7,) / numel(B)")
