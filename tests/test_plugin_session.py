@@ -385,7 +385,9 @@ def test_the_runner_is_made_once_from_the_pinned_goldens_and_the_table(monkeypat
     assert asked == [("pkg.mod:Be", {"device": "1"}, dict(isolation="process", timeout=2.5, restarts=3,
                                                               policy=st.policy))]
     assert r.host is host and r.info is host.info and st.info is host.info
-    assert st.policy == st.confinement() and (st.policy is None) == (st.protections["writes"].startswith("not"))
+    again = st.confinement()
+    plugin.confine.cleanup(again)                              # (what a policy makes: a private TMPDIR)
+    assert st.policy == again and (st.policy is None) == (st.protections["writes"].startswith("not"))
     golden = GoldenStore(ROOT / "golden")
     golden.pin()
     assert st.manifest_hash == golden.manifest_hash() and len(st.manifest_hash) == 64
@@ -396,6 +398,7 @@ def test_the_runner_is_made_once_from_the_pinned_goldens_and_the_table(monkeypat
     assert (r.standard_override, r.replay, r.max_memory) == ("strict", st.replay_args(), 1024)
     assert r.invocation_dir == ROOT and r.timer is None and st._baseline is None
     assert st.backend is r.backend
+    st.close()
 
 
 def test_in_pytests_process_the_store_keeps_no_data_and_uses_the_cache(monkeypatch, tmp_path):
