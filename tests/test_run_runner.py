@@ -1,0 +1,308 @@
+"""The runner's verdict of one case, in pytest's own process (suite/run/runner.py): what a rejection
+test, a numbers test and the timing hand-off decide, and the exact words and record of each failure.
+The end-to-end runs drive the same code from another process, where mutmut cannot see it; these
+drive it in-process so that a planted defect in the verdict fails a test here (docs/mutation-score.md)."""
+from __future__ import annotations
+
+import dataclasses
+import shlex
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Optional
+
+import numpy as np
+import pytest
+
+from suite.backends.reference import ReferenceBackend
+from suite.cases.load import load_cases
+from suite.cases.model import Case, Kind
+from suite.contract import AclnnError, DeviceFault
+from suite.golden.source import GoldenError
+from suite.golden.store import GoldenStore
+from suite.judge.table import load_table
+from suite.run.calls import InProcess
+from suite.run.host import Fault
+from suite.run.runner import CaseFailure, CaseSkip, Runner
+
+ROOT = Path(__file__).resolve().parents[1]
+NODE = "suite/conformance/test_x.py::t[{}]"
+
+
+@lru_cache(maxsize=None)
+def _cases():
+    return load_cases([ROOT / "cases" / "mse_loss_backward.yaml"])[0]
+
+
+def _rejection() -> Case:
+    return next(c for c in _cases() if c.expect == 161002 and c.product == "atlas-training")
+
+
+def _numbers() -> Case:
+    return next(c for c in _cases() if c.expect == 0 and c.tier == "default" and c.layout == "contiguous"
+                and c.out_shape is not None and len(c.out_shape) == 2 and c.out_dtype == "float32")
+
+
+def _runner(backend: Any = None, host: Any = None, **kw: Any) -> Runner:
+    host = host if host is not None else InProcess(backend if backend is not None else ReferenceBackend())
+    return Runner(host, host.info, GoldenStore(ROOT / "golden"), load_table(ROOT / "cases" / "tolerances.yaml"), **kw)
+
+
+def _failure(runner: Runner, kind: Kind, case: Case) -> CaseFailure:
+    with pytest.raises(CaseFailure) as e:
+        runner.check(kind, case, NODE.format(case.id))
+    return e.value
+
+
+class Accepting(ReferenceBackend):
+    """Accepts every call: zeros of the out shape, never a status."""
+
+    def run(self, call):
+        return np.zeros(call.out_shape or (), dtype=call.out_dtype or np.float32)
+
+
+class Status(ReferenceBackend):
+    """Rejects every call with `status`."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__()
+        self.status = status
+
+    def run(self, call):
+        raise AclnnError(self.status, "no")
+
+
+class Crashing(ReferenceBackend):
+    def run(self, call):
+        raise RuntimeError("boom")
+
+
+class Dying(InProcess):
+    """A host whose backend's process dies in every call."""
+
+    def run(self, req, repeat=1, deadline=None):
+        raise Fault("the backend's process died: signal 11 (SIGSEGV)", "signal 11 (SIGSEGV)")
+
+
+def _reproduce(case: Case) -> str:
+    return f"pytest 'suite/conformance/test_x.py::t[{case.id}]'"
+
+
+# -- rejection ----------------------------------------------------------------------------------
+def test_a_rejection_answered_with_its_status_passes_with_it() -> None:
+    c = _rejection()
+    assert _runner().check(Kind.REJECTION, c, NODE.format(c.id)) == {"status": 161002}
+
+
+def test_a_call_aclnn_rejects_accepted_fails_with_the_expected_status_and_why() -> None:
+    c = _rejection()
+    f = _failure(_runner(Accepting()), Kind.REJECTION, c)
+    assert f.summary == (f"{c.id}: the backend accepted a call that aclnn rejects with 161002 "
+                         f"(ACLNN_ERR_PARAM_INVALID): {c.why}")
+    assert (f.record, f.reproduce) == ({"status": 0}, _reproduce(c))
+
+
+def test_a_rejection_with_another_status_fails_naming_both() -> None:
+    c = _rejection()
+    f = _failure(_runner(Status(561000)), Kind.REJECTION, c)
+    assert f.summary == (f"{c.id}: status 561000 (ACLNN_ERR_INNER), expected 161002 "
+                         f"(ACLNN_ERR_PARAM_INVALID): {c.why}")
+    assert (f.record, f.reproduce) == ({"status": 561000}, _reproduce(c))
+
+
+def test_a_crash_or_a_dead_process_in_a_rejection_test_fails_with_its_reproducer() -> None:
+    c = _rejection()
+    f = _failure(_runner(Crashing()), Kind.REJECTION, c)
+    assert (f.summary, f.reproduce) == (f"{c.id}: the backend crashed: RuntimeError: boom", _reproduce(c))
+    f = _failure(_runner(host=Dying(ReferenceBackend())), Kind.REJECTION, c)
+    assert f.summary == f"{c.id}: the backend's process died: signal 11 (SIGSEGV)"
+    assert (f.record, f.reproduce) == ({"fault": "signal 11 (SIGSEGV)"}, _reproduce(c))
+
+
+# -- numbers ------------------------------------------------------------------------------------
+def test_a_valid_call_rejected_fails_naming_the_status_as_aclnn_spells_it() -> None:
+    c = _numbers()
+    f = _failure(_runner(Status(161002)), Kind.NUMBERS, c)
+    assert f.summary == (f"{c.id}: the backend rejected a valid call with status 161002 "
+                         f"(ACLNN_ERR_PARAM_INVALID); the contract accepts it")
+    assert (f.record, f.reproduce) == ({"status": 161002}, _reproduce(c))
+
+
+def test_a_dead_process_in_a_numbers_test_fails_with_its_reproducer() -> None:
+    c = _numbers()
+    f = _failure(_runner(host=Dying(ReferenceBackend())), Kind.NUMBERS, c)
+    assert (f.record, f.reproduce) == ({"fault": "signal 11 (SIGSEGV)"}, _reproduce(c))
+
+
+class NoGolden:
+    """A golden store that has none: a stale or missing golden."""
+
+    def load(self, case):
+        raise GoldenError("golden/x.npz: stale (regenerate)")
+
+
+def test_a_golden_that_cannot_be_read_fails_the_case_in_one_line() -> None:
+    c = _numbers()
+    r = _runner()
+    r.store = NoGolden()
+    f = _failure(r, Kind.NUMBERS, c)
+    assert str(f) == f.summary == f"{c.id}: golden/x.npz: stale (regenerate)"
+    assert f.reproduce is None and f.record == {}
+
+
+class Timer:
+    """pytest --timing's stand-in: what after_numbers was given."""
+
+    def __init__(self) -> None:
+        self.given: Optional[tuple] = None
+
+    def after_numbers(self, runner, case, nodeid):
+        self.given = (runner, case, nodeid)
+        return {"timed": True}
+
+
+def test_a_timing_case_is_handed_to_the_timer_and_no_other_case_is() -> None:
+    c = _numbers()
+    timed = dataclasses.replace(c, timing=True)
+    t = Timer()
+    r = _runner(timer=t)
+    assert r.check(Kind.NUMBERS, timed, "n") == {"timed": True} and t.given == (r, timed, "n")
+    t.given = None
+    assert r.check(Kind.NUMBERS, c, "n")["status"] == 0 and t.given is None       # not in the timing set
+    assert _runner().check(Kind.NUMBERS, timed, "n")["status"] == 0                # no --timing: judged
+
+
+def test_a_skip_says_its_reason() -> None:
+    e = CaseSkip("backend cannot express this call: no")
+    assert (str(e), e.reason, e.args) == ("backend cannot express this call: no",) * 2 + (
+        ("backend cannot express this call: no",),)
+
+
+# -- a device fault, a result of the wrong kind ---------------------------------------------------
+class Faulting(ReferenceBackend):
+    def __init__(self, recovered: bool) -> None:
+        super().__init__()
+        self.recovered = recovered
+
+    def run(self, call):
+        raise DeviceFault("aicore exception", 507015, recovered=self.recovered)
+
+
+def test_a_device_fault_fails_the_case_and_stops_the_run_only_when_the_device_is_lost() -> None:
+    c = _numbers()
+    f = _failure(_runner(Faulting(True)), Kind.NUMBERS, c)
+    assert f.summary == (f"{c.id}: device fault: aicore exception (status 507015); the backend reset the "
+                         f"device, the next case runs on a fresh one")
+    assert (f.record, f.stop, f.reproduce) == ({"fault": "device"}, None, _reproduce(c))
+    f = _failure(_runner(Faulting(False)), Kind.NUMBERS, c)
+    assert f.summary == (f"{c.id}: device fault: aicore exception (status 507015); the backend could not "
+                         f"recover the device, so the run stops here")
+    assert f.stop == (f"{c.id}: device fault, and the backend could not recover the device: "
+                      f"aicore exception (status 507015)")
+    assert (f.record, f.reproduce) == ({"fault": "device lost"}, _reproduce(c))
+
+
+class Listing(ReferenceBackend):
+    def run(self, call):
+        return [1.0, 2.0]
+
+
+class WrongShape(ReferenceBackend):
+    def run(self, call):
+        return np.zeros((1,), dtype=np.float16)
+
+
+def test_a_result_of_the_wrong_kind_fails_saying_what_came_back_and_what_out_is() -> None:
+    c = _numbers()
+    out = f"out is shape {tuple(c.out_shape)} dtype {c.out_dtype}"
+    f = _failure(_runner(Listing()), Kind.NUMBERS, c)
+    assert f.summary == f"{c.id}: the backend returned list, not a numpy array; {out}"
+    f = _failure(_runner(WrongShape()), Kind.NUMBERS, c)
+    assert f.summary == f"{c.id}: the backend returned shape (1,) dtype float16; {out}"
+
+
+# -- the failure's words: what it says, its reproducer --------------------------------------------
+class Doubling(ReferenceBackend):
+    """Twice the right result, plus one: a numbers failure."""
+
+    def run(self, call):
+        out = np.asarray(super().run(call))
+        return (out * 2 + 1).astype(out.dtype)
+
+
+def test_a_numbers_failure_names_out_the_standard_and_keeps_the_worst_elements() -> None:
+    c = _numbers()
+    f = _failure(_runner(Doubling()), Kind.NUMBERS, c)
+    assert f.summary.startswith(f"{c.id}: out float32{list(c.out_shape)} fails standard '"), f.summary
+    assert f.record["status"] == 0 and f.record["max_ulp"] > 1 and f.record["n_over"] + f.record["mismatches"] > 0
+    assert f.record["worst"] and all(w["why"] in ("mismatch", "gross", "over", "") for w in f.record["worst"])
+    assert f.reproduce == _reproduce(c) and str(f).splitlines()[0] == f.summary
+    assert str(f).splitlines()[-1] == f"  reproduce: {_reproduce(c)}" and len(str(f).splitlines()) > 2
+
+
+class SecondDiffers(ReferenceBackend):
+    """Its second call differs in the last bit of every element."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def run(self, call):
+        self.calls += 1
+        out = np.array(super().run(call))
+        if self.calls == 2:
+            out = (out.view(np.uint32) ^ 1).view(out.dtype) if out.dtype == np.float32 else out + 1
+        return out
+
+
+def test_a_determinism_failure_has_the_reproducer_of_its_test() -> None:
+    c = next(x for x in _cases() if x.determinism and x.tier == "default" and x.out_dtype == "float32"
+             and x.layout == "contiguous" and x.out_shape and ops_deterministic(x))
+    f = _failure(_runner(SecondDiffers()), Kind.DETERMINISM, c)
+    assert "two runs on identical inputs differ in" in f.summary and f.reproduce == _reproduce(c)
+
+
+def ops_deterministic(case: Case) -> bool:
+    from suite import ops
+    return ops.get(case.op).deterministic_on(case.product, dict(case.attrs))
+
+
+@pytest.mark.parametrize("invoked, test_path, nodeid, want", [
+    # started at the root: the node id's own file
+    ("", "suite/conformance/test_x.py", "suite/conformance/test_x.py::t[k]", "suite/conformance/test_x.py::t[k]"),
+    # started below the root: the file relative to there; a '::' in the parameters is kept
+    ("suite", "suite/conformance/test_x.py", "suite/conformance/test_x.py::t[a::b]", "conformance/test_x.py::t[a::b]"),
+    # started beside it: the file's absolute path
+    ("docs", "suite/conformance/test_x.py", "suite/conformance/test_x.py::t[k]", "{root}/suite/conformance/test_x.py::t[k]"),
+    # no test file known, or no invocation folder, or a node id without '::': as it is
+    ("", None, "suite/conformance/test_x.py::t[k]", "suite/conformance/test_x.py::t[k]"),
+    (None, "suite/conformance/test_x.py", "x/test_x.py::t[k]", "x/test_x.py::t[k]"),
+    ("suite", "suite/conformance/test_x.py", "t[k]", "t[k]"),
+])
+def test_the_reproducer_names_the_test_as_a_command_started_there_can(invoked, test_path, nodeid, want) -> None:
+    r = _runner(invocation_dir=None if invoked is None else ROOT / invoked,
+                test_path=None if test_path is None else ROOT / test_path, replay=" --backend=x")
+    want = want.format(root=ROOT)
+    assert r.address(nodeid) == want and r.reproducer(nodeid) == f"pytest {shlex.quote(want)} --backend=x"
+
+
+# -- the rounding path the first output is judged through (tests/test_rounding_path.py, three cases) --
+NAMED = "MseLossBackward-float16-to-float32-atlas-a2-mean-2x3.2x3.2x3-contiguous-uniform"
+THROUGH = "MseLossBackward-float16-to-bfloat16-atlas-a2-none-9x17.9x17.9x17-contiguous-uniform"   # needs `through`
+VENDOR = "KlDivBackward-float16-atlas-a2-none-plaintarget-6x5.5.6x5-contiguous-large"            # needs `vendor`
+
+
+@lru_cache(maxsize=None)
+def _all_cases():
+    return load_cases([ROOT / "cases" / "mse_loss_backward.yaml", ROOT / "cases" / "kl_div_backward.yaml"])[0]
+
+
+def test_a_kernel_rounding_as_documented_passes_and_one_through_another_dtype_fails() -> None:
+    """Each case here fails the documented kernel when judged without its path's `through` (THROUGH)
+    or without its vendor window (VENDOR): found by judging every path case so (1872 of them)."""
+    from tests.test_rounding_path import ThroughInputs, ThroughTheOther
+    by_id = {x.id: x for x in _all_cases()}
+    r = _runner(ThroughInputs())
+    for cid in (NAMED, THROUGH, VENDOR):
+        assert r.check(Kind.NUMBERS, by_id[cid], "n")["status"] == 0, cid
+    f = _failure(_runner(ThroughTheOther()), Kind.NUMBERS, by_id[NAMED])
+    assert f.summary.startswith(f"{NAMED}: out float32[2, 3] fails standard '")
