@@ -139,6 +139,8 @@ class NoGolden:
     def load(self, case):
         raise GoldenError("golden/x.npz: stale (regenerate)")
 
+    inputs = load
+
 
 def test_a_golden_that_cannot_be_read_fails_the_case_in_one_line() -> None:
     c = _numbers()
@@ -147,6 +149,9 @@ def test_a_golden_that_cannot_be_read_fails_the_case_in_one_line() -> None:
     f = _failure(r, Kind.NUMBERS, c)
     assert str(f) == f.summary == f"{c.id}: golden/x.npz: stale (regenerate)"
     assert f.reproduce is None and f.record == {}
+    d = _det()                                  # a determinism test reads the inputs alone
+    f = _failure(r, Kind.DETERMINISM, d)
+    assert str(f) == f"{d.id}: golden/x.npz: stale (regenerate)" and f.reproduce is None
 
 
 class Timer:
@@ -215,7 +220,7 @@ def test_a_result_of_the_wrong_kind_fails_saying_what_came_back_and_what_out_is(
     c = _numbers()
     out = f"out is shape {tuple(c.out_shape)} dtype {c.out_dtype}"
     f = _failure(_runner(Listing()), Kind.NUMBERS, c)
-    assert f.summary == f"{c.id}: the backend returned list, not a numpy array; {out}"
+    assert f.summary == f"{c.id}: the backend returned list, not a numpy array; {out}" and f.reproduce == _reproduce(c)
     f = _failure(_runner(WrongShape()), Kind.NUMBERS, c)
     assert f.summary == f"{c.id}: the backend returned shape (1,) dtype float16; {out}"
 
@@ -306,3 +311,233 @@ def test_a_kernel_rounding_as_documented_passes_and_one_through_another_dtype_fa
         assert r.check(Kind.NUMBERS, by_id[cid], "n")["status"] == 0, cid
     f = _failure(_runner(ThroughTheOther()), Kind.NUMBERS, by_id[NAMED])
     assert f.summary.startswith(f"{NAMED}: out float32[2, 3] fails standard '")
+
+
+# -- determinism: each way two runs can disagree, with its words and reproducer --------------------
+from suite.run.bits import _digest  # noqa: E402
+from suite.run.output import Log  # noqa: E402
+from tests.test_run_determinism import Drifting, WithTwin  # noqa: E402
+
+TWO_RUNS = ("two runs on identical inputs differ in {n} of {size} elements (the operator is documented as "
+            "deterministic)")
+SECOND = ("a run in the backend's second process, on the same inputs received into fresh memory, differs from "
+          "the first process's in {n} of {size} elements (two runs in one process agree: a result remembered "
+          "there, not recomputed; the operator is documented as deterministic)")
+EARLIER = ("the same call earlier in this session gave other bits (the runs now agree with each other: a result "
+           "that changes with time or with what ran before; the operator is documented as deterministic)")
+
+
+def _det() -> Case:
+    """A deterministic float32 case of MseLossBackward whose out is self's shape (reduction none)."""
+    return next(x for x in _cases() if x.determinism and x.tier == "default" and x.out_dtype == "float32"
+                and x.dtypes["self"] == "float32" and x.layout == "contiguous" and x.attrs["reduction"] == 0
+                and x.out_shape and tuple(x.out_shape) == tuple(x.shapes["self"]) and len(x.out_shape) == 2
+                and ops_deterministic(x))
+
+
+def _size(c: Case) -> int:
+    return int(np.prod(c.out_shape))
+
+
+def test_two_runs_that_differ_fail_with_the_count_and_the_reproducer() -> None:
+    c = _det()
+    f = _failure(_runner(Drifting([0])), Kind.DETERMINISM, c)
+    assert f.summary == f"{c.id}: " + TWO_RUNS.format(n=1, size=_size(c)) and f.reproduce == _reproduce(c)
+
+
+def test_the_second_process_that_differs_fails_with_its_own_words() -> None:
+    c = _det()
+    f = _failure(_runner(host=WithTwin(ReferenceBackend(), Drifting([0, 1], bad=1))), Kind.DETERMINISM, c)
+    assert f.summary == f"{c.id}: " + SECOND.format(n=2, size=_size(c)) and f.reproduce == _reproduce(c)
+
+
+def test_a_second_process_that_dies_is_named_as_the_second() -> None:
+    c = _det()
+    host = WithTwin(ReferenceBackend(), ReferenceBackend())
+    host._twin = Dying(ReferenceBackend())
+    f = _failure(_runner(host=host), Kind.DETERMINISM, c)
+    assert f.summary == f"{c.id}: the backend's second process: the backend's process died: signal 11 (SIGSEGV)"
+    assert (f.record, f.reproduce) == ({"fault": "signal 11 (SIGSEGV)"}, _reproduce(c))
+
+
+class NanPayloads(ReferenceBackend):
+    """All NaN, its payload alternating between calls: NaN matches any NaN, the bits do not."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def run(self, call):
+        self.calls += 1
+        return self.nan(call, 0x7FC00001 if self.calls % 2 else 0x7FC00002)
+
+    @staticmethod
+    def nan(call, bits):
+        return np.full(call.out_shape, bits, dtype=np.uint32).view(np.float32)
+
+
+def test_the_first_runs_bits_are_compared_with_the_numbers_tests() -> None:
+    """The runs agree (NaN matches NaN) but the first one's bits are not the numbers test's."""
+    c = _det()
+    r = _runner(NanPayloads())
+    shape_call = type("C", (), {"out_shape": tuple(c.out_shape)})
+    r.earlier[c.id] = (_digest(NanPayloads.nan(shape_call, 0x7FC00002)), "the numbers test")
+    f = _failure(r, Kind.DETERMINISM, c)
+    assert f.summary == f"{c.id}: {EARLIER}" and f.reproduce == _reproduce(c)
+    assert str(f).splitlines()[1] == "  earlier: the numbers test"
+    r.earlier[c.id] = (_digest(NanPayloads.nan(shape_call, 0x7FC00001)), "the numbers test")
+    assert r.check(Kind.DETERMINISM, c, "n") == {"status": 0, "deterministic": True}
+
+
+class Echo(ReferenceBackend):
+    """Returns its input self: a view of an input, not a result."""
+
+    def run(self, call):
+        return call.inputs["self"]
+
+
+def test_a_result_that_is_an_input_fails_the_determinism_test() -> None:
+    c = _det()
+    f = _failure(_runner(Echo()), Kind.DETERMINISM, c)
+    assert f.summary == (f"{c.id}: the result shares memory with input self: the backend returned a view of its "
+                         f"input, not a result of its own") and f.reproduce == _reproduce(c)
+
+
+class Printing(InProcess):
+    """A host whose backend's process printed something in each call."""
+
+    def take_output(self):
+        log = Log()
+        log.add(b"hello\n")
+        return log
+
+
+def test_what_the_backends_process_printed_is_in_the_failure_named_by_who_printed_it() -> None:
+    c = _rejection()
+    f = _failure(_runner(host=Printing(Accepting())), Kind.REJECTION, c)
+    assert str(f).splitlines()[1:3] == ["  the backend's process wrote 6 bytes to its stdout and stderr:",
+                                        "    | hello"]
+    c = _det()
+    host = WithTwin(ReferenceBackend(), ReferenceBackend())
+    host._twin = Printing(Drifting([0], bad=1))
+    f = _failure(_runner(host=host), Kind.DETERMINISM, c)
+    assert "  the backend's second process wrote 6 bytes to its stdout and stderr:" in str(f).splitlines()
+
+
+class Timed(InProcess):
+    """A host that gives each call a deadline of its elements, and keeps what it was asked."""
+
+    def __init__(self, backend) -> None:
+        super().__init__(backend)
+        self.asked = []
+
+    def deadline_for(self, elements: int) -> float:
+        return float(elements)
+
+    def run(self, req, repeat=1, deadline=None):
+        self.asked.append((repeat, deadline))
+        return super().run(req, repeat, deadline)
+
+
+def test_each_test_makes_its_calls_with_a_deadline_for_its_elements() -> None:
+    c = _numbers()          # inputs and out of one shape
+    n = int(np.prod(c.out_shape))
+    h = Timed(ReferenceBackend())
+    _runner(host=h).check(Kind.NUMBERS, c, "n")
+    assert h.asked == [(1, float(3 * n + n))]                 # one call: three inputs and out
+    d = _det()
+    h = Timed(ReferenceBackend())
+    _runner(host=h).check(Kind.DETERMINISM, d, "n")
+    assert h.asked == [(2, float(4 * _size(d)))]
+    r = _rejection()
+    h = Timed(Status(161002))
+    _runner(host=h).check(Kind.REJECTION, r, "n")
+    ins = sum(int(np.prod(s)) for s in r.shapes.values() if s is not None)
+    assert h.asked == [(1, float(ins + (int(np.prod(r.out_shape)) if r.out_shape is not None else 1)))]
+
+
+def test_output_taken_without_a_name_is_the_backends_process() -> None:
+    """suite/perf/case.py takes the timing rounds' output so, unnamed."""
+    h = Printing(ReferenceBackend())
+    r = _runner(host=h)
+    r._take_output(h)
+    assert [(who, log.total) for who, log in r.output] == [("the backend's process", 6)]
+
+
+# -- memory: a case this machine cannot hold is skipped, with the numbers --------------------------
+class Hungry(ReferenceBackend):
+    working_memory = 2.0
+
+
+class Copying(InProcess):
+    copies = 1                                  # a process of its own: its copy of the arrays
+
+
+@pytest.mark.parametrize("kind, pick", [(Kind.NUMBERS, _numbers), (Kind.DETERMINISM, lambda: _det())])
+def test_a_case_that_needs_more_memory_than_allowed_is_skipped_saying_both(kind, pick, monkeypatch) -> None:
+    from suite.run import memory
+    c = dataclasses.replace(pick(), generated=True)          # computed on demand, not committed
+    want = memory.need(c, kind, 2.0, 1)
+    # each of kind, working memory and copies counts: without any of them it would fit in want - 1
+    assert want > max(memory.need(c, None, 2.0, 1), memory.need(c, kind, 0.0, 1), memory.need(c, kind, 2.0, 0))
+    r = _runner(host=Copying(Hungry()), max_memory=want - 1)
+    with pytest.raises(CaseSkip) as e:
+        r.fits(c, kind)
+    assert e.value.reason == f"needs about {memory.fmt(want)} of memory for its arrays; {memory.fmt(want - 1)} --max-memory"
+    _runner(host=Copying(Hungry()), max_memory=want).fits(c, kind)            # exactly enough: runs
+    monkeypatch.setattr(memory, "available", lambda: want - 1)
+    with pytest.raises(CaseSkip) as e:
+        _runner(host=Copying(Hungry())).fits(c, kind)
+    assert e.value.reason.endswith(f"; {memory.fmt(want - 1)} available now")
+    monkeypatch.setattr(memory, "available", lambda: None)                     # not known: runs
+    _runner(host=Copying(Hungry())).fits(c, kind)
+    _runner(host=Copying(Hungry()), max_memory=1).fits(pick(), kind)           # committed: never skipped
+
+
+def test_a_valid_call_rejected_in_a_determinism_test_is_failed_without_the_status_name() -> None:
+    c = _det()
+    f = _failure(_runner(Status(161002)), Kind.DETERMINISM, c)
+    assert f.summary == f"{c.id}: the backend rejected a valid call with status 161002"
+    assert (f.record, f.reproduce) == ({"status": 161002}, _reproduce(c))
+    f = _failure(_runner(Listing()), Kind.DETERMINISM, c)
+    assert f.summary.startswith(f"{c.id}: the backend returned list, not a numpy array") and f.reproduce == _reproduce(c)
+
+
+def test_a_request_names_out_only_where_the_case_has_both_its_shape_and_dtype() -> None:
+    from suite.run.runner import request_of
+    bce = load_cases([ROOT / "cases" / "binary_cross_entropy_backward.yaml"])[0]
+    null_out = next(c for c in bce if c.out_shape is None and c.out_dtype is not None)
+    req = request_of(null_out, {})
+    assert (req["out_shape"], req["out_dtype"]) == (None, None) and "outputs" not in req and "written" not in req
+    c = _numbers()
+    req = request_of(c, {})
+    assert (req["out_shape"], req["out_dtype"]) == (tuple(c.out_shape), "float32")
+    assert list(req["inputs"]) == ["gradOutput", "self", "target"] and set(req["inputs"].values()) == {None}
+
+
+class Unsupporting(ReferenceBackend):
+    def run(self, call):
+        from suite.contract import Unsupported
+        raise Unsupported("no bfloat16 here")
+
+
+class BadStatus(ReferenceBackend):
+    """Raises an AclnnError whose status is no int: the contract broken."""
+
+    def run(self, call):
+        e = AclnnError(161002)
+        e.status = "161002"
+        raise e
+
+
+@pytest.mark.parametrize("kind, pick", [(Kind.NUMBERS, _numbers), (Kind.REJECTION, _rejection)])
+def test_what_a_backend_cannot_do_or_did_wrong_is_a_skip_a_crash_or_a_broken_contract(kind, pick) -> None:
+    c = pick()
+    with pytest.raises(CaseSkip) as e:
+        _runner(Unsupporting()).check(kind, c, "n")
+    assert e.value.reason == str(e.value) == "backend cannot express this call: no bfloat16 here"
+    f = _failure(_runner(Crashing()), kind, c)
+    assert (f.summary, f.reproduce) == (f"{c.id}: the backend crashed: RuntimeError: boom", _reproduce(c))
+    f = _failure(_runner(BadStatus()), kind, c)
+    assert f.summary == (f"{c.id}: the backend broke its contract: AclnnError's status is '161002' (str), "
+                         f"not an int") and f.reproduce == _reproduce(c) and f.record == {}
