@@ -541,3 +541,58 @@ def test_what_a_backend_cannot_do_or_did_wrong_is_a_skip_a_crash_or_a_broken_con
     f = _failure(_runner(BadStatus()), kind, c)
     assert f.summary == (f"{c.id}: the backend broke its contract: AclnnError's status is '161002' (str), "
                          f"not an int") and f.reproduce == _reproduce(c) and f.record == {}
+
+
+# -- a determinism test judged within standard (an operator not deterministic on a product) -------
+class Counting(ReferenceBackend):
+    """Counts its calls; from call `bad` on its results are 1.5 times the right ones."""
+
+    def __init__(self, bad: int = 0) -> None:
+        super().__init__()
+        self.calls, self.bad = 0, bad
+
+    def run(self, call):
+        self.calls += 1
+        out = np.asarray(super().run(call))
+        return (out * np.float32(1.5)).astype(out.dtype) if self.bad and self.calls >= self.bad else out
+
+
+@pytest.fixture
+def judged_twice(monkeypatch) -> Case:
+    """_det()'s case, its operator declared not deterministic on the case's product."""
+    from suite import ops
+    c = _det()
+    monkeypatch.setattr(ops.get(c.op), "nondeterministic", {c.product: {}})
+    assert not ops_deterministic(c)
+    return c
+
+
+def test_judged_twice_calls_the_second_process_too_and_judges_each_run(judged_twice) -> None:
+    c = judged_twice
+    first, second = Counting(), Counting()
+    rec = _runner(host=WithTwin(first, second)).check(Kind.DETERMINISM, c, "n")
+    assert (first.calls, second.calls) == (2, 1) and rec["deterministic"] is False
+    assert rec["note"] == (f"not deterministic on {c.product} by its contract: judged twice in one process "
+                           f"and once in the second within standard")
+    f = _failure(_runner(host=WithTwin(Counting(bad=2), Counting())), Kind.DETERMINISM, c)
+    assert f.summary.startswith(f"{c.id}: run 2 of 3 fails standard '") and f.reproduce == _reproduce(c)
+    f = _failure(_runner(host=WithTwin(Counting(), Counting(bad=1))), Kind.DETERMINISM, c)
+    assert f.summary.startswith(f"{c.id}: run 3 of 3 fails standard '") and f.reproduce == _reproduce(c)
+
+
+def test_judged_twice_fails_a_dead_second_process_a_rejection_and_an_aliased_result(judged_twice) -> None:
+    c = judged_twice
+    host = WithTwin(ReferenceBackend(), ReferenceBackend())
+    host._twin = Printing(ReferenceBackend())
+    host._twin.run = Dying(ReferenceBackend()).run
+    f = _failure(_runner(host=host), Kind.DETERMINISM, c)
+    assert f.summary == f"{c.id}: the backend's second process: the backend's process died: signal 11 (SIGSEGV)"
+    assert (f.record, f.reproduce) == ({"fault": "signal 11 (SIGSEGV)"}, _reproduce(c))
+    assert "  the backend's second process wrote 6 bytes to its stdout and stderr:" in str(f).splitlines()
+    f = _failure(_runner(Status(161002)), Kind.DETERMINISM, c)
+    assert f.summary == f"{c.id}: the backend rejected a valid call with status 161002" and f.reproduce == _reproduce(c)
+    f = _failure(_runner(Echo()), Kind.DETERMINISM, c)
+    assert f.summary == (f"{c.id}: the result shares memory with input self: the backend returned a view of its "
+                         f"input, not a result of its own") and f.reproduce == _reproduce(c)
+    f = _failure(_runner(host=Dying(ReferenceBackend())), Kind.DETERMINISM, c)
+    assert f.reproduce == _reproduce(c) and f.summary == f"{c.id}: the backend's process died: signal 11 (SIGSEGV)"
