@@ -596,3 +596,12 @@ def test_judged_twice_fails_a_dead_second_process_a_rejection_and_an_aliased_res
                          f"input, not a result of its own") and f.reproduce == _reproduce(c)
     f = _failure(_runner(host=Dying(ReferenceBackend())), Kind.DETERMINISM, c)
     assert f.reproduce == _reproduce(c) and f.summary == f"{c.id}: the backend's process died: signal 11 (SIGSEGV)"
+
+
+def test_the_note_of_a_determinism_test_judged_within_standard() -> None:
+    from suite.run.runner import nondeterministic_note
+    c = _det()
+    assert nondeterministic_note(c) == nondeterministic_note(c, 2) == (
+        f"not deterministic on {c.product} by its contract: judged twice within standard")
+    assert nondeterministic_note(c, 3) == (f"not deterministic on {c.product} by its contract: judged twice in "
+                                           f"one process and once in the second within standard")
