@@ -605,3 +605,44 @@ def test_the_note_of_a_determinism_test_judged_within_standard() -> None:
         f"not deterministic on {c.product} by its contract: judged twice within standard")
     assert nondeterministic_note(c, 3) == (f"not deterministic on {c.product} by its contract: judged twice in "
                                            f"one process and once in the second within standard")
+
+
+class Then(ReferenceBackend):
+    """Returns the given results in turn."""
+
+    def __init__(self, *outs) -> None:
+        super().__init__()
+        self.outs = list(outs)
+
+    def run(self, call):
+        return self.outs.pop(0).copy()
+
+
+def test_judged_twice_keeps_the_worst_runs_metrics_and_fails_with_the_runs_own(judged_twice) -> None:
+    """Two runs in one process: the record is the worse run's metrics, and a failing run's record
+    is that run's, its words naming the run."""
+    from suite.run.runner import build_call
+    c = judged_twice
+    r = _runner()
+    data = r.store.load(c)
+    good = np.asarray(ReferenceBackend().run(build_call(c, data.inputs)))
+    std = r.standard_for(c)
+    worse = good.copy()
+    worse.reshape(-1)[0] *= np.float32(1.00002)        # one element 2e-5 off: within the standard's 1e-4
+    m = r._judged(c, data, worse, std)
+    assert m.passed and m.max_ulp > r._judged(c, data, good, std).max_ulp
+    note = f"not deterministic on {c.product} by its contract: judged twice within standard"
+    for runs in ((good, worse), (worse, good)):
+        rec = _runner(Then(*runs)).check(Kind.DETERMINISM, c, "n")
+        assert rec == {"status": 0, "deterministic": False, **m.metrics(), "note": note}
+    tie = worse.copy()
+    tie.reshape(-1)[1] *= np.float32(1.00001)           # as bad at worst, more off on average: the first kept
+    t = r._judged(c, data, tie, std)
+    assert t.max_ulp == m.max_ulp and t.metrics() != m.metrics()
+    assert _runner(Then(worse, tie)).check(Kind.DETERMINISM, c, "n") == {
+        "status": 0, "deterministic": False, **m.metrics(), "note": note}
+    bad = (good * np.float32(1.5)).astype(good.dtype)
+    f = _failure(_runner(Then(good, bad)), Kind.DETERMINISM, c)
+    v = r._judged(c, data, bad, std)
+    assert f.summary == f"{c.id}: run 2 of 2 fails standard '{v.standard}': {v.why} ({note})"
+    assert f.record == {"status": 0, **v.metrics()} and f.reproduce == _reproduce(c)
