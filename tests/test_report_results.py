@@ -369,3 +369,20 @@ def test_tolerances_hash_is_a_sha256(value: str, ok: bool) -> None:
 def test_protections_map_names_to_strings() -> None:
     assert _bad(_set("protections", {"seccomp": "on", "rlimit": "8 GiB"})) == []
     assert _bad(_set("protections", {"seccomp": 3})) == ["run: protections must map names to strings"]
+
+
+TB = "run: timing_baseline must be {\"spec\": str, \"options\": {str: str}}"
+
+
+@pytest.mark.parametrize("value, ok", [
+    ({"spec": "pkg:Base", "options": {}}, True),
+    ({"spec": "pkg:Base", "options": {"device": "1"}}, True),
+    ({"spec": "pkg:Base"}, False),                                       # options missing
+    ({"spec": "pkg:Base", "options": {}, "extra": 1}, False),
+    ({"spec": 3, "options": {}}, False),
+    ({"spec": "pkg:Base", "options": ["device=1"]}, False),
+    ({"spec": "pkg:Base", "options": {"device": 1}}, False),
+    ({"spec": 3, "options": ["x"]}, False),
+])
+def test_timing_baseline_is_a_spec_and_string_options(value: Any, ok: bool) -> None:
+    assert _bad(_set("timing_baseline", value)) == ([] if ok else [TB])

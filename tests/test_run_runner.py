@@ -576,6 +576,7 @@ def test_judged_twice_calls_the_second_process_too_and_judges_each_run(judged_tw
                            f"and once in the second within standard")
     f = _failure(_runner(host=WithTwin(Counting(bad=2), Counting())), Kind.DETERMINISM, c)
     assert f.summary.startswith(f"{c.id}: run 2 of 3 fails standard '") and f.reproduce == _reproduce(c)
+    assert f.summary.endswith(f"({rec['note']})")                  # the three runs' words
     f = _failure(_runner(host=WithTwin(Counting(), Counting(bad=1))), Kind.DETERMINISM, c)
     assert f.summary.startswith(f"{c.id}: run 3 of 3 fails standard '") and f.reproduce == _reproduce(c)
 
