@@ -199,6 +199,10 @@ def test_a_nondeterministic_operator_judges_every_output_of_every_run(world, mon
     c = _one(cases, "sum")
     rec = _runner(InProcess(M.Reference()), store).check(Kind.DETERMINISM, c, "t")
     assert rec["deterministic"] is False and set(rec["outputs"]) == {"out", "total"}
+    # the first output's metrics where a single output's are (issue 21, mut4: mutants of _judged_twice)
+    assert rec["status"] == 0 and {k: rec[k] for k in rec["outputs"]["out"]} == rec["outputs"]["out"]
+    assert rec["outputs"]["out"] != rec["outputs"]["total"]
+    assert rec["note"] == "not deterministic on atlas-a2 by its contract: judged twice within standard"
     with pytest.raises(CaseFailure, match=r"^.*: total of run 1 of 2 fails standard"):
         _runner(InProcess(M.WrongTotal()), store).check(Kind.DETERMINISM, c, "t")
 

@@ -821,3 +821,99 @@ def test_report_diff_refuses_a_bad_timing_record_in_one_line(tmp_path: Path, cap
 def test_timing_lines_show_seconds_in_a_short_unit(s: float, shown_as: str) -> None:
     from suite.report import perfdiff
     assert perfdiff.seconds(s) == shown_as
+
+
+# -- several outputs: each judged output's worst ulp error is compared (issue 21, mut4) -----------
+def multi(key: str, first: Any, second: Any, outcome: str = "passed") -> Dict[str, Any]:
+    """A record of a call with two outputs, `out` (the record's own metrics: the first output's)
+    and `total`, of worst ulp errors `first` and `second`."""
+    r = rec(key, outcome, max_ulp=first)
+    r["outputs"] = {"out": dict(r["metrics"]), "total": {**r["metrics"], "max_ulp": second}}
+    return r
+
+
+def test_output_ulps_reads_each_outputs_max_ulp_and_nothing_else() -> None:
+    assert compare.output_ulps(multi("k", 0.5, "inf")) == {"out": 0.5, "total": math.inf}
+    assert compare.output_ulps(rec("k")) == {}                           # one output: no `outputs`
+    assert compare.output_ulps({"outputs": [1, 2]}) == {}                 # not a mapping: none read
+    assert compare.output_ulps({"outputs": {"out": 3, "total": {"max_ulp": 2}}}) == {"total": 2.0}
+    assert compare.output_ulps({"outputs": {"total": {"mean_ulp": 2}}}) == {"total": None}
+
+
+@pytest.mark.parametrize("base, new, want", [
+    # the second output alone regressed: named
+    ((0.5, 0.5), (0.5, 9.0), [("total", 0.5, 9.0)]),
+    # the first alone: the record's metrics (""), not `out` again
+    ((0.5, 0.5), (9.0, 0.5), [("", 0.5, 9.0)]),
+    # both, by different amounts: each
+    ((0.5, 1.0), (9.0, 20.0), [("", 0.5, 9.0), ("total", 1.0, 20.0)]),
+    # both by the same amount: the second is listed too only when it differs from the first's
+    ((0.5, 0.5), (9.0, 9.0), [("", 0.5, 9.0)]),
+    # neither
+    ((0.5, 0.5), (0.5, 1.0), []),
+])
+def test_regressed_names_each_output_that_lost_precision(base, new, want) -> None:
+    assert compare.regressed(multi("k", *base), multi("k", *new), 1.0, 2.0) == want
+
+
+def test_an_output_judged_in_one_run_only_is_not_compared() -> None:
+    b, n = multi("k", 0.5, 0.5), multi("k", 0.5, 9.0)
+    n["outputs"]["count"] = n["outputs"].pop("total")
+    assert compare.regressed(b, n, 1.0, 2.0) == []
+    assert not compare.diff(run(b), run(n)).worse
+
+
+@pytest.mark.parametrize("base, new, kw, line", [
+    ((0.5, 0.5), (0.5, 9.0), {}, "k  total 0.5 -> 9 ulp"),
+    ((0.5, 1.0), (9.0, 20.0), {}, "k  out 0.5 -> 9 ulp; total 1 -> 20 ulp"),
+    # regressed by the thresholds given, not by the defaults the line is drawn with: the record's own
+    ((0.5, 0.25), (1.25, 0.25), {"ulp_growth": 0.5, "ulp_ratio": 1.5}, "k  0.5 -> 1.25 ulp"),
+])
+def test_a_regression_of_several_outputs_names_each_output(base, new, kw, line) -> None:
+    d = compare.diff(run(multi("k", *base)), run(multi("k", *new)), **kw)
+    assert d.worse and shown(d) == f"WORSE: 1 precision regressions\nprecision regressions (1):\n  {line}"
+
+
+# -- refuse_empty: a run with no records ---------------------------------------------------------
+EMPTY = "e.json: the run has no records (no case ran); there is nothing to compare or merge"
+
+
+def test_a_run_with_no_records_is_refused_and_an_unfinished_one_only_where_allowed() -> None:
+    finished, unfinished = run(), run(complete=False)
+    for doc, ok in ((finished, False), (finished, True), (unfinished, False)):
+        with pytest.raises(ResultsError) as e:
+            compare.refuse_empty([("a.json", run(rec("a"))), ("e.json", doc)], unfinished_ok=ok)
+        assert str(e.value) == EMPTY, (doc["complete"], ok)
+    compare.refuse_empty([("e.json", unfinished)], unfinished_ok=True)      # a shard stopped before its first case
+    with pytest.raises(ResultsError) as e:                                   # never by default (report diff)
+        compare.refuse_empty([("e.json", unfinished)])
+    assert str(e.value) == EMPTY
+    compare.refuse_empty([("a.json", run(rec("a")))])
+    with pytest.raises(ResultsError) as e:
+        compare.merge([("e.json", finished)], allow_incomplete=True)
+    assert str(e.value) == EMPTY
+
+
+# -- diff on documents an older or another writer made (not results.read's) -------------------------
+def test_a_backend_that_is_not_an_object_is_noted_as_the_two_values() -> None:
+    base, new = run(rec("a")), run(rec("a"))
+    base["backend"] = "fake"
+    d = compare.diff(base, new)
+    assert d.notes == ["backend differs: 'fake' -> {'spec': 'fake', 'options': {}}"]
+    d = compare.diff(new, base)
+    assert d.notes == ["backend differs: {'spec': 'fake', 'options': {}} -> 'fake'"]
+
+
+def test_a_base_without_manifest_hash_is_judged_by_other_goldens() -> None:
+    """Unlike tolerances_hash (new in schema 2), a run without goldens named is never 'not compared'."""
+    base, new = run(rec("a")), run(rec("a"))
+    del base["manifest_hash"]
+    d = compare.diff(base, new)
+    assert d.judged_by == [f"manifest_hash differs: None -> {new['manifest_hash']!r}"] and d.notes == []
+    assert d.worse
+
+
+def test_the_perf_thresholds_given_are_the_ones_shown() -> None:
+    d = compare.diff(run(timed("k", BASE_S)), run(timed("k", scaled(1.2))), perf_threshold=0.25, perf_alpha=0.02)
+    assert (d.perf_threshold, d.perf_alpha) == (0.25, 0.02) and not d.worse
+    assert "(--perf-threshold 0.25, --perf-alpha 0.02): 1 cases: 1 SAME" in shown(d)

@@ -259,6 +259,23 @@ def test_make_record() -> None:
     assert r["metrics"] is None and r["status"] is None and r["outcome"] == "skipped"
 
 
+def test_make_record_writes_timing_and_interleaved_only_where_given_as_copies() -> None:
+    """A timed case's timing record and the baseline's interleaved verdict go into its record as
+    they came (copies: the record never shares a dict with the fields it was made from); a record
+    without them has neither key (issue 21, mut4: survivors of make_record)."""
+    timing = {"status": "timed", "clock": "device", "median_s": 1e-05}
+    inter = {"verdict": "SAME", "ratio": 1.0}
+    r = results.make_record({"key": "k", "timing": timing, "interleaved": inter}, "passed", None)
+    assert (r["timing"], r["interleaved"]) == (timing, inter) and list(r)[-2:] == ["timing", "interleaved"]
+    assert r["timing"] is not timing and r["interleaved"] is not inter
+    r = results.make_record({"key": "k", "timing": timing}, "passed", None)
+    assert r["timing"] == timing and "interleaved" not in r
+    r = results.make_record({"key": "k", "interleaved": inter}, "passed", None)
+    assert r["interleaved"] == inter and "timing" not in r
+    r = results.make_record({"key": "k", "timing": {}, "interleaved": None}, "passed", None)
+    assert "timing" not in r and "interleaved" not in r
+
+
 WORST = {"index": [1, 2], "inputs": {"self": 0.5, "weight": None}, "golden": 0.0, "lo": -1e-45, "hi": 1e-45,
          "got": float("nan"), "error": float("inf"), "unit": "abs", "why": "mismatch"}
 
@@ -411,3 +428,36 @@ def test_the_schema_tables_agree() -> None:
     assert results.KINDS == ("numbers", "rejection", "determinism")
     assert (results.SCHEMA_VERSION, results.READABLE_VERSIONS) == (2, (1, 2))
     assert RUN["shard"] is None and results.validate(run()) == []
+
+
+@pytest.mark.parametrize("value, ok", [
+    ("ab" * 32, True), ("", True),                  # a sha256, or "" (no table)
+    ("abc", False),                                 # hex, but not 64 digits
+    ("X" * 64, False), ("AB" * 32, False),          # 64 characters, not lowercase hex
+])
+def test_tolerances_hash_is_a_sha256(value: str, ok: bool) -> None:
+    errors = _bad(_set("tolerances_hash", value))
+    from suite.common.jsonfile import short
+    assert errors == ([] if ok else [f"run: tolerances_hash {short(value)} is not a sha256 (64 lowercase hex digits) or \"\""])
+
+
+def test_protections_map_names_to_strings() -> None:
+    assert _bad(_set("protections", {"seccomp": "on", "rlimit": "8 GiB"})) == []
+    assert _bad(_set("protections", {"seccomp": 3})) == ["run: protections must map names to strings"]
+
+
+TB = "run: timing_baseline must be {\"spec\": str, \"options\": {str: str}}"
+
+
+@pytest.mark.parametrize("value, ok", [
+    ({"spec": "pkg:Base", "options": {}}, True),
+    ({"spec": "pkg:Base", "options": {"device": "1"}}, True),
+    ({"spec": "pkg:Base"}, False),                                       # options missing
+    ({"spec": "pkg:Base", "options": {}, "extra": 1}, False),
+    ({"spec": 3, "options": {}}, False),
+    ({"spec": "pkg:Base", "options": ["device=1"]}, False),
+    ({"spec": "pkg:Base", "options": {"device": 1}}, False),
+    ({"spec": 3, "options": ["x"]}, False),
+])
+def test_timing_baseline_is_a_spec_and_string_options(value: Any, ok: bool) -> None:
+    assert _bad(_set("timing_baseline", value)) == ([] if ok else [TB])

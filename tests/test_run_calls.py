@@ -1,0 +1,72 @@
+"""What one call of a backend came to (suite/run/calls.py), in pytest's own process: a backend's own
+words kept as text and cut at MAX_WORDS with the count of what was cut (docs/mutation-score.md)."""
+from __future__ import annotations
+
+from suite.run.calls import MAX_WORDS, InProcess, close_backend, words
+
+
+def test_words_are_kept_up_to_max_words_and_cut_after_with_the_count() -> None:
+    assert MAX_WORDS == 2000
+    assert words("x" * MAX_WORDS) == "x" * MAX_WORDS
+    assert words("x" * (MAX_WORDS + 1)) == "x" * MAX_WORDS + "... (1 more characters)"
+    assert words("y" * (MAX_WORDS + 7)) == "y" * MAX_WORDS + "... (7 more characters)"
+
+
+class Bad:
+    def __str__(self):
+        return 3
+
+
+def test_an_object_whose_str_is_no_text_costs_nothing() -> None:
+    assert words(Bad()) == "<unprintable Bad: its __str__ raised TypeError>"
+
+
+class Closing:
+    def __init__(self, error: Exception = None) -> None:
+        self.error, self.closed = error, 0
+
+    def close(self):
+        self.closed += 1
+        if self.error is not None:
+            raise self.error
+
+
+def test_close_calls_the_backends_close_once_and_says_what_it_raised() -> None:
+    ok = Closing()
+    assert close_backend(ok) is None and ok.closed == 1
+    bad = Closing(OSError("device busy"))
+    assert InProcess(bad).close() == "the backend's close() raised OSError: device busy" and bad.closed == 1
+    assert close_backend(object()) is None                      # close() is optional
+    assert close_backend(type("NotCallable", (), {"close": 3})()) is None
+
+
+def test_in_process_the_rounds_of_one_request_time_one_call_built_once() -> None:
+    """InProcess.time, as Hosted.time in the backend's process (tests/test_perf_protocol.py)."""
+    import numpy as np
+    from tests.timing_backends import CountsCalls, UNIT
+    x = np.ones(4, dtype=np.float32)
+    req = {"op": "MseLossBackward", "inputs": {"gradOutput": x, "self": x, "target": x}, "layout": "contiguous",
+           "attrs": {"reduction": 0}, "out_shape": (4,), "out_dtype": "float32", "product": "atlas-a2"}
+    backend = CountsCalls()
+    h = InProcess(backend)
+    got = [h.time(r, 3, True) for r in (req, req, dict(req), req)]
+    assert [g["source"] for g in got] == ["seen 1", "seen 1", "seen 2", "seen 3"]
+    assert all(g["clock"] == "device" and g["seconds"] == [UNIT] * 3 for g in got)
+    call = backend.seen[-1]
+    assert call.op == "MseLossBackward" and call.out_shape == (4,) and call.attrs == {"reduction": 0}
+
+
+class Flushes:
+    """Answers with the launches and flush it was given, in its source."""
+
+    def time_launches(self, call, launches, *, flush):
+        from suite.perf.record import Timing
+        return Timing("device", f"{launches} {flush}", (1e-6,) * launches)
+
+
+def test_in_process_time_passes_the_launches_and_the_flush() -> None:
+    x = {"op": "MseLossBackward", "inputs": {}, "layout": "contiguous", "attrs": {}, "out_shape": (4,),
+         "out_dtype": "float32", "product": "atlas-a2"}
+    h = InProcess(Flushes())
+    assert h.time(x, 2, False)["source"] == "2 False" and h.time(x, 5, True)["source"] == "5 True"
+    assert h.deadline_for(10 ** 9) is None and h.take_output() is None and h.twin() is None and h.copies == 0
