@@ -69,9 +69,9 @@ def need(case: Case, kind: str, working: float = WORKING_MEMORY, copies: int = 0
         out = sum(numel(s) * dtypes.dtype_of(d).itemsize for s, d in case.outputs.values()
                   if s is not None and d is not None)
     outs = out * (2 if kind == Kind.DETERMINISM else 1)
-    total += outs + working * (arrays + out) + copies * (arrays + outs)
+    total += _backend(arrays, out, outs, working, copies)
     if baseline is not None and kind == Kind.NUMBERS:
-        total += _second(arrays, out, *baseline)
+        total += _backend(arrays, out, out, *baseline)
     if kind == Kind.DETERMINISM and copies:
         total += out                # the result of the call in the backend's second process
     if kind == Kind.NUMBERS and not golden.lazy(case):
@@ -80,9 +80,11 @@ def need(case: Case, kind: str, working: float = WORKING_MEMORY, copies: int = 0
     return int(total * 1.1) + BLOCK_BYTES          # 10%: what numpy and the allocator add
 
 
-def _second(arrays: int, out: int, working: float, copies: int) -> float:
-    """A second backend's share for the same call: its output, working memory and process copies."""
-    return out + working * (arrays + out) + copies * (arrays + out)
+def _backend(arrays: int, out: int, outs: int, working: float, copies: int) -> float:
+    """One backend's share of a call: the outputs it fills (`outs`), its working memory over the
+    inputs and one output, and its process's copies of the inputs and outputs. The candidate's
+    and, with --timing-baseline, the baseline's alike."""
+    return outs + working * (arrays + out) + copies * (arrays + outs)
 
 
 def baseline_share(case: Case, working: float, copies: int) -> int:
