@@ -115,82 +115,25 @@ def test_off_the_main_thread_the_handlers_stay(handlers) -> None:
     assert all(signal.getsignal(s) == i._handle for s in SIGNALS)
 
 
-# -- moved from tests/test_plugin_exit_status.py (mut5's run): the same module's other checks --
-def test_the_first_signal_raises_and_later_ones_are_counted():
-    i = Interrupts()
-    with pytest.raises(KeyboardInterrupt):
-        i._handle(15, None)
-    for _ in range(9):
-        i._handle(2, None)          # no exception: the shutdown writes the reports undisturbed
-    assert i.count == 10 and i.why(3) == "interrupted by SIGTERM, and 9 more signals after 3 cases"
-    j = Interrupts()
-    j.finishing = True
-    j._handle(2, None)              # the run is over: nothing is raised, and it still counts
-    assert j.why(0) == "interrupted by SIGINT after 0 cases"
-    assert Interrupts().why(5) is None
-
-
-@pytest.mark.parametrize("count,more", [(1, ""), (2, ", and 1 more signal"), (3, ", and 2 more signals")])
-def test_the_reason_counts_the_signals(count, more):
-    i = Interrupts()
-    for _ in range(count):
-        try:
-            i._handle(signal.SIGINT, None)
-        except KeyboardInterrupt as e:
-            assert str(e) == "signal 2 (SIGINT)"
-    assert i.why(7) == f"interrupted by SIGINT{more} after 7 cases"
-
-
-def test_install_takes_over_only_the_default_handlers():
-    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    def mine(signum, frame):
-        pass
-    try:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        signal.signal(signal.SIGTERM, mine)
-        i = Interrupts()
-        i.install()
-        assert signal.getsignal(signal.SIGINT) == i._handle and signal.getsignal(signal.SIGTERM) is mine
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        i.install()
-        assert signal.getsignal(signal.SIGTERM) == i._handle
-    finally:
-        for s, h in saved.items():
-            signal.signal(s, h)
-
-
-
-@pytest.fixture
-def signals_restored(monkeypatch):
-    """The handlers of SIGINT and SIGTERM put back after the test; atexit.register recorded, not done."""
-    from suite.run import interrupts
-    saved = {s: signal.getsignal(s) for s in interrupts.SIGNALS}
-    registered = []
-    monkeypatch.setattr(interrupts.atexit, "register", registered.append)
-    yield registered
-    for s, h in saved.items():
-        signal.signal(s, h)
-
-
-def test_install_takes_both_defaults_and_quiets_them_at_exit_only_if_it_took_one(signals_restored):
+def test_install_takes_both_defaults_and_quiets_them_at_exit_only_if_it_took_one(handlers):
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, signal.SIG_DFL)
     i = Interrupts()
     i.install()
     assert [signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)] == [i._handle, i._handle]
-    assert signals_restored == [i.quiet_at_exit]
+    assert handlers == [i.quiet_at_exit]
     j = Interrupts()
     j.install()                                     # both are i's now: j takes nothing, registers nothing
-    assert signal.getsignal(signal.SIGINT) == i._handle and signals_restored == [i.quiet_at_exit]
+    assert signal.getsignal(signal.SIGINT) == i._handle and handlers == [i.quiet_at_exit]
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     k = Interrupts()
     k.install()                                     # an ignored signal stays ignored
     assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN and signal.getsignal(signal.SIGTERM) == k._handle
-    assert signals_restored == [i.quiet_at_exit, k.quiet_at_exit]
+    assert handlers == [i.quiet_at_exit, k.quiet_at_exit]
 
 
-def test_at_exit_only_the_signals_it_still_handles_are_ignored(signals_restored):
+def test_at_exit_only_the_signals_it_still_handles_are_ignored(handlers):
     def mine(signum, frame):
         pass
     i = Interrupts()
@@ -202,37 +145,3 @@ def test_at_exit_only_the_signals_it_still_handles_are_ignored(signals_restored)
     signal.signal(signal.SIGTERM, i._handle)
     i.quiet_at_exit()
     assert signal.getsignal(signal.SIGINT) is mine and signal.getsignal(signal.SIGTERM) == signal.SIG_IGN
-
-
-def test_outside_the_main_thread_install_and_quiet_change_nothing(signals_restored):
-    import threading
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, signal.SIG_DFL)
-    i = Interrupts()
-    failed = []
-
-    def work():
-        try:
-            i.install()
-            i.quiet_at_exit()
-        except Exception as e:          # noqa: BLE001  (the test reports it)
-            failed.append(e)
-    signal.signal(signal.SIGINT, i._handle)     # i handles SIGINT: quiet_at_exit would ignore it if it could
-    t = threading.Thread(target=work)
-    t.start()
-    t.join()
-    assert failed == [] and signals_restored == []
-    assert signal.getsignal(signal.SIGINT) == i._handle and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
-
-
-def test_the_first_signal_names_itself_and_a_count_without_a_first_reads_as_sigint():
-    i = Interrupts()
-    with pytest.raises(KeyboardInterrupt, match=r"^signal 15 \(SIGTERM\)$"):
-        i._handle(signal.SIGTERM, None)
-    assert (i.count, i.first) == (1, signal.SIGTERM) and i.why(2) == "interrupted by SIGTERM after 2 cases"
-    i._handle(signal.SIGINT, None)
-    assert i.first == signal.SIGTERM                 # the first stays the first
-    j = Interrupts()
-    assert (j.count, j.first, j.finishing) == (0, None, False)
-    j.count = 1
-    assert j.why(1) == "interrupted by SIGINT after 1 cases"
