@@ -12,13 +12,12 @@ from typing import Any, Dict, List, Optional
 
 import pytest
 
-from suite.report import compare, formats, journal, knownfail, results, shard, summary
-from suite.report.verdict import reasons
+from suite.report import compare, formats, journal, knownfail, results, shard, summary, verdict
 from suite.common.digest import file_sha256
 from suite.golden.store import GoldenStore
 from suite.run.interrupts import Interrupts
-from suite.plugin.outcomes import outcome_of
 from suite.plugin import baseline
+from suite.plugin.outcomes import outcome_of
 from suite.common.yamlfile import FileError
 
 REPORTER = pytest.StashKey["Reporter"]()
@@ -29,18 +28,20 @@ INTERRUPTED_KEY = "aclnn_interrupted"     # and the signals it was sent
 CASE_NODE = re.compile(r"(.+?\.py)::[^\[]+\[(.+)\]")   # a conformance test's node id: module, case id
 
 
+_OPTIONS = (  # (option, metavar, help): words for a person, not the verdict: data, where no mutant is planted
+    ("--report-dir", "DIR", f"write {formats.file_list()} for the run into DIR"),
+    ("--known-failures", "FILE", "YAML list of expected failures (case id globs, each with a reason): they "
+                                 "xfail; one that passes is XPASS, which fails the run if strict"),
+    ("--shard", "K/N", "run the K-th of N deterministic, balanced parts of the cases; deselect the rest"),
+    ("--baseline", "RESULTS", "results.json of the last accepted run: a --known-failures case that passed "
+                              "there is not excused (its failure is a regression)"),
+)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     g = parser.getgroup("aclnn-conformance")
-    g.addoption("--report-dir", default=None, metavar="DIR",
-                help=f"write {formats.file_list()} for the run into DIR")
-    g.addoption("--known-failures", default=None, metavar="FILE",
-                help="YAML list of expected failures (case id globs with a reason): they xfail; "
-                     "one that passes is XPASS, and fails the run if strict")
-    g.addoption("--shard", default=None, metavar="K/N",
-                help="run the K-th of N deterministic, balanced parts of the cases; deselect the rest")
-    g.addoption("--baseline", default=None, metavar="RESULTS",
-                help="results.json of the last accepted run: a case on the --known-failures list "
-                     "that passed there is not excused (its failure is a regression)")
+    for name, metavar, text in _OPTIONS:           # no default: argparse's is None
+        g.addoption(name, metavar=metavar, help=text)
 
 
 def _is_worker(config: pytest.Config) -> bool:
@@ -363,7 +364,7 @@ def exit_status(status: int, rep: Reporter, incomplete: Optional[str]) -> int:
             return E.USAGE_ERROR
         return status
     outcomes = Counter(r["outcome"] for r in rep.records.values())
-    if reasons(outcomes, len(rep.records), len(incidents), incomplete):
+    if verdict.reasons(outcomes, len(rep.records), len(incidents), incomplete):
         return E.TESTS_FAILED
     return status
 
@@ -392,9 +393,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
             terminalreporter.write_line(f"... and {len(rep.unexcused) - 20} more")
     if not rep.records:
         return
-    lines = summary.terminal_lines(list(rep.records.values()))
     terminalreporter.section("aclnn conformance: per operator, dtype and product")
-    for line in lines + summary.within_standard(rep.records.values()):
+    for line in summary.terminal_lines(list(rep.records.values())) + summary.within_standard(rep.records.values()):
         terminalreporter.write_line(line)
     if rep.dir is not None:
         terminalreporter.write_line(f"reports: {rep.dir}/{formats.file_list()}")
