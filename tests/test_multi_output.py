@@ -158,6 +158,33 @@ def test_a_wrong_second_output_fails_the_case_naming_it(world):
     assert e.value.record["outputs"]["out"]["n_over"] == 0 and e.value.record["outputs"]["total"]["n_over"] == 1
 
 
+def test_a_failing_second_output_keeps_the_first_outputs_metrics_its_worst_and_the_reproducer(world):
+    """The record of a failed call with several outputs: status 0 (it was accepted), the first
+    output's metrics at the top, the failing output's worst elements (no inputs: they are named
+    only for the first), details that name that output, and the test's one-line reproducer."""
+    cases, store = world
+    case = _one(cases, "sum")
+    with pytest.raises(CaseFailure) as e:
+        _runner(InProcess(M.WrongTotal()), store).check(Kind.NUMBERS, case, f"tests/x.py::t[{case.id}]")
+    rec = e.value.record
+    assert rec["status"] == 0
+    assert rec["n_over"] == rec["outputs"]["out"]["n_over"] == 0 and rec["outputs"]["total"]["n_over"] == 1
+    assert [(w["index"], w["inputs"]) for w in rec["worst"]] == [([], None)]
+    assert "    total index ():" in str(e.value).splitlines()
+    assert e.value.reproduce is not None and case.id in e.value.reproduce
+
+
+def test_a_second_output_that_changed_since_the_numbers_test_fails_the_determinism_test(world):
+    """Two determinism calls that agree with each other but not with the numbers test's call (total's
+    last bit, from the second call on): a result that drifts with what ran before."""
+    cases, store = world
+    case = _one(cases, "sum")
+    runner = _runner(InProcess(M.DriftingTotal()), store)
+    runner.check(Kind.NUMBERS, case, "t")                       # the first call: the golden's bits
+    with pytest.raises(CaseFailure, match="the same call earlier in this session gave other bits"):
+        runner.check(Kind.DETERMINISM, case, "t")
+
+
 @pytest.mark.parametrize("backend, says", [
     (M.OneArray, "the backend returned shape (2, 3) dtype float32; a call with several outputs returns a mapping"),
     (M.Missing, "the backend returned a mapping without total; the call writes out float32[2, 3] and total float32[]"),
