@@ -494,6 +494,18 @@ def test_a_case_that_needs_more_memory_than_allowed_is_skipped_saying_both(kind,
     _runner(host=Copying(Hungry()), max_memory=1).fits(pick(), kind)           # committed: never skipped
 
 
+@pytest.mark.parametrize("kind, pick", [(Kind.NUMBERS, _numbers), (Kind.DETERMINISM, lambda: _det())])
+def test_each_test_asks_for_the_memory_of_its_own_kind_before_it_calls(kind, pick) -> None:
+    """The test itself (not only `fits`) skips, by its kind's estimate: one under it, where the
+    estimate without the kind would fit, skips before any call is made."""
+    from suite.run import memory
+    c = dataclasses.replace(pick(), generated=True)
+    want = memory.need(c, kind, 2.0, 1)
+    assert memory.need(c, None, 2.0, 1) <= want - 1
+    with pytest.raises(CaseSkip, match=f"needs about {memory.fmt(want)} of memory"):
+        _runner(host=Copying(Hungry()), max_memory=want - 1).check(kind, c, "t")
+
+
 def test_a_valid_call_rejected_in_a_determinism_test_is_failed_without_the_status_name() -> None:
     c = _det()
     f = _failure(_runner(Status(161002)), Kind.DETERMINISM, c)
