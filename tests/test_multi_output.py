@@ -185,6 +185,31 @@ def test_a_second_output_that_changed_since_the_numbers_test_fails_the_determini
         runner.check(Kind.DETERMINISM, case, "t")
 
 
+def test_each_output_is_judged_through_its_own_rounding_path_with_the_products_flush(world, monkeypatch):
+    """The first output through the operator's rounding path (its dtypes, a sum's terms, the
+    vendor's computation, the product's flush: suite/run/paths.py); an output beyond the first
+    against its own golden, with the product's flush: what judge() is handed (its effect on a
+    verdict is tests/test_judge_boundaries.py's)."""
+    from suite.run import paths, runner as runner_module
+    cases, store = world
+    case = _one(cases, "sum")
+    assert paths.may_flush(case.product) is True            # cases/hardware.yaml: not established
+    seen = {}
+    real = runner_module.judge
+
+    def recording(got, golden, out_dtype, std, slack, **kw):
+        seen[got.shape] = kw
+        return real(got, golden, out_dtype, std, slack, **kw)
+    monkeypatch.setattr(runner_module, "judge", recording)
+    _runner(InProcess(M.Reference()), store).check(Kind.NUMBERS, case, "t")
+    data = store.load(case)
+    path = paths.rounding_path(case, data, np.dtype(np.float32))
+    assert path.terms is not None and path.flush is True and callable(path.vendor)
+    vendor = seen[(2, 3)].pop("vendor")                 # a closure over this call's data: made anew
+    assert callable(vendor) and vendor.__qualname__ == path.vendor.__qualname__
+    assert seen == {(2, 3): {"through": path.through, "terms": path.terms, "flush": True}, (): {"flush": True}}
+
+
 @pytest.mark.parametrize("backend, says", [
     (M.OneArray, "the backend returned shape (2, 3) dtype float32; a call with several outputs returns a mapping"),
     (M.Missing, "the backend returned a mapping without total; the call writes out float32[2, 3] and total float32[]"),
@@ -218,6 +243,8 @@ def test_a_second_output_that_differs_between_runs_fails_naming_it(world):
     with pytest.raises(CaseFailure) as e:
         _runner(InProcess(M.DriftingTotal()), store).check(Kind.DETERMINISM, _one(cases, "sum"), "t")
     assert e.value.summary.split(": ", 1)[1].startswith("total: two runs on identical inputs differ in 1 of 1")
+    assert str(e.value).splitlines()[1].startswith("    index (): first ")     # total's own shape, not out's
+    assert e.value.reproduce == "pytest t"
 
 
 def test_a_nondeterministic_operator_judges_every_output_of_every_run(world, monkeypatch):

@@ -506,6 +506,14 @@ def test_each_test_asks_for_the_memory_of_its_own_kind_before_it_calls(kind, pic
         _runner(host=Copying(Hungry()), max_memory=want - 1).check(kind, c, "t")
 
 
+def test_a_device_fault_or_a_dead_process_in_a_determinism_test_fails_with_its_reproducer() -> None:
+    c = _det()
+    f = _failure(_runner(Faulting(True)), Kind.DETERMINISM, c)
+    assert (f.record, f.reproduce) == ({"fault": "device"}, _reproduce(c))
+    f = _failure(_runner(host=Dying(ReferenceBackend())), Kind.DETERMINISM, c)
+    assert (f.record, f.reproduce) == ({"fault": "signal 11 (SIGSEGV)"}, _reproduce(c))
+
+
 def test_a_valid_call_rejected_in_a_determinism_test_is_failed_without_the_status_name() -> None:
     c = _det()
     f = _failure(_runner(Status(161002)), Kind.DETERMINISM, c)
