@@ -222,6 +222,7 @@ def test_a_malformed_result_fails_with_one_clear_line(world, backend, says):
         _runner(InProcess(backend()), store).check(Kind.NUMBERS, _one(cases, "sum"), "t")
     first = str(e.value).splitlines()[0]
     assert says in first, first
+    assert e.value.reproduce == "pytest t"
 
 
 def test_an_unwritten_outputs_garbage_passes(world):
