@@ -70,3 +70,67 @@ def test_in_process_time_passes_the_launches_and_the_flush() -> None:
     h = InProcess(Flushes())
     assert h.time(x, 2, False)["source"] == "2 False" and h.time(x, 5, True)["source"] == "5 True"
     assert h.deadline_for(10 ** 9) is None and h.take_output() is None and h.twin() is None and h.copies == 0
+
+
+# -- what a call came to (call_once, run_calls), in this process ------------------------------------
+def _req(out_shape=(4,), out_dtype="float32"):
+    import numpy as np
+    x = np.ones(4, dtype=np.float32)
+    return {"op": "MseLossBackward", "inputs": {"gradOutput": x, "self": x, "target": x}, "layout": "contiguous",
+            "attrs": {"reduction": 0}, "out_shape": out_shape, "out_dtype": out_dtype, "product": "atlas-a2"}
+
+
+class Returns:
+    """Answers every call with what it was given (the same object each time)."""
+
+    def __init__(self, result) -> None:
+        self.result = result
+
+    def run(self, call):
+        return self.result
+
+
+class Raises:
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+    def run(self, call):
+        raise self.error
+
+
+def test_an_aclnn_error_without_a_status_is_a_broken_contract_not_a_crash_of_the_suite() -> None:
+    from suite.contract import AclnnError
+    from suite.run.calls import call_once
+    bare = AclnnError.__new__(AclnnError)                   # a subclass that never set status, in effect
+    out, raw = call_once(Raises(bare), _req(), [])
+    assert out.violation == "AclnnError's status is None (NoneType), not an int" and raw is None
+
+
+def test_a_result_of_the_wrong_shape_or_the_wrong_dtype_is_returned_not_accepted() -> None:
+    import numpy as np
+    from suite.run.calls import call_once
+    for got, says in [(np.zeros(5, np.float32), "shape (5,) dtype float32"),
+                      (np.zeros(4, np.float16), "shape (4,) dtype float16"),
+                      (np.zeros((2, 2), np.float32), "shape (2, 2) dtype float32")]:
+        out, raw = call_once(Returns(got), _req(), [])
+        assert (out.array, out.returned, raw) == (None, says, None), says
+    right = np.zeros(4, np.float32)
+    out, raw = call_once(Returns(right), _req(), [])
+    assert out.array is right and out.returned is None and raw is right
+
+
+def test_a_call_with_no_out_that_returns_an_array_is_described_not_judged() -> None:
+    import numpy as np
+    from suite.run.calls import call_once
+    out, raw = call_once(Returns(np.zeros(4, np.float32)), _req(out_shape=None, out_dtype=None), [])
+    assert (out.array, out.returned, raw) == (None, "shape (4,) dtype float32", None)
+
+
+def test_the_same_buffer_handed_back_twice_is_an_earlier_result() -> None:
+    import numpy as np
+    from suite.run.calls import run_calls
+    same = np.zeros(4, np.float32)
+    first, second = run_calls(Returns(same), _req(), 2)
+    assert (first.aliased, second.aliased) == (None, "an earlier result")
+    first, second = run_calls(Raises(RuntimeError("boom")), _req(), 2)    # nothing kept: nothing shared
+    assert first.raised == second.raised == "RuntimeError: boom"
