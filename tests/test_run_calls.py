@@ -134,3 +134,22 @@ def test_the_same_buffer_handed_back_twice_is_an_earlier_result() -> None:
     assert (first.aliased, second.aliased) == (None, "an earlier result")
     first, second = run_calls(Raises(RuntimeError("boom")), _req(), 2)    # nothing kept: nothing shared
     assert first.raised == second.raised == "RuntimeError: boom"
+
+
+def test_a_call_with_no_out_tells_the_backend_no_out_dtype() -> None:
+    """A NULL out (a rejection case) has neither shape nor dtype in the OpCall, whatever dtype the
+    case file names for it."""
+    import numpy as np
+    from suite.run.calls import call_of
+    assert call_of(_req(out_shape=None, out_dtype="float32")).out_dtype is None
+    assert call_of(_req(out_shape=None, out_dtype=None)).out_dtype is None
+    assert call_of(_req()).out_dtype == np.float32
+
+
+def test_an_empty_result_shares_nothing() -> None:
+    """An array of no elements is memory of no one's (its data pointer may be anything)."""
+    import numpy as np
+    from suite.run.calls import call_once
+    empty = np.zeros(0, np.float32)
+    out, _ = call_once(Returns(empty), _req(out_shape=(0,)), [empty])
+    assert out.array is empty and out.aliased is None
