@@ -56,3 +56,15 @@ def test_survivors_are_the_unlisted_mutants_that_ran_and_survived() -> None:
                 "suite.report.shard.x_a__mutmut_5": "timeout", "suite.judge.rules.x_b__mutmut_1": "survived"}
     listed = {"suite.report.shard.x_a__mutmut_3": {"was": "", "now": "", "why": "w"}}
     assert ms.survivors(statuses, listed, "suite/report/shard.py") == ["suite.report.shard.x_a__mutmut_2"]
+
+
+def test_the_listed_equivalents_are_yaml_each_with_its_lines_and_reason_in_a_module_of_only_mutate() -> None:
+    """tests/mutation/equivalent.yaml as the score reads it: a file that is no YAML (a colon in an
+    unquoted line) or an entry without was/now/why would stop the score only when someone runs it."""
+    listed = ms.load_equivalents()
+    assert len(listed) > 50
+    for name, entry in listed.items():
+        assert all(isinstance(entry.get(k), str) and entry[k].strip() for k in ("was", "now", "why")), name
+    tomllib = pytest.importorskip("tomllib")                 # Python 3.11 on
+    mutated = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mutmut"]["only_mutate"])
+    assert [n for n in listed if ms.module_of(n) not in mutated] == []
