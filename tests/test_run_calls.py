@@ -153,3 +153,16 @@ def test_an_empty_result_shares_nothing() -> None:
     empty = np.zeros(0, np.float32)
     out, _ = call_once(Returns(empty), _req(out_shape=(0,)), [empty])
     assert out.array is empty and out.aliased is None
+
+
+def test_in_process_the_backends_declarations_are_its_info_and_each_outputs_dtype_reaches_the_call() -> None:
+    import numpy as np
+    from suite.run.calls import InProcess, call_of
+
+    class Declares:
+        name, working_memory, products, deterministic, capabilities = "mine", 3.5, ("atlas-a2",), False, ("status",)
+    info = InProcess(Declares()).info
+    assert (info.name, info.working_memory, info.products, info.deterministic, info.capabilities) == (
+        "mine", 3.5, ("atlas-a2",), False, frozenset({"status"}))
+    req = {**_req(), "outputs": [("out", (4,), "float32"), ("total", (), None)]}
+    assert call_of(req).outputs == {"out": ((4,), np.float32), "total": ((), None)}

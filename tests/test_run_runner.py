@@ -494,6 +494,32 @@ def test_a_case_that_needs_more_memory_than_allowed_is_skipped_saying_both(kind,
     _runner(host=Copying(Hungry()), max_memory=1).fits(pick(), kind)           # committed: never skipped
 
 
+class _Timer:
+    """What fits reads of `--timing-baseline`: the baseline's host, its working memory and copies."""
+
+    def __init__(self, working: float, copies: int) -> None:
+        from types import SimpleNamespace
+        self.baseline = SimpleNamespace(host=SimpleNamespace(info=SimpleNamespace(working_memory=working),
+                                                             copies=copies))
+
+
+def test_a_timed_numbers_test_counts_the_timing_baselines_share_and_says_how_much() -> None:
+    from suite.run import memory
+    c = dataclasses.replace(_numbers(), generated=True, timing=True)
+    alone, both = memory.need(c, Kind.NUMBERS, 2.0, 1), memory.need(c, Kind.NUMBERS, 2.0, 1, (3.0, 1))
+    assert both > alone
+    timed = _runner(host=Copying(Hungry()), max_memory=alone, timer=_Timer(3.0, 1))
+    with pytest.raises(CaseSkip) as e:
+        timed.fits(c, Kind.NUMBERS)
+    assert e.value.reason == (f"needs about {memory.fmt(both)} of memory for its arrays "
+                              f"({memory.fmt(memory.baseline_share(c, 3.0, 1))} of it the timing baseline's copy); "
+                              f"{memory.fmt(alone)} --max-memory")
+    timed.fits(dataclasses.replace(c, timing=False), Kind.NUMBERS)       # not timed: its own share only
+    _runner(host=Copying(Hungry()), max_memory=alone).fits(c, Kind.NUMBERS)          # no baseline
+    det = memory.need(c, Kind.DETERMINISM, 2.0, 1)
+    _runner(host=Copying(Hungry()), max_memory=det, timer=_Timer(3.0, 1)).fits(c, Kind.DETERMINISM)  # not timed
+
+
 @pytest.mark.parametrize("kind, pick", [(Kind.NUMBERS, _numbers), (Kind.DETERMINISM, lambda: _det())])
 def test_each_test_asks_for_the_memory_of_its_own_kind_before_it_calls(kind, pick) -> None:
     """The test itself (not only `fits`) skips, by its kind's estimate: one under it, where the
