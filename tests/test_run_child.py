@@ -7,6 +7,7 @@ from __future__ import annotations
 import signal
 import socket
 import threading
+import time
 import types
 import weakref
 
@@ -137,14 +138,14 @@ class Served:
             self.ended = ("raised", repr(e))
 
     def recv(self):
-        return recv(self.parent, None)
+        return recv(self.parent, time.monotonic() + 5)        # a serving loop that hangs fails the test
 
     def ask(self, header, arrays=()):
-        send(self.parent, header, list(arrays))
+        send(self.parent, header, list(arrays), time.monotonic() + 5)
         return self.recv()
 
     def join(self):
-        self.thread.join(10)
+        self.thread.join(5)
         assert not self.thread.is_alive()
         return self.ended
 
@@ -308,7 +309,7 @@ def test_a_start_without_a_spec_is_named_reference(monkeypatch):
     a, b = socket.socketpair()
     try:
         assert child.child_main(b, None, {}, None, None) is None
-        head, _ = recv(a, None)
+        head, _ = recv(a, time.monotonic() + 5)
         assert head == ("error", "backend 'reference' failed to start: SystemExit: 2")
     finally:
         a.close()
@@ -368,3 +369,16 @@ def test_without_prctl_the_process_still_starts(monkeypatch, missing):
         return object()
     monkeypatch.setattr(ctypes, "CDLL", no)
     assert child._die_with_parent() is None
+
+
+def test_a_timing_round_before_any_call_is_not_timed(monkeypatch):
+    s = Served(monkeypatch, "tests.test_run_child:Timed")
+    try:
+        s.recv()
+        head, _ = s.ask(("time", 1, None, 2, True))
+        assert head == ("timed", 1, {"not_timed": "a timing round without a call to time (the suite's bug)"})
+        assert s.made[0].calls == []
+        s.ask(("close",))
+        assert s.join() == ("exit", 0)
+    finally:
+        s.close()
