@@ -1139,3 +1139,47 @@ def test_what_the_process_printed_is_taken_per_call(monkeypatch):
     assert bytes(h.take_output().head) == b"hello world"
     assert h.close().startswith("the backend's process exited with code 0 during close()")
     assert h.take_output() is None
+
+
+def test_the_process_is_made_with_the_backend_its_options_and_policy_and_is_reaped(monkeypatch):
+    made, adopted, released = [], [], []
+
+    class Ctx:
+        def Process(self, target, args, daemon, name):
+            made.append(args[1:3] + (args[4],))
+            p = _Played(_ready_then(), args)
+            p.pid = 4242
+            return p
+    monkeypatch.setattr(host_mod, "_context", lambda: Ctx())
+    monkeypatch.setattr(host_mod.reaper, "adopt", adopted.append)
+    monkeypatch.setattr(host_mod.reaper, "release", released.append)
+    policy = object()
+    h = Hosted("x:y", {"device": "1"}, timeout=5)
+    h.policy = policy
+    h.start()
+    assert made == [("x:y", {"device": "1"}, policy)] and adopted == [4242] and released == []
+    assert h.close() is None and released == [4242]
+
+
+def test_a_run_interrupted_inside_a_call_leaves_the_process_busy_and_close_only_kills(monkeypatch):
+    started = _played(monkeypatch, _ready_then(_hang))
+    h = Hosted("x:y", {}, timeout=5)
+    h.start()
+    real = host_mod.recv
+
+    def interrupted(sock, deadline=None, **kw):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(host_mod, "recv", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        h.run(_req((2, 3)), 1, 5)
+    monkeypatch.setattr(host_mod, "recv", real)
+    assert h._busy is True
+    assert h.close() is None and started[0].kills == 1
+
+
+def test_the_twin_is_confined_as_the_first(monkeypatch):
+    h = Hosted("x:y", {"a": "1"}, timeout=7, restarts=2)
+    h.policy = object()
+    twin = h.twin()
+    assert twin.policy is h.policy and (twin.spec, twin.opts, twin.timeout, twin.restarts) == ("x:y", {"a": "1"}, 7, 2)
+    assert twin is not h and h.twin() is twin
