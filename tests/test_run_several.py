@@ -46,6 +46,11 @@ def test_an_output_the_call_does_not_write_is_dropped_whatever_it_holds():
     assert list(o.arrays) == ["out"] and len(kept) == 1
     o, _ = sv.several(_call(), _req(written=["out"]), {"out": np.ones(2, np.float32)}, [])
     assert list(o.arrays) == ["out"]
+    # an unwritten output before a written one: the written one is still checked and taken
+    o, kept = sv.several(_call(), _req(written=["totalWeightOut"]), {"out": "junk", "totalWeightOut": np.ones((), np.float32)}, [])
+    assert list(o.arrays) == ["totalWeightOut"] and len(kept) == 1
+    o, _ = sv.several(_call(), _req(written=["totalWeightOut"]), {"totalWeightOut": np.ones(3, np.float32)}, [])
+    assert o.returned == "totalWeightOut as shape (3,) dtype float32"
 
 
 @pytest.mark.parametrize("got, returned", [

@@ -73,7 +73,8 @@ def test_a_large_message_is_read_straight_into_its_arrays(pair, n):
     t.join(30)
     head, arrays = got["m"]
     assert head == ("big", n)
-    assert arrays[0].flags.writeable and arrays[0].tolist() == x.tolist()
+    assert arrays[0].flags.writeable and arrays[0].flags.owndata and arrays[0].tolist() == x.tolist()
+    assert arrays[1].flags.owndata                 # each array its own memory, not a view of one buffer
     assert arrays[1].tolist() == [6, 5, 4, 3, 2, 1, 0] and arrays[2].shape == (0,)
     assert not pending(b)
 
@@ -87,6 +88,7 @@ def test_a_message_of_exactly_the_small_limit_is_read_in_one_piece(pair):
     t.join(30)
     head, [g] = got["m"]
     assert head == ("edge",) and g[-1] == 9 and g.shape == x.shape
+    assert not g.flags.owndata and g.flags.writeable       # read with the header, in one buffer
 
 
 def test_an_array_not_asked_for_is_refused(pair):
