@@ -275,7 +275,7 @@ def test_the_socket_pair_asks_for_large_buffers(monkeypatch):
                                                                                     socket.SO_RCVBUF)]
 
 
-def test_a_real_socket_pair_carries_a_message(monkeypatch):
+def test_a_real_socket_pair_carries_a_message():
     a, b = wire.socket_pair()
     try:
         assert a.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF) > 300_000
