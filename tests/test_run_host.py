@@ -524,3 +524,662 @@ def test_a_device_fault_is_classified_exactly(e, fault, lost, violation):
     o, raw = call_once(_Raises(e), _req((2, 3)), [])
     assert raw is None and o.raised is None and o.array is None
     assert (o.device_fault, o.device_lost, o.violation) == (fault, lost, violation)
+
+
+# -- the parent's small parts, in this process (issue 21, mutr) ----------------------------------
+from suite.run import host as host_mod  # noqa: E402
+
+
+@pytest.mark.parametrize("code, said", [
+    (None, ("closed its connection", "closed")),
+    (0, ("exited with code 0", "exit 0")),
+    (7, ("exited with code 7", "exit 7")),
+    (-11, ("was killed by signal 11 (SIGSEGV)", "signal 11 (SIGSEGV)")),
+    (-9, ("was killed by signal 9 (SIGKILL)", "signal 9 (SIGKILL)")),
+    (-200, ("was killed by signal 200 (unknown)", "signal 200 (unknown)")),
+])
+def test_each_way_a_process_ends_is_told_in_words_and_for_records(code, said):
+    assert host_mod._exit_text(code) == said
+
+
+def test_a_requests_inputs_are_sent_as_indices_into_the_arrays():
+    a, b = np.zeros(1), np.ones(2)
+    names, arrays = host_mod._indexed({"gradOutput": a, "weight": None, "self": b, "target": None})
+    assert names == {"gradOutput": 0, "weight": None, "self": 1, "target": None}
+    assert len(arrays) == 2 and arrays[0] is a and arrays[1] is b
+    assert host_mod._indexed({}) == ({}, [])
+
+
+def test_the_backends_process_forks_from_a_clean_preloaded_server(monkeypatch):
+    import multiprocessing
+    preload = []
+
+    class Ctx:
+        def set_forkserver_preload(self, names):
+            preload.append(names)
+    got = {}
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["fork", "spawn", "forkserver"])
+    monkeypatch.setattr(multiprocessing, "get_context", lambda m: got.setdefault(m, Ctx()))
+    ctx = host_mod._context()
+    assert list(got) == ["forkserver"] and ctx is got["forkserver"]
+    assert preload == [["numpy", "ml_dtypes", "suite.run.host", "suite.run._subreaper"]]
+    got.clear()
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["fork", "spawn"])
+    assert host_mod._context() is got["spawn"] and list(got) == ["spawn"] and len(preload) == 1
+
+
+def test_the_process_starts_as_if_main_were_empty_and_main_comes_back(monkeypatch):
+    import sys
+    import types as _types
+    main = sys.modules["__main__"]
+    seen = []
+
+    class Proc:
+        def __init__(self, fail=False):
+            self.fail = fail
+
+        def start(self):
+            m = sys.modules["__main__"]
+            seen.append((type(m) is _types.ModuleType, m.__name__, m is main, sorted(vars(m))))
+            if self.fail:
+                raise OSError("fork failed")
+    host_mod._start_without_main(Proc())
+    assert seen == [(True, "__main__", False, ["__doc__", "__loader__", "__name__", "__package__", "__spec__"])]
+    assert sys.modules["__main__"] is main
+    with pytest.raises(OSError):
+        host_mod._start_without_main(Proc(fail=True))
+    assert sys.modules["__main__"] is main
+    monkeypatch.delitem(sys.modules, "__main__")
+    host_mod._start_without_main(Proc())
+    assert "__main__" in sys.modules and sys.modules["__main__"] is not main and seen[-1][2] is False
+
+
+def test_make_host_in_pytest_s_process_or_started_in_its_own(monkeypatch):
+    h = host_mod.make_host("tests.test_run_host:Pid", {}, isolation="none", timeout=5, restarts=1, policy=None)
+    assert isinstance(h, InProcess) and isinstance(h.backend, Pid)
+    started = []
+    monkeypatch.setattr(Hosted, "start", lambda self: started.append(self))
+    policy = object()
+    h = host_mod.make_host("tests.test_run_host:Pid", {"a": "1"}, isolation="process", timeout=5, restarts=3,
+                           policy=policy)
+    assert started == [h] and isinstance(h, Hosted)
+    assert (h.spec, h.opts, h.timeout, h.restarts, h.policy) == ("tests.test_run_host:Pid", {"a": "1"}, 5, 3, policy)
+
+
+def test_a_hosted_backend_starts_with_nothing_running():
+    opts = {"a": "1"}
+    h = Hosted("x:y", opts)
+    assert (h.timeout, h.restarts, h.backend, h.info, h.in_row, h.starts, h.incidents, h.last_fault) == \
+        (60.0, 8, None, None, 0, 0, [], None)
+    assert h.opts == opts and h.opts is not opts and h.copies == 1 and Hosted.policy is None
+    assert h.take_output() is None and h.close() is None
+
+
+# -- the parent against a process played by a thread of this one (issue 21, mutr) -----------------
+# A backend's process may send anything; these play it, step by step, over the same socket pair
+# Hosted makes, so that what the parent does with each reply is seen here, in pytest's process.
+import threading  # noqa: E402
+
+from suite.run import wire as wire_mod  # noqa: E402
+
+READY = ("ready", {"name": "scripted", "capabilities": [], "products": ["atlas-a2"], "deterministic": True,
+                   "working_memory": 2.0})
+
+
+class _Played:
+    """multiprocessing.Process's part Hosted uses, the process being `play(sock, out)` in a thread:
+    alive until play returns (its return value the exit code), killed by closing its sockets."""
+
+    def __init__(self, play, args):
+        self.play, self.pid, self.exitcode, self.kills = play, None, None, 0
+        theirs, out = args[0], args[3]
+        self.sock, self.out = theirs.dup(), out.dup()       # the parent closes its copies of these
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self):
+        self.thread.start()
+
+    def _run(self):
+        try:
+            code = self.play(self.sock, self.out)
+        except (OSError, EOFError, wire_mod.ProtocolError):
+            code = -9 if self.kills else 1
+        if self.exitcode is None:
+            self.exitcode = 0 if code is None else code
+        for s in (self.sock, self.out):
+            s.close()
+
+    def is_alive(self):
+        return self.exitcode is None
+
+    def kill(self):
+        self.kills += 1
+        if self.exitcode is None:
+            self.exitcode = -9
+        for s in (self.sock, self.out):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def join(self, wait=None):
+        self.thread.join(wait)
+
+
+def _played(monkeypatch, *plays):
+    """Hosted's processes, in order, each one of `plays`; returns the list of those started."""
+    started, todo = [], list(plays)
+
+    class Ctx:
+        def Process(self, target, args, daemon, name):
+            assert target is host_mod.child_main and daemon is True and name == "aclnn-conformance-backend"
+            p = _Played(todo.pop(0), args)
+            started.append(p)
+            return p
+    monkeypatch.setattr(host_mod, "_context", lambda: Ctx())
+    return started
+
+
+def _ready_then(*steps, ready=READY, code=0):
+    """A process that says `ready`, then answers each request with the next step: a reply header
+    and its arrays, or a callable(sock, header, arrays) that does what it likes."""
+    def play(sock, out):
+        if ready is not None:
+            send(sock, ready)
+        for step in steps:
+            header, arrays = recv(sock)
+            if callable(step):
+                r = step(sock, header, arrays)
+                if r == "exit":
+                    return code
+                continue
+            send(sock, step[0], step[1] if len(step) > 1 else [])
+        try:
+            header, _ = recv(sock)                     # the parent's next request: close, or its end
+        except (EOFError, OSError):
+            return code
+        assert header == ("close",), header
+        send(sock, ("closed", None))
+        return code
+    return play
+
+
+def _ok(seq, n=1):
+    return (("done", seq, [_outcome_header(Outcome(array=np.zeros(1)), i) for i in range(n)]),
+            [np.full((2, 3), 5, np.float32) for _ in range(n)])
+
+
+def _closed(incident=None):
+    return (("closed", incident),)
+
+
+def test_a_process_that_never_says_ready_is_not_waited_for_past_its_allowance(monkeypatch):
+    monkeypatch.setattr(host_mod, "STARTUP_FLOOR", 0.3)
+    started = _played(monkeypatch, _ready_then(ready=None))
+    h = Hosted("x:y", {}, timeout=0.05)
+    with pytest.raises(BackendError) as e:
+        h.start()
+    assert str(e.value) == ("backend 'x:y' did not start within 0.3 s (--case-timeout sets the start-up "
+                            "allowance too)") and e.value.__suppress_context__
+    assert started[0].kills == 1 and h._proc is None and h._sock is None and h.starts == 1
+
+
+def test_the_start_up_allowance_is_three_deadlines_or_the_floor(monkeypatch):
+    monkeypatch.setattr(host_mod, "STARTUP_FLOOR", 0.1)
+    _played(monkeypatch, _ready_then(ready=None))
+    h = Hosted(None, {}, timeout=0.1)
+    t0 = time.monotonic()
+    with pytest.raises(BackendError, match=r"^backend 'reference' did not start within 0.3 s"):
+        h.start()
+    assert time.monotonic() - t0 >= 0.3
+
+
+def test_a_start_up_reply_that_is_not_one_kills_the_process(monkeypatch):
+    started = _played(monkeypatch, _ready_then(ready=("ready", {"name": "x"})))
+    h = Hosted("x:y", {}, timeout=5)
+    with pytest.raises(BackendError) as e:
+        h.start()
+    assert str(e.value) == "backend 'x:y': protocol violation while starting: start-up fields {'name': 'x'}"
+    assert e.value.__suppress_context__ and started[0].kills == 1 and h._proc is None
+
+
+def test_a_start_up_reply_with_arrays_is_refused(monkeypatch):
+    def play(sock, out):
+        send(sock, READY, [np.zeros(1, np.float32)])
+        recv(sock)
+    _played(monkeypatch, play)
+    with pytest.raises(BackendError, match=r"^backend .x:y.: protocol violation while starting: a header of \d+ bytes with 1 arrays$"):
+        Hosted("x:y", {}, timeout=5).start()
+
+
+def test_a_process_that_ends_while_starting_is_told_by_its_exit(monkeypatch):
+    started = _played(monkeypatch, lambda sock, out: 3, lambda sock, out: None)
+    h = Hosted("x:y", {}, timeout=5)
+    with pytest.raises(BackendError) as e:
+        h.start()
+    assert str(e.value) == "backend 'x:y': its process exited with code 3 while starting"
+    assert e.value.__suppress_context__ and started[0].kills == 0 and h._proc is None
+    with pytest.raises(BackendError, match=r"^backend 'reference': its process exited with code 0 while starting$"):
+        Hosted(None, {}, timeout=5).start()
+
+
+def test_a_backend_that_cannot_be_made_says_why_in_its_own_words(monkeypatch):
+    started = _played(monkeypatch, _ready_then(ready=("error", "no device 0")))
+    h = Hosted("x:y", {}, timeout=5)
+    with pytest.raises(BackendError) as e:
+        h.start()
+    assert str(e.value) == "no device 0" and h._proc is None and started[0].kills == 0 and h.info is None
+
+
+def test_a_started_backend_is_what_its_ready_says(monkeypatch):
+    ready = ("ready", {"name": "n", "capabilities": ["status", "timing"], "products": ["atlas-a2", "atlas-a3"],
+                       "deterministic": False, "working_memory": 4.5})
+    _played(monkeypatch, _ready_then(ready=ready))
+    h = Hosted("x:y", {}, timeout=5)
+    info = h.start()
+    assert h.info is info and info == host_mod.BackendInfo(name="n", capabilities=frozenset({"status", "timing"}),
+                                                            products=("atlas-a2", "atlas-a3"), deterministic=False,
+                                                            working_memory=4.5)
+    assert h.starts == 1 and h._timed is None and h.close() is None
+
+
+def test_a_backend_that_restarts_as_another_is_refused(monkeypatch):
+    other = ("ready", {**READY[1], "name": "other"})
+    started = _played(monkeypatch, _ready_then(), _ready_then(ready=other))
+    h = Hosted("x:y", {}, timeout=5)
+    first = h.start()
+    h._kill()
+    with pytest.raises(BackendError) as e:
+        h.start()
+    other_info = host_mod.BackendInfo(name="other", capabilities=frozenset(), products=("atlas-a2",),
+                                      deterministic=True, working_memory=2.0)
+    assert str(e.value) == f"backend restarted as {other_info}, not as it first started ({first})"
+    assert started[1].kills == 1 and h.info is first and h._proc is None
+
+
+def test_a_start_without_a_deadline_waits_for_ready(monkeypatch):
+    def slow(sock, out):
+        time.sleep(0.3)
+        return _ready_then()(sock, out)
+    _played(monkeypatch, slow)
+    h = Hosted("x:y", {}, timeout=0)
+    assert h.start().name == "scripted" and h.close() is None
+
+
+def _hang(sock, header, arrays):
+    """A call that never returns: the process waits until it is killed."""
+    try:
+        recv(sock)
+    except (EOFError, OSError):
+        pass
+    return "exit"
+
+
+def test_a_run_sends_its_request_numbered_and_takes_each_outcome(monkeypatch):
+    asked = []
+
+    def answer(n):
+        def step(sock, header, arrays):
+            asked.append((header, [a.tolist() for a in arrays]))
+            reply, results = _ok(header[1], header[3])
+            send(sock, reply, results)
+        return step
+    _played(monkeypatch, _ready_then(answer(1), answer(2)))
+    h = Hosted("x:y", {}, timeout=5)
+    h.start()
+    req = _req((2, 3))
+    outs = h.run(req, 1, 5)
+    assert [o.array.tolist() for o in outs] == [[[5.0] * 3] * 2] and h.in_row == 0 and h._busy is False
+    outs = h.run(req, 2, 5)
+    assert len(outs) == 2 and outs[0].array is not outs[1].array
+    (h1, a1), (h2, a2) = asked
+    assert h1 == ("run", 1, {**req, "inputs": {"gradOutput": 0, "self": 1, "target": None}}, 1)
+    assert h2[:2] == ("run", 2) and h2[3] == 2
+    assert a1 == [req["inputs"]["gradOutput"].tolist(), req["inputs"]["self"].tolist()]
+    assert h.close() is None
+
+
+def test_a_reply_with_more_arrays_than_the_calls_is_refused(monkeypatch):
+    def step(sock, header, arrays):
+        reply, results = _ok(header[1], 1)
+        send(sock, reply, results * 2)
+    _played(monkeypatch, _ready_then(step), _ready_then())
+    h = Hosted("x:y", {}, timeout=5)
+    with pytest.raises(Fault) as e:
+        h.run(_req((2, 3)), 1, 5)
+    assert e.value.kind == "protocol" and "a header of" in str(e.value) and "with 2 arrays" in str(e.value)
+
+
+def test_a_result_with_no_out_to_write_is_refused(monkeypatch):
+    """out_shape None: the call writes nothing, so no array may come back."""
+    _played(monkeypatch, _ready_then(lambda sock, header, arrays: send(sock, *_ok(header[1]))))
+    h = Hosted("x:y", {}, timeout=5)
+    with pytest.raises(Fault, match="not asked for"):
+        h.run({**_req((2, 3)), "out_shape": None}, 1, 5)
+    _played(monkeypatch, _ready_then(lambda sock, header, arrays: send(sock, *_ok(header[1]))))
+    h = Hosted("x:y", {}, timeout=5)
+    with pytest.raises(Fault, match="not asked for"):
+        h.run({**_req((2, 3)), "out_dtype": None}, 1, 5)
+
+
+def test_a_call_with_several_outputs_takes_each_written_output_by_name(monkeypatch):
+    seen = []
+
+    def step(sock, header, arrays):
+        seen.append(header[2]["outputs"])
+        heads = [_outcome_header(Outcome(status=None, array=np.zeros(1)), {"out": 1, "totalWeightOut": 0})]
+        send(sock, ("done", header[1], heads), [np.full((), 3, np.float32), np.full((2,), 4, np.float32)])
+    _played(monkeypatch, _ready_then(step))
+    h = Hosted("x:y", {}, timeout=5)
+    req = {**_req((2, 3)), "out_shape": None, "out_dtype": None,
+           "outputs": [["out", [2], "float32"], ["totalWeightOut", [], "float32"], ["w", None, None]],
+           "written": ["out", "totalWeightOut"]}
+    [o] = h.run(req, 1, 5)
+    assert o.array is None and {n: a.tolist() for n, a in o.arrays.items()} == {"out": [4.0, 4.0], "totalWeightOut": 3.0}
+    assert h.close() is None
+
+
+def test_an_unwritten_output_is_not_asked_for(monkeypatch):
+    def step(sock, header, arrays):
+        heads = [_outcome_header(Outcome(array=np.zeros(1)), {"out": 0})]
+        send(sock, ("done", header[1], heads), [np.full((), 3, np.float32)])
+    _played(monkeypatch, _ready_then(step), _ready_then())
+    h = Hosted("x:y", {}, timeout=5)
+    req = {**_req((2, 3)), "outputs": [["out", [2], "float32"], ["totalWeightOut", [], "float32"]],
+           "written": ["out"]}
+    with pytest.raises(Fault) as e:
+        h.run(req, 1, 5)
+    assert e.value.kind == "protocol" and "float32 shape () that was not asked for" in str(e.value)
+
+
+def test_a_call_that_overruns_its_deadline_is_killed_and_costs_its_case(monkeypatch):
+    started = _played(monkeypatch, _ready_then(_hang), _ready_then(lambda s, h, a: send(s, *_ok(h[1]))))
+    h = Hosted("x:y", {}, timeout=5, restarts=3)
+    t0 = time.monotonic()
+    with pytest.raises(Fault) as e:
+        h.run(_req((2, 3)), 2, 0.1)
+    assert time.monotonic() - t0 >= 0.2
+    assert e.value.kind == "deadline" and str(e.value) == (
+        "the call overran its deadline of 0.2 s (--case-timeout); the backend's process was killed; a fresh "
+        "backend process serves the next case")
+    assert started[0].kills == 1 and h._proc is None and h.in_row == 1 and h._busy is False
+    assert h.last_fault == "(the call overran its deadline of 0.2 s (--case-timeout); the backend's process was killed)"
+    [o] = h.run(_req((2, 3)), 1, 5)
+    assert o.array is not None and h.in_row == 0 and h.starts == 2
+
+
+def test_a_call_without_a_deadline_waits(monkeypatch):
+    def slow(sock, header, arrays):
+        time.sleep(0.3)
+        send(sock, *_ok(header[1]))
+    _played(monkeypatch, _ready_then(slow))
+    h = Hosted("x:y", {}, timeout=5)
+    [o] = h.run(_req((2, 3)), 1, None)
+    assert o.array is not None and h.close() is None
+
+
+def test_a_process_that_ends_in_a_call_costs_its_case_by_its_exit(monkeypatch):
+    started = _played(monkeypatch, _ready_then(lambda s, h, a: "exit", code=11))
+    h = Hosted("x:y", {}, timeout=5, restarts=0)
+    with pytest.raises(Fault) as e:
+        h.run(_req((2, 3)), 1, 5)
+    assert e.value.kind == "exit 11" and str(e.value) == (
+        "the backend's process exited with code 11 during the call; that is 1 faults in a row, so it is not "
+        "restarted (--backend-restarts 0) and every remaining case fails")
+    assert started[0].kills == 0 and h._proc is None
+    with pytest.raises(Fault) as e:
+        h.run(_req((2, 3)), 1, 5)
+    assert e.value.kind == "gave up" and str(e.value) == (
+        "not run: the backend faulted on 1 cases in a row, the last (the backend's process exited with code 11 "
+        "during the call); it is not restarted again (--backend-restarts 0)")
+    assert len(started) == 1
+
+
+def test_a_malformed_reply_kills_the_process_and_costs_its_case(monkeypatch):
+    started = _played(monkeypatch, _ready_then(lambda s, h, a: send(s, ("done", 5, []))))
+    h = Hosted("x:y", {}, timeout=5)
+    with pytest.raises(Fault) as e:
+        h.run(_req((2, 3)), 1, 5)
+    assert e.value.kind == "protocol" and str(e.value) == (
+        "protocol violation: the backend's process sent a malformed reply (a reply to request 5, not to this one "
+        "(1)); it was killed; a fresh backend process serves the next case")
+    assert started[0].kills == 1 and h._busy is False
+
+
+def test_a_backend_that_cannot_be_restarted_costs_the_case(monkeypatch):
+    _played(monkeypatch, _ready_then(lambda s, h, a: "exit", code=2), _ready_then(ready=("error", "no device")))
+    h = Hosted("x:y", {}, timeout=5)
+    with pytest.raises(Fault):
+        h.run(_req((2, 3)), 1, 5)
+    with pytest.raises(Fault) as e:
+        h.run(_req((2, 3)), 1, 5)
+    assert e.value.kind == "restart failed" and str(e.value) == (
+        "the backend could not be restarted: no device; a fresh backend process serves the next case")
+    assert h.in_row == 2
+
+
+def test_faults_up_to_the_restarts_are_restarted_and_one_more_gives_up(monkeypatch):
+    crash = _ready_then(lambda s, h, a: "exit", code=3)
+    started = _played(monkeypatch, crash, crash, crash)
+    h = Hosted("x:y", {}, timeout=5, restarts=2)
+    kinds = []
+    for _ in range(4):
+        with pytest.raises(Fault) as e:
+            h.run(_req((2, 3)), 1, 5)
+        kinds.append((e.value.kind, str(e.value).split("; ")[-1]))
+    assert kinds == [("exit 3", "a fresh backend process serves the next case")] * 2 + [
+        ("exit 3", "that is 3 faults in a row, so it is not restarted (--backend-restarts 2) and every remaining "
+                   "case fails"),
+        ("gave up", "it is not restarted again (--backend-restarts 2)")]
+    assert len(started) == 3
+
+
+def test_a_process_that_ended_between_calls_is_restarted_with_an_incident(monkeypatch):
+    started = _played(monkeypatch, _ready_then(lambda s, h, a: send(s, *_ok(h[1])) or "exit", code=4),
+                      _ready_then(lambda s, h, a: send(s, *_ok(h[1]))))
+    h = Hosted("x:y", {}, timeout=5)
+    h.run(_req((2, 3)), 1, 5)
+    started[0].thread.join(5)
+    [o] = h.run(_req((2, 3)), 1, 5)
+    assert o.array is not None and h.starts == 2 and h.in_row == 0
+    assert h.incidents == ["the backend's process exited with code 4 between calls, after a call had returned; "
+                           "it was restarted"]
+    assert h.close() == h.incidents[0]
+
+
+def test_bytes_between_calls_kill_the_process_with_an_incident(monkeypatch):
+    def junk(sock, header, arrays):
+        send(sock, *_ok(header[1]))
+        sock.sendall(b"junk")
+    started = _played(monkeypatch, _ready_then(junk), _ready_then(lambda s, h, a: send(s, *_ok(h[1]))))
+    h = Hosted("x:y", {}, timeout=5)
+    h.run(_req((2, 3)), 1, 5)
+    time.sleep(0.2)
+    h.run(_req((2, 3)), 1, 5)
+    assert started[0].kills == 1 and h.starts == 2
+    assert h.incidents == ["protocol violation: the backend's process wrote to the suite's socket between calls; "
+                           "it was killed and restarted"]
+    assert h.close() == h.incidents[0]
+
+
+GOOD_TIMING = {"clock": "device", "source": "played", "seconds": [1.0, 2.0], "wall_s": 3.0}
+
+
+def test_a_timing_round_sends_the_call_once_and_takes_the_answer(monkeypatch):
+    asked = []
+
+    def step(sock, header, arrays):
+        asked.append((header, len(arrays)))
+        send(sock, ("timed", header[1], GOOD_TIMING))
+    _played(monkeypatch, _ready_then(step, step, step))
+    h = Hosted("x:y", {}, timeout=5)
+    h.start()
+    req = _req((2, 3))
+    assert h.time(req, 2, True, 5) == GOOD_TIMING and h._timed is req and h.in_row == 0 and h._busy is False
+    assert h.time(req, 2, 0) == GOOD_TIMING
+    other = dict(req)
+    h.time(other, 2, False, 5)
+    (a, na), (b, nb), (c, nc) = asked
+    assert a == ("time", 1, {**req, "inputs": {"gradOutput": 0, "self": 1, "target": None}}, 2, True) and na == 2
+    assert b == ("time", 2, None, 2, False) and nb == 0
+    assert c[:3] == ("time", 3, {**req, "inputs": {"gradOutput": 0, "self": 1, "target": None}}) and nc == 2
+    assert h.close() is None
+
+
+@pytest.mark.parametrize("play, kind, said", [
+    (_ready_then(_hang), "deadline", "timing overran its deadline of 0.2 s; the process was killed"),
+    (_ready_then(lambda s, h, a: "exit", code=3), "exit 3", "the backend's process exited with code 3 during timing"),
+    (_ready_then(lambda s, h, a: send(s, ("timed", h[1], {"not_timed": 1}))), "protocol",
+     "protocol violation: a malformed timing reply (a not-timed reason 1); the process was killed"),
+    (_ready_then(lambda s, h, a: send(s, ("timed", h[1], GOOD_TIMING), [np.zeros(1, np.float32)])), "protocol",
+     None),
+], ids=["deadline", "exit", "protocol", "arrays"])
+def test_a_timing_round_that_fails_is_a_fault(monkeypatch, play, kind, said):
+    started = _played(monkeypatch, play)
+    h = Hosted("x:y", {}, timeout=5)
+    req = _req((2, 3))
+    with pytest.raises(Fault) as e:
+        h.time(req, 2, True, 0.2)
+    assert e.value.kind == kind and h._timed is None and h.in_row == 1 and h._busy is False
+    if said:
+        assert str(e.value) == said + "; a fresh backend process serves the next case"
+    else:
+        assert str(e.value).startswith("protocol violation: a malformed timing reply (a header of ")
+    assert started[0].kills == (0 if kind.startswith("exit") else 1)
+
+
+def test_a_fresh_process_keeps_no_timed_call(monkeypatch):
+    asked = []
+
+    def step(sock, header, arrays):
+        asked.append(header[2] is None)
+        send(sock, ("timed", header[1], GOOD_TIMING))
+    _played(monkeypatch, _ready_then(step), _ready_then(step))
+    h = Hosted("x:y", {}, timeout=5)
+    req = _req((2, 3))
+    h.time(req, 2, True, 5)
+    h._kill()
+    h.time(req, 2, True, 5)
+    assert asked == [False, False]
+
+
+# -- close ---------------------------------------------------------------------------------------
+def test_close_asks_the_process_and_returns_its_incident(monkeypatch):
+    def closing(incident, code):
+        def play(sock, out):
+            send(sock, READY)
+            assert recv(sock)[0] == ("close",)
+            send(sock, ("closed", incident))
+            return code
+        return play
+    for incident, code, said in [(None, 0, None), ("the backend's close() raised X: y", 0,
+                                                   "the backend's close() raised X: y"),
+                                 (None, 5, "the backend's process exited with code 5 after close()"),
+                                 ("close() raised", 5, "close() raised"),
+                                 (None, -11, "the backend's process was killed by signal 11 (SIGSEGV) after close()")]:
+        _played(monkeypatch, closing(incident, code))
+        h = Hosted("x:y", {}, timeout=5)
+        h.start()
+        assert h.close() == said and h._proc is None and h._drain is None
+
+
+@pytest.mark.parametrize("play, said", [
+    (_ready_then(_hang), "the backend's close() did not return within 0.2 s; its process was killed"),
+    (_ready_then(lambda s, h, a: send(s, ("closed", 3)) or _hang(s, h, a)),
+     "protocol violation: the backend's process sent a malformed reply to close (a reply ('closed', 3) to close); "
+     "it was killed"),
+    (_ready_then(lambda s, h, a: "exit", code=6), "the backend's process exited with code 6 during close() or its "
+                                                  "exit handlers"),
+], ids=["hangs", "malformed", "exits"])
+def test_a_close_that_fails_is_one_incident(monkeypatch, play, said):
+    monkeypatch.setattr(host_mod, "CLOSE_GRACE", 0.2)
+    started = _played(monkeypatch, play)
+    h = Hosted("x:y", {}, timeout=5)
+    h.start()
+    assert h.close() == said and h._proc is None
+    assert started[0].kills == (0 if "exited" in said else 1)
+
+
+def test_close_during_a_call_only_kills(monkeypatch):
+    started = _played(monkeypatch, _ready_then(_hang))
+    h = Hosted("x:y", {}, timeout=5)
+    h.start()
+    h._busy = True                                   # the run was interrupted inside a call
+    assert h.close() is None and started[0].kills == 1 and h._proc is None
+
+
+def test_close_adds_the_incidents_and_the_second_process(monkeypatch):
+    _played(monkeypatch, _ready_then(), _ready_then(lambda s, h, a: "exit", code=2))
+    h = Hosted("x:y", {}, timeout=5)
+    h.start()
+    h.incidents.append("earlier")
+    twin = h.twin()
+    assert (twin.spec, twin.opts, twin.timeout, twin.restarts, twin.info) == (h.spec, h.opts, h.timeout, h.restarts,
+                                                                              h.info)
+    twin.start()
+    assert h.close() == ("earlier; the backend's second process: the backend's process exited with code 2 during "
+                         "close() or its exit handlers")
+    assert h._twin is None
+
+
+def test_what_the_process_printed_is_taken_per_call(monkeypatch):
+    def play(sock, out):
+        out.sendall(b"hello")
+        send(sock, READY)
+        header, _ = recv(sock)
+        out.sendall(b" world")
+        send(sock, *_ok(header[1]))
+        header, _ = recv(sock)
+        out.sendall(b"bye")
+        return 0
+    _played(monkeypatch, play)
+    h = Hosted("x:y", {}, timeout=5)
+    h.start()
+    h.run(_req((2, 3)), 1, 5)
+    assert bytes(h.take_output().head) == b"hello world"
+    assert h.close().startswith("the backend's process exited with code 0 during close()")
+    assert h.take_output() is None
+
+
+def test_the_process_is_made_with_the_backend_its_options_and_policy_and_is_reaped(monkeypatch):
+    made, adopted, released = [], [], []
+
+    class Ctx:
+        def Process(self, target, args, daemon, name):
+            made.append(args[1:3] + (args[4],))
+            p = _Played(_ready_then(), args)
+            p.pid = 4242
+            return p
+    monkeypatch.setattr(host_mod, "_context", lambda: Ctx())
+    monkeypatch.setattr(host_mod.reaper, "adopt", adopted.append)
+    monkeypatch.setattr(host_mod.reaper, "release", released.append)
+    policy = object()
+    h = Hosted("x:y", {"device": "1"}, timeout=5)
+    h.policy = policy
+    h.start()
+    assert made == [("x:y", {"device": "1"}, policy)] and adopted == [4242] and released == []
+    assert h.close() is None and released == [4242]
+
+
+def test_a_run_interrupted_inside_a_call_leaves_the_process_busy_and_close_only_kills(monkeypatch):
+    started = _played(monkeypatch, _ready_then(_hang))
+    h = Hosted("x:y", {}, timeout=5)
+    h.start()
+    real = host_mod.recv
+
+    def interrupted(sock, deadline=None, **kw):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(host_mod, "recv", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        h.run(_req((2, 3)), 1, 5)
+    monkeypatch.setattr(host_mod, "recv", real)
+    assert h._busy is True
+    assert h.close() is None and started[0].kills == 1
+
+
+def test_the_twin_is_confined_as_the_first(monkeypatch):
+    h = Hosted("x:y", {"a": "1"}, timeout=7, restarts=2)
+    h.policy = object()
+    twin = h.twin()
+    assert twin.policy is h.policy and (twin.spec, twin.opts, twin.timeout, twin.restarts) == ("x:y", {"a": "1"}, 7, 2)
+    assert twin is not h and h.twin() is twin
