@@ -750,6 +750,8 @@ def test_a_null_input_is_refused_where_the_manifest_has_its_digest_and_ends_no_c
     bad_self["cases"][case.datakey]["inputs"]["self"] = "0" * 64
     with pytest.raises(golden_source.GoldenError, match="input self differs"):
         GoldenStore(root, manifest=bad_self).inputs(case)
+    with pytest.raises(golden_source.GoldenError, match="input gradOutput differs"):
+        GoldenStore(root, manifest=no_inputs).inputs(case)
 
 
 def test_the_cache_keeps_a_golden_up_to_max_bytes_counting_scale_and_path_of_a_sum(tmp_path: Path) -> None:
@@ -875,6 +877,8 @@ def test_a_fingerprint_sums_only_finite_elements_and_samples_and_sums_whatever_t
             assert set(whole) == {"samples", "sum", "abs_sum", "nonfinite", "nterms"}
     assert golden_cache.fingerprint(cases[0], None, golden_source.Materialized(flat))["nonfinite"] != \
         golden_cache.fingerprint(cases[0], None, golden_source.Materialized(summed))["nonfinite"]
+    empty = golden_cache.fingerprint(cases[0], None, golden_source.Materialized(Golden(out=np.zeros(0), scale=np.zeros(0))))
+    assert empty["samples"] == [] and empty["sum"] == (0.0).hex() and empty["abs_sum"] == (0.0).hex()
 
 
 def test_a_full_fingerprint_is_an_elementwise_one_or_a_sums_with_scale_and_path_everywhere() -> None:
@@ -903,3 +907,23 @@ def test_compare_fingerprints_measures_the_sum_in_ulps_of_the_magnitudes_and_a_s
     drifted = dict(s, samples=[[0, (1.0).hex(), (1.0 + 8 * u).hex(), (1024.0).hex()]])
     assert golden_cache.compare_fingerprints("k", s, drifted) == [
         f"drifted golden k: recomputed scale differs by 8.0 float64 ulps (limit {golden_build.drift_limit(2):g})"]
+
+
+def test_the_manifest_hash_of_a_store_without_a_manifest_is_empty(tmp_path: Path) -> None:
+    store = GoldenStore(tmp_path / "no-goldens")
+    assert store.manifest_hash() == ""
+    with pytest.raises(golden_source.GoldenError, match="no golden manifest"):
+        store.manifest
+
+
+def test_the_spec_hash_of_every_committed_case_of_a_file_is_the_manifests(monkeypatch) -> None:
+    """Computed afresh (not from the process's memo of them): the committed goldens stay current only
+    while the spec hash is made the same way."""
+    monkeypatch.setattr(golden_source, "_SPECS", {})
+    m = json.loads((ROOT / "golden" / "manifest.json").read_text())
+    numeric = golden_source.numeric_cases(load_cases([ROOT / "cases" / "mse_loss.yaml"])[0])
+    assert len(numeric) > 100
+    for key, case in numeric.items():
+        assert golden_source.spec_hash(case) == m["cases"][key]["spec"], key
+    assert len(golden_source._SPECS) == len({(c.op, c.dtypes, c.out_dtype, c.shapes, c.attrs, c.values, c.datakey)
+                                            for c in numeric.values()})
