@@ -928,3 +928,16 @@ def test_the_spec_hash_of_every_committed_case_of_two_files_is_the_manifests(mon
         assert golden_source.spec_hash(case) == m["cases"][key]["spec"], key
     assert len(golden_source._SPECS) == len({(c.op, c.dtypes, c.out_dtype, c.shapes, c.attrs, c.values, c.datakey)
                                             for c in numeric.values()})
+
+
+def test_the_default_cache_folder_is_the_variable_else_xdg_else_the_home_cache(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("ACLNN_CONFORMANCE_CACHE", str(tmp_path / "mine"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert golden_cache.default_cache_dir() == tmp_path / "mine"
+    monkeypatch.setenv("ACLNN_CONFORMANCE_CACHE", "")
+    assert golden_cache.default_cache_dir() == tmp_path / "xdg" / "aclnn-conformance"
+    monkeypatch.delenv("ACLNN_CONFORMANCE_CACHE")
+    assert golden_cache.default_cache_dir() == tmp_path / "xdg" / "aclnn-conformance"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert golden_cache.default_cache_dir() == tmp_path / "home" / ".cache" / "aclnn-conformance"
