@@ -442,3 +442,149 @@ def test_leftover_temporary_files_are_flagged_and_removed(root: Path, cases: Lis
     assert len(problems) == 2 and all(p.startswith("leftover temporary file") for p in problems), problems
     golden_build.generate(cases, root)
     assert not stray.exists() and not top.exists() and golden_build.check(cases, root) == []
+
+
+# -- check's every problem, and generate's kept bundles (issue 21, mutg) ------------------------------
+def _write_manifest(root: Path, m: dict) -> None:
+    (root / "manifest.json").write_text(json.dumps(m))
+
+
+def test_check_names_goldens_of_another_generator_version(root: Path, cases: List[Case]) -> None:
+    m = manifest(root)
+    m["generator_version"] = "1"
+    _write_manifest(root, m)
+    assert golden_build.check(cases, root) == [
+        f"goldens were made by generator version 1, this is {golden_source.GENERATOR_VERSION}: stale"]
+
+
+def test_check_names_every_case_with_a_problem_not_only_the_first(root: Path, cases: List[Case]) -> None:
+    keys = sorted(golden_source.numeric_cases(cases))
+    first, second, third, fourth = keys[:4]
+    m = manifest(root)
+    small_entries = {k: dict(m["cases"][k]) for k in keys}
+    for k in (first, second):
+        del m["cases"][k]
+    for k in (third, fourth):
+        m["cases"][k]["spec"] = "0" * 16
+    _write_manifest(root, m)
+    assert golden_build.check(cases, root) == [f"missing golden {first}", f"missing golden {second}",
+                                               f"stale golden {third} (its case changed)",
+                                               f"stale golden {fourth} (its case changed)"]
+    # a small case whose entry is a large case's fingerprint (an older layout), twice
+    m = manifest(root)
+    m["cases"] = dict(small_entries)
+    fingerprint = {"sum": "0x0.0p+0", "abs_sum": "0x0.0p+0", "nonfinite": "0" * 32, "nterms": 1, "samples": []}
+    for k in (first, second):
+        m["cases"][k] = {"spec": small_entries[k]["spec"], **fingerprint}
+    _write_manifest(root, m)
+    problems = golden_build.check(cases, root)
+    assert [p for p in problems if "stored as large" in p] == [
+        f"stale golden {k} (stored as large, but the case is small)" for k in (first, second)], problems
+    # entries naming a bundle that does not hold them: each unreadable
+    m["cases"] = dict(small_entries)
+    others = {k: e["file"] for k, e in small_entries.items()}
+    for k in (first, second):
+        m["cases"][k]["file"] = next(f for f in m["files"] if f not in (others[first], others[second]))
+    _write_manifest(root, m)
+    problems = golden_build.check(cases, root)
+    assert [p.split(":")[0] for p in problems] == [f"unreadable golden {first}", f"unreadable golden {second}"], problems
+    assert all(p.endswith("is not in its bundle'") for p in problems), problems
+
+
+def test_check_goes_on_past_the_cases_of_a_corrupted_bundle(root: Path, cases: List[Case]) -> None:
+    keys = sorted(golden_source.numeric_cases(cases))
+    m = manifest(root)
+    bad = m["cases"][keys[0]]["file"]
+    later = next(k for k in keys if m["cases"][k]["file"] != bad)
+    data = bytearray((root / bad).read_bytes())
+    data[len(data) // 2] ^= 0x01
+    (root / bad).write_bytes(bytes(data))
+    m["cases"][keys[-1] if m["cases"][keys[-1]]["file"] != bad else later]["spec"] = "0" * 16
+    _write_manifest(root, m)
+    problems = golden_build.check(cases, root)
+    assert problems[0] == f"corrupted bundle {bad} (sha256 differs from the manifest)" and len(problems) == 2
+    assert problems[1].endswith("(its case changed)"), problems
+
+
+def test_check_names_every_large_case_stored_as_small(large) -> None:
+    cases, root = large
+    m = manifest(root)
+    rel = "KlDivBackward/00-000000000000.npz"
+    m["files"][rel] = "0" * 64
+    keys = sorted(golden_source.numeric_cases(cases))
+    assert len(keys) == 2
+    for k in keys:
+        m["cases"][k] = {"spec": m["cases"][k]["spec"], "file": rel}
+    _write_manifest(root, m)
+    problems = golden_build.check(cases, root)
+    assert problems == [f"missing bundle {rel}"] + [
+        f"stale golden {k} (stored as small, but the case is large)" for k in keys], problems
+
+
+def test_check_skips_every_case_of_a_tier_not_asked_for(tmp_path: Path) -> None:
+    text = LARGE.replace("cases:\n", "matrices:\n  - {products: [atlas-a2], dtypes: [float32], reductions: [sum],"
+                         " logTarget: [false], tier: huge, shapes: [[5000x4, 4, 5000x4], [5001x4, 4, 5001x4]]}\n"
+                         "cases:\n") + ("  - {product: atlas-a2, dtypes: float32, reduction: sum, logTarget: false,"
+                                          " shapes: [6000x4, 4, 6000x4]}\n")
+    cases = load_cases([write(tmp_path, "h.yaml", text)])[0]
+    root = tmp_path / "golden"
+    golden_build.generate(cases, root)
+    huge = sorted(c.datakey for c in cases if c.tier == "huge")
+    assert len(huge) == 2
+    m = manifest(root)
+    later = max(c.datakey for c in cases if c.tier == "default")
+    assert later > huge[0]
+    m["cases"][later]["sum"] = "0x1.0p+0"
+    _write_manifest(root, m)
+    skipped: list = []
+    problems = golden_build.check(cases, root, skipped=skipped)
+    assert skipped == huge and len(problems) == 1 and later in problems[0], problems
+
+
+def test_generate_rebuilds_a_corrupted_bundle_and_recompresses_none_it_keeps(
+        root: Path, cases: List[Case], monkeypatch) -> None:
+    before = snapshot(root)
+    rel = _bundle_of(root, numeric(cases)[0])
+    (root / rel).write_bytes(b"not a zip")
+    golden_build.generate(cases, root)
+    assert snapshot(root) == before and golden_build.check(cases, root) == []
+
+    def never(members):
+        raise AssertionError("a kept bundle was compressed again")
+    monkeypatch.setattr(golden_build, "_bundle_bytes", never)
+    golden_build.generate(cases, root)                      # nothing changed: every bundle kept as it is
+    assert snapshot(root) == before
+
+
+def test_stored_inputs_with_other_bits_are_stale_past_a_null_input(tmp_path: Path, monkeypatch) -> None:
+    text = ("op: BinaryCrossEntropyBackward\ncases:\n"
+            "  - {product: atlas-a2, dtypes: float32, reduction: none, shapes: [2x3, 2x3, 2x3, null]}\n")
+    cases = load_cases([write(tmp_path, "b.yaml", text)])[0]
+    root = tmp_path / "golden"
+    golden_build.generate(cases, root)
+    (case,) = numeric(cases)
+    stored = GoldenStore(root).load(case)
+    key = case.datakey
+    assert golden_build._drift(key, case, stored) == []
+    bits = np.array(stored.inputs["self"])
+    bits.reshape(-1)[0] = np.nextafter(bits.reshape(-1)[0], np.float32(2))    # same dtype and shape
+    bad = golden_source.CaseData(dict(stored.inputs, self=bits), stored.golden)
+    stale = [f"stale golden {key}: input self differs from what the generator draws now"]
+    assert golden_build._drift(key, case, bad) == stale
+    real = golden_build.draw_inputs                         # an operator whose NULL input comes first
+    monkeypatch.setattr(golden_build, "draw_inputs", lambda c: {"weight": None, **real(c)})
+    assert golden_build._drift(key, case, bad) == stale
+
+
+def test_a_stored_golden_without_the_second_outputs_is_drifted_naming_both_lists(tmp_path: Path) -> None:
+    text = ("op: NLLLoss\ncases:\n"
+            "  - {product: atlas-a2, dtypes: {inputs: float32, target: int64}, reduction: sum, shapes: [4x5, 4, 5]}\n")
+    cases = load_cases([write(tmp_path, "n.yaml", text)])[0]
+    root = tmp_path / "golden"
+    golden_build.generate(cases, root)
+    (case,) = numeric(cases)
+    stored = GoldenStore(root).load(case)
+    assert golden_build._drift(case.datakey, case, stored) == []
+    without = golden_source.CaseData(stored.inputs, stored.golden, {})
+    assert golden_build._drift(case.datakey, case, without) == [
+        f"drifted golden {case.datakey}: goldens of outputs [] stored, ['totalWeightOut'] recomputed"]

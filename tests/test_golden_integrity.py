@@ -5,6 +5,7 @@ tampered with; `golden generate` gives the committed bytes on any machine and ca
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -17,6 +18,7 @@ import pytest
 from suite.golden import bundle as golden_bundle
 from suite.golden import source as golden_source
 from suite.golden import build as golden_build
+from suite.golden import cache as golden_cache
 from suite.backends.reference import ReferenceBackend
 from suite.cases.model import Case
 from suite.cases.load import load_cases
@@ -581,3 +583,361 @@ def test_compare_goldens_measures_in_float64_ulps_whatever_dtype_an_array_comes_
     stored = Golden(out=one, scale=one, nterms=1, path=_ulps_up(one, 5))
     assert golden_build.compare_goldens("k", fresh, stored) == [
         "drifted golden k: recomputed path differs by 5.0 float64 ulps (limit 4)"]
+
+
+# -- the store's, the cache's and a lazy golden's paths no test reached (issue 21, mutg) -------------
+# Large cases of the two-output NLLLoss: sum (out and totalWeightOut are written), none (out only,
+# [N], elementwise); the elementwise MseLoss (none); BinaryCrossEntropyBackward with a NULL weight.
+NLL_SUM = """
+op: NLLLoss
+cases:
+  - {product: atlas-a2, dtypes: {inputs: float32, target: int64}, reduction: sum, shapes: [300x200, 300, 200]}
+"""
+ELEMENTWISE = """
+op: MseLoss
+cases:
+  - {product: atlas-a2, dtypes: float32, reduction: none, shapes: [200x200, 200x200]}
+---
+op: NLLLoss
+cases:
+  - {product: atlas-a2, dtypes: {inputs: float32, target: int64}, reduction: none, shapes: [300x200, 300, 200]}
+"""
+NULL_WEIGHT = """
+op: BinaryCrossEntropyBackward
+cases:
+  - {product: atlas-a2, dtypes: float32, reduction: none, shapes: [200x200, 200x200, 200x200, null]}
+"""
+
+
+def _counted(monkeypatch, target: str, real: Callable) -> list:
+    calls: list = []
+    monkeypatch.setattr(target, lambda *a, **k: calls.append(a) or real(*a, **k))
+    return calls
+
+
+def _elementwise_cases(tmp_path: Path):
+    mse, nll = ELEMENTWISE.split("---\n")
+    cases = load_cases([write(tmp_path, "mse.yaml", mse), write(tmp_path, "nll.yaml", nll)])[0]
+    root = tmp_path / "golden"
+    golden_build.generate(cases, root)
+    return cases, root
+
+
+def test_a_large_elementwise_golden_too_big_to_hold_is_computed_block_by_block_as_it_is_read(
+        tmp_path: Path, monkeypatch) -> None:
+    """Past LAZY_BYTES an elementwise golden is an Elementwise source: the case's drawn inputs, no
+    other output's golden, its shape and one term, and blocks that tile the flat result in order
+    with the values, |values| as scale and path of the float64 golden computed whole."""
+    monkeypatch.setattr(golden_store, "LAZY_BYTES", 8)
+    cases, root = _elementwise_cases(tmp_path)
+    assert {c.op for c in cases} == {"MseLoss", "NLLLoss"} and all(golden_store.lazy(c) for c in cases)
+    assert golden_build.check(cases, root) == []
+    store = GoldenStore(root, reuse=True)
+    for case in cases:
+        data = store.load(case)
+        assert isinstance(data.golden, golden_source.Elementwise) and data.others == {}
+        drawn = golden_store.draw_inputs(case)
+        assert {n for n, a in drawn.items() if a is not None} == set(data.inputs)
+        for n, a in data.inputs.items():
+            np.testing.assert_array_equal(a, drawn[n])
+            assert not a.flags.writeable                      # reused by the next test of this data
+        whole = golden_source.compute(case, data.inputs)
+        assert data.golden.shape == whole.out.shape == case.out_shape and data.golden.nterms == 1
+        starts, outs = [], []
+        for start, out, scale, path in data.golden.blocks(100):
+            starts.append(start)
+            outs.append(out)
+            np.testing.assert_array_equal(scale, np.abs(out))
+            np.testing.assert_array_equal(path, np.abs(out))
+        sizes = [o.size for o in outs]
+        assert len(outs) >= 3 and starts == [sum(sizes[:i]) for i in range(len(sizes))]
+        np.testing.assert_array_equal(np.concatenate(outs), whole.out.reshape(-1))
+
+
+def test_a_large_golden_that_disagrees_with_its_fingerprint_is_refused_naming_the_case(large) -> None:
+    cases, root = large
+    m = json.loads((root / "manifest.json").read_text())
+    entry = m["cases"][cases[0].datakey]
+    entry["sum"] = float(2 * float.fromhex(entry["sum"]) + 1).hex()
+    with pytest.raises(golden_source.GoldenError) as e:
+        GoldenStore(root, manifest=m).load(cases[0])
+    limit = golden_build.drift_limit(3001)
+    said = str(e.value)
+    assert said.startswith(f"drifted golden {cases[0].datakey}: recomputed result differs by ")
+    assert said.endswith(f" float64 ulps (limit {limit:g}); run `aclnn-conform golden check`"), said
+
+
+def test_a_large_golden_this_process_cached_is_read_back_for_each_case_not_computed_again(
+        tmp_path: Path, monkeypatch) -> None:
+    """Two large cases loaded in turn: each computed once in a run and then read from the cache
+    entry it wrote; the next run computes each again (it trusts no entry it did not write) but
+    does not rewrite an entry that already holds those bytes."""
+    cases, root = generated(tmp_path, TWO_LARGE)
+    a, b = cases[0], cases[2]
+    assert a.datakey != b.datakey
+    cache = GoldenCache(tmp_path / "cache")
+    computed = _counted(monkeypatch, "suite.golden.store.compute_all", golden_source.compute_all)
+    put = _counted(monkeypatch, "suite.golden.cache.GoldenCache.put", GoldenCache.put)
+    store = GoldenStore(root, cache=cache)
+    first = {c.datakey: _copy(store.load(c).golden.golden) for c in (a, b)}
+    for c in (a, b, a, b):
+        data = store.load(c)
+        assert set(data.inputs) == {"gradOutput", "self", "target"} and data.others == {}
+        np.testing.assert_array_equal(data.golden.golden.path, first[c.datakey].path)
+    assert [x[0].datakey for x in computed] == [a.datakey, b.datakey] and len(put) == 2
+    nxt = GoldenStore(root, cache=cache)
+    nxt.load(a)
+    nxt.load(a)
+    assert [x[0].datakey for x in computed] == [a.datakey, b.datakey, a.datakey] and len(put) == 2
+
+
+def test_a_large_case_with_two_outputs_gets_the_second_golden_computed_and_from_the_cache(
+        tmp_path: Path) -> None:
+    cases, root = generated(tmp_path, NLL_SUM)
+    (case,) = cases
+    store = GoldenStore(root, cache=GoldenCache(tmp_path / "cache"))
+    inputs = golden_store.draw_inputs(case)
+    want = golden_source.compute_all(case, inputs)[1]["totalWeightOut"]
+    for _ in range(2):                                   # computed, then the first output from the cache
+        data = store.load(case)
+        assert set(data.others) == {"totalWeightOut"}
+        got = data.others["totalWeightOut"].golden
+        assert np.array_equal(got.out, want.out) and got.nterms == want.nterms
+
+
+def test_drawn_inputs_are_checked_against_the_manifest_once_per_case_and_for_every_case(
+        tmp_path: Path, monkeypatch) -> None:
+    cases, root = generated(tmp_path, TWO_LARGE)
+    a, b = cases[0], cases[2]
+    m = json.loads((root / "manifest.json").read_text())
+    store = GoldenStore(root, manifest=m)
+    hashed = _counted(monkeypatch, "suite.values.draw.digest", golden_store.draw.digest)
+    store.inputs(a)
+    assert len(hashed) == 3
+    store.inputs(a)
+    assert len(hashed) == 3                              # the same draw, checked once
+    m["cases"][b.datakey]["inputs"]["self"] = "0" * 64
+    with pytest.raises(golden_source.GoldenError, match=f"stale golden {b.datakey}: input self differs"):
+        store.inputs(b)
+    del m["cases"][b.datakey]["inputs"]
+    with pytest.raises(golden_source.GoldenError, match=f"stale golden {b.datakey}: input gradOutput differs"):
+        store.inputs(b)
+
+
+def test_a_null_input_is_refused_where_the_manifest_has_its_digest_and_ends_no_check(
+        tmp_path: Path, monkeypatch) -> None:
+    cases, root = generated(tmp_path, NULL_WEIGHT)
+    (case,) = cases
+    assert not golden_source.is_stored(case)
+    m = json.loads((root / "manifest.json").read_text())
+    entry = m["cases"][case.datakey]
+    assert set(entry["inputs"]) == {"gradOutput", "self", "target"} and case.shapes["weight"] is None
+    GoldenStore(root, manifest=m).inputs(case)
+    with_weight = json.loads(json.dumps(m))
+    with_weight["cases"][case.datakey]["inputs"]["weight"] = "0" * 64
+    with pytest.raises(golden_source.GoldenError) as e:
+        GoldenStore(root, manifest=with_weight).inputs(case)
+    assert str(e.value) == (f"stale golden {case.datakey}: input weight is NULL but the manifest has its "
+                            f"digest; run `aclnn-conform golden check`")
+    no_inputs = json.loads(json.dumps(m))
+    del no_inputs["cases"][case.datakey]["inputs"]
+    with pytest.raises(golden_source.GoldenError, match="input gradOutput differs"):
+        GoldenStore(root, manifest=no_inputs).inputs(case)
+    # an operator whose optional input comes first: the NULL one does not end the check
+    real = golden_store.draw_inputs
+    monkeypatch.setattr("suite.golden.store.draw_inputs", lambda c: {"weight": None, **real(c)})
+    bad_self = json.loads(json.dumps(m))
+    bad_self["cases"][case.datakey]["inputs"]["self"] = "0" * 64
+    with pytest.raises(golden_source.GoldenError, match="input self differs"):
+        GoldenStore(root, manifest=bad_self).inputs(case)
+    with pytest.raises(golden_source.GoldenError, match="input gradOutput differs"):
+        GoldenStore(root, manifest=no_inputs).inputs(case)
+
+
+def test_the_cache_keeps_a_golden_up_to_max_bytes_counting_scale_and_path_of_a_sum(tmp_path: Path) -> None:
+    flat = Golden(out=np.ones(4), scale=np.ones(4))                          # 32 bytes
+    summed = Golden(out=np.ones(4), scale=np.ones(4), nterms=2, path=np.ones(4))   # 3 x 32 bytes
+    root = tmp_path / "cache"
+    assert set(GoldenCache(root, max_bytes=32).files(flat)) == {"out.npy"}
+    assert GoldenCache(root, max_bytes=31).files(flat) is None
+    assert set(GoldenCache(root, max_bytes=96).files(summed)) == {"out.npy", "scale.npy", "path.npy"}
+    assert GoldenCache(root, max_bytes=95).files(summed) is None
+
+
+def test_a_cache_entry_is_written_in_a_hidden_temporary_folder_beside_it_and_renamed(
+        large, tmp_path: Path, monkeypatch) -> None:
+    """Beside it: a rename across file systems (a TMPDIR elsewhere) would fail; hidden and named for
+    its entry, so a write killed before its rename is never read as one. A rename that fails leaves
+    no entry and no temporary folder."""
+    cases, _ = large
+    cache = GoldenCache(tmp_path / "cache")
+    g = Golden(out=np.ones(3), scale=np.ones(3))
+    renamed = []
+    real = os.replace
+    monkeypatch.setattr(os, "replace", lambda s, d: renamed.append((Path(s), Path(d))) or real(s, d))
+    assert cache.put(cases[0], g) is not None
+    ((src, dst),) = renamed
+    assert dst == cache._dir(cases[0]) and src.parent == dst.parent
+    assert src.name.startswith(f".{dst.name}.") and src.name.endswith(".tmp") and len(src.name) > len(dst.name) + 6
+
+    def refuse(s, d):
+        raise OSError("no rename")
+    monkeypatch.setattr(os, "replace", refuse)
+    other = GoldenCache(tmp_path / "other")
+    assert other.put(cases[0], g) is None
+    assert [p.name for p in other._dir(cases[0]).parent.iterdir()] == []
+
+
+def test_an_elementwise_golden_whose_scale_or_path_is_not_its_magnitude_has_no_fingerprint(large) -> None:
+    cases, _ = large
+    out = np.array([1.0, -2.0])
+    for scale, path in ((np.array([1.0, 3.0]), None), (np.abs(out), np.array([1.0, 3.0]))):
+        src = golden_source.Materialized(Golden(out=out, scale=scale, nterms=1, path=path))
+        with pytest.raises(golden_source.GoldenError, match="an elementwise golden whose scale or path is not"):
+            golden_cache.fingerprint(cases[0], None, src)
+    fine = golden_cache.fingerprint(cases[0], None, golden_source.Materialized(Golden(out=out, scale=np.abs(out))))
+    assert fine["nterms"] == 1
+
+
+def test_ulps_over_names_a_differing_nan_or_infinity_and_measures_in_ulps_of_the_largest_finite_value() -> None:
+    u = math.ulp(1.0)
+    over = golden_cache._ulps_over
+    inf, nan = math.inf, math.nan
+    assert over([(inf, 1.0, 1.0)], 4) == (0.0, True)
+    assert over([(1.0, -inf, 1.0)], 4) == (0.0, True)
+    assert over([(nan, 1.0, 1.0)], 4) == (0.0, True)
+    assert over([(1.0, nan, 1.0)], 4) == (0.0, True)
+    assert over([(nan, nan, 1.0), (inf, inf, 1.0)], 4) == (0.0, False)
+    assert over([(inf, inf, 1.0), (1.0, 1.0 + 8 * u, 1.0)], 4) == (8.0, False)   # a same infinity skips on
+    assert over([(1.0, 1.0 + 4 * u, 1.0)], 4) == (0.0, False)                    # the limit itself passes
+    assert over([(1.0, 1.0 + 5 * u, 1.0)], 4) == (5.0, False)
+    assert over([(1.0, 1.0 + 8 * u, 1024.0)], 4) == (0.0, False)                 # ulps of the reference
+    assert over([(1.0, 1.0 + 8 * u, inf)], 4) == (8.0, False)                    # an infinite one: of a and b
+    assert over([(1.0, 1.0 - 6 * u / 2, 0.0)], 4) == (0.0, False)                # of a (the larger) ...
+    assert over([(1.0 - 6 * u / 2, 1.0, 0.0)], 4) == (0.0, False)                # ... or of b
+
+
+def _committed_small_scale_cases():
+    """The two smallest large cases (generated scale sets, fingerprinted) of two committed case files: a
+    sum (MseLoss, about 1024 terms) and an elementwise one (L1LossBackward)."""
+    m = json.loads((ROOT / "golden" / "manifest.json").read_text())
+    picked = []
+    for f in ("mse_loss.yaml", "l1_loss_backward.yaml"):
+        numeric = golden_source.numeric_cases(load_cases([ROOT / "cases" / f])[0]).values()
+        large = sorted((c for c in numeric if "file" not in m["cases"][c.datakey] and c.tier == "default"),
+                       key=lambda c: (c.elements, c.datakey))
+        picked.append((large[0], m["cases"][large[0].datakey]))
+    return picked
+
+
+def test_the_committed_fingerprints_of_small_scale_cases_are_made_again_within_the_drift_limit() -> None:
+    """What `golden check` recomputes for every large case, for two cheap ones: the same sampled
+    positions, NaN/inf digest, sums and inputs as the committed manifest (a change to how a
+    fingerprint is made would make every committed one stale)."""
+    picked = _committed_small_scale_cases()
+    assert [e["nterms"] > 1 for _, e in picked] == [True, False]
+    for case, entry in picked:
+        inputs, src, _ = golden_build._fresh(case)
+        fresh = golden_cache.fingerprint(case, inputs, src)
+        assert golden_cache.compare_fingerprints(case.datakey, entry, fresh) == []
+        assert [s[0] for s in fresh["samples"]] == golden_cache._sample_at(case, int(np.prod(case.out_shape)))
+        assert fresh["nonfinite"] == entry["nonfinite"] and set(fresh) == set(entry) - {"spec"}
+    case = picked[0][0]
+    assert golden_cache._sample_at(case, 0) == [] and golden_cache._sample_at(case, 1) == [0]
+    at = golden_cache._sample_at(case, 1000)
+    assert at[0] == 0 and at[-1] == 999 and 2 < len(at) <= golden_source.SAMPLES and at == sorted(set(at))
+
+
+class _Blocky(golden_source.Materialized):
+    def blocks(self, limit: int = 0):
+        return super().blocks(8)
+
+
+def test_a_fingerprint_sums_only_finite_elements_and_samples_and_sums_whatever_the_block_size(large) -> None:
+    """(The NaN/inf digest is made block by block, so it depends on the blocks: generate and check
+    read a case's golden through the same source, hence the same blocks.)"""
+    cases, _ = large
+    out = np.tile([1.0, -2.0, np.inf, np.nan, 4.0, -np.inf, 0.5, 0.25], 2)
+    scale = np.tile([3.0, 2.0, np.inf, np.nan, 4.0, 8.0, 0.5, 0.25], 2)
+    path = np.tile([5.0, 7.0, 1.0, np.nan, 6.0, np.inf, 2.0, 0.25], 2)
+    summed = Golden(out=out, scale=scale, nterms=3, path=path)
+    flat = Golden(out=out, scale=np.abs(out))
+    at = golden_cache._sample_at(cases[0], out.size)
+    assert any(0 < i % 8 for i in at) and any(i >= 8 for i in at)
+    for g, full in ((summed, True), (flat, False)):
+        whole = golden_cache.fingerprint(cases[0], None, golden_source.Materialized(g))
+        blocky = golden_cache.fingerprint(cases[0], None, _Blocky(g))
+        assert {k: v for k, v in blocky.items() if k != "nonfinite"} == {k: v for k, v in whole.items() if k != "nonfinite"}
+        assert whole["sum"] == (7.5).hex() and whole["abs_sum"] == (15.5).hex() and whole["nterms"] == g.nterms
+        assert len(whole["nonfinite"]) == 32
+        assert whole["samples"] == [[i, out[i].hex(), g.scale[i].hex()] + ([path[i].hex()] if full else []) for i in at]
+        if full:
+            assert whole["scale_sum"] == (35.5).hex() and whole["path_sum"] == (42.5).hex()
+        else:
+            assert set(whole) == {"samples", "sum", "abs_sum", "nonfinite", "nterms"}
+    assert golden_cache.fingerprint(cases[0], None, golden_source.Materialized(flat))["nonfinite"] != \
+        golden_cache.fingerprint(cases[0], None, golden_source.Materialized(summed))["nonfinite"]
+    empty = golden_cache.fingerprint(cases[0], None, golden_source.Materialized(Golden(out=np.zeros(0), scale=np.zeros(0))))
+    assert empty["samples"] == [] and empty["sum"] == (0.0).hex() and empty["abs_sum"] == (0.0).hex()
+
+
+def test_a_full_fingerprint_is_an_elementwise_one_or_a_sums_with_scale_and_path_everywhere() -> None:
+    four, three = [[0, "0x1p+0", "0x1p+0", "0x1p+0"]], [[0, "0x1p+0", "0x1p+0"]]
+    full = golden_cache.full_fingerprint
+    assert full({"nterms": 1, "samples": three})
+    assert full({"nterms": 2, "scale_sum": "", "path_sum": "", "samples": four})
+    assert full({"nterms": 2, "scale_sum": "", "path_sum": ""})                    # no samples (an empty case)
+    assert not full({"nterms": 2, "scale_sum": "", "path_sum": "", "samples": three})
+    assert not full({"nterms": 2, "scale_sum": "", "samples": four})
+    assert not full({"nterms": 2, "path_sum": "", "samples": four})
+    assert not full({"nterms": 2, "samples": four})
+
+
+def test_compare_fingerprints_measures_the_sum_in_ulps_of_the_magnitudes_and_a_scale_in_its_own() -> None:
+    u = math.ulp(1.0)
+    base = {"samples": [[0, (1.0).hex(), (1.0).hex()]], "sum": (1e-10).hex(), "abs_sum": (1000.0).hex(),
+            "nonfinite": "0" * 32, "nterms": 1, "inputs": {"self": "a" * 64}}
+    near = dict(base, sum=(1e-10 + 1e-20).hex())                # far past 4 ulps of 1e-10, not of 1000
+    assert golden_cache.compare_fingerprints("k", base, near) == []
+    no_inputs = {k: v for k, v in base.items() if k != "inputs"}
+    assert golden_cache.compare_fingerprints("k", no_inputs, base) == [
+        "stale golden k: input self differs from what the generator draws now"]
+    s = {"samples": [[0, (1.0).hex(), (1.0).hex(), (1024.0).hex()]], "sum": (1.0).hex(), "abs_sum": (1.0).hex(),
+         "scale_sum": (1.0).hex(), "path_sum": (1024.0).hex(), "nonfinite": "0" * 32, "nterms": 2}
+    drifted = dict(s, samples=[[0, (1.0).hex(), (1.0 + 8 * u).hex(), (1024.0).hex()]])
+    assert golden_cache.compare_fingerprints("k", s, drifted) == [
+        f"drifted golden k: recomputed scale differs by 8.0 float64 ulps (limit {golden_build.drift_limit(2):g})"]
+
+
+def test_the_manifest_hash_of_a_store_without_a_manifest_is_empty(tmp_path: Path) -> None:
+    store = GoldenStore(tmp_path / "no-goldens")
+    assert store.manifest_hash() == ""
+    with pytest.raises(golden_source.GoldenError, match="no golden manifest"):
+        store.manifest
+
+
+def test_the_spec_hash_of_every_committed_case_of_two_files_is_the_manifests(monkeypatch) -> None:
+    """Computed afresh (not from the process's memo of them): the committed goldens stay current only
+    while the spec hash is made the same way."""
+    monkeypatch.setattr(golden_source, "_SPECS", {})
+    m = json.loads((ROOT / "golden" / "manifest.json").read_text())
+    numeric = golden_source.numeric_cases(load_cases([ROOT / "cases" / "mse_loss.yaml",
+                                                      ROOT / "cases" / "binary_cross_entropy_backward.yaml"])[0])
+    assert len(numeric) > 100 and any(c.shapes["weight"] is None for c in numeric.values() if "weight" in c.shapes)
+    for key, case in numeric.items():
+        assert golden_source.spec_hash(case) == m["cases"][key]["spec"], key
+    assert len(golden_source._SPECS) == len({(c.op, c.dtypes, c.out_dtype, c.shapes, c.attrs, c.values, c.datakey)
+                                            for c in numeric.values()})
+
+
+def test_the_default_cache_folder_is_the_variable_else_xdg_else_the_home_cache(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("ACLNN_CONFORMANCE_CACHE", str(tmp_path / "mine"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert golden_cache.default_cache_dir() == tmp_path / "mine"
+    monkeypatch.setenv("ACLNN_CONFORMANCE_CACHE", "")
+    assert golden_cache.default_cache_dir() == tmp_path / "xdg" / "aclnn-conformance"
+    monkeypatch.delenv("ACLNN_CONFORMANCE_CACHE")
+    assert golden_cache.default_cache_dir() == tmp_path / "xdg" / "aclnn-conformance"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert golden_cache.default_cache_dir() == tmp_path / "home" / ".cache" / "aclnn-conformance"
