@@ -9,7 +9,6 @@ import socket
 import threading
 import time
 import types
-import weakref
 
 import numpy as np
 import pytest
@@ -51,20 +50,6 @@ class Echo:
         self.closed += 1
         if self.opts.get("close") == "raise":
             raise RuntimeError("close failed")
-
-
-class Forgetful:
-    """Ones where nothing still holds its last result by the next call, zeros where something does."""
-    name = "forgetful"
-
-    def __init__(self):
-        self.last = None
-
-    def run(self, call):
-        held = self.last is not None and self.last() is not None
-        out = np.full(call.out_shape, 0.0 if held else 1.0, dtype=call.out_dtype)
-        self.last = weakref.ref(out)
-        return out
 
 
 class RaisingStart:
@@ -228,7 +213,7 @@ def test_a_call_with_several_outputs_names_each_outputs_array(monkeypatch):
 
 
 def test_nothing_of_a_call_is_held_after_its_reply(monkeypatch):
-    s = Served(monkeypatch, "tests.test_run_child:Forgetful")
+    s = Served(monkeypatch, "tests.test_run_host:Forgetful")
     try:
         s.recv()
         got = [s.ask(("run", i, _req(), 1), _arrays())[1][0].tolist() for i in range(3)]
