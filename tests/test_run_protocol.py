@@ -13,7 +13,9 @@ from suite.run.wire import ProtocolError
 
 
 def _head(**fields):
-    h = {k: None for k in protocol.KEYS}
+    """An outcome's header, its keys in sorted order: its repr (in a reason, and so in a test's
+    id) must not depend on the hash seed, or two xdist workers collect different tests."""
+    h = {k: None for k in sorted(protocol.KEYS)}
     h["device_lost"] = False
     h.update(fields)
     return h
