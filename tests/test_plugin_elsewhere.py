@@ -92,6 +92,22 @@ def _readme_backend(defect: bool) -> str:
     return src.replace("2.0 / x.size", "2.0 / np.prod(call.out_shape)") if defect else src
 
 
+def _pytest_script(tmp_path: Path) -> Path:
+    """The `pytest` console script of this interpreter's environment; where it has none (a venv
+    made with --system-site-packages finds pytest in the base's site-packages, and the base's
+    script would run the base's interpreter), one written as pip writes it: run by path, it puts
+    its own folder on sys.path, not the working directory."""
+    script = Path(sys.executable).with_name("pytest")
+    if script.exists():
+        return script
+    script = tmp_path / "bin" / "pytest"
+    script.parent.mkdir()
+    script.write_text(f"#!{sys.executable}\nimport sys\nfrom pytest import console_main\n"
+                      "sys.exit(console_main())\n")
+    script.chmod(0o755)
+    return script
+
+
 def test_the_documented_own_repository_flow_works_verbatim(installed, tmp_path):
     """Exactly as docs/running.md writes it, with the `pytest` script (which, unlike `python -m
     pytest`, does not put the folder on sys.path), the README's backend in the team's own folder,
@@ -101,7 +117,7 @@ def test_the_documented_own_repository_flow_works_verbatim(installed, tmp_path):
     repo = tmp_path / "kernels"
     (repo / "mykernels").mkdir(parents=True)
     (repo / "mykernels" / "__init__.py").write_text("")
-    script = Path(sys.executable).with_name("pytest")
+    script = _pytest_script(tmp_path)
     env = _env(installed, ACLNN_CONFORMANCE_HOME=str(ROOT))
     slice_ = ["--op", "MseLossBackward", "-k", "float32-atlas-a2-mean and uniform and 2x3", "-p", "no:cacheprovider"]
 
