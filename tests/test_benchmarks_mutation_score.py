@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
 from tests.reportkit import ROOT
 
@@ -56,6 +57,28 @@ def test_survivors_are_the_unlisted_mutants_that_ran_and_survived() -> None:
                 "suite.report.shard.x_a__mutmut_5": "timeout", "suite.judge.rules.x_b__mutmut_1": "survived"}
     listed = {"suite.report.shard.x_a__mutmut_3": {"was": "", "now": "", "why": "w"}}
     assert ms.survivors(statuses, listed, "suite/report/shard.py") == ["suite.report.shard.x_a__mutmut_2"]
+
+
+class _OneOfEach(yaml.SafeLoader):
+    """safe_load keeps the last of two equal keys silently; this loader refuses the second."""
+
+
+def _mapping_once(loader, node):
+    keys = [loader.construct_object(k) for k, _ in node.value]
+    twice = sorted({k for k in keys if keys.count(k) > 1})
+    if twice:
+        raise yaml.constructor.ConstructorError(None, None, f"listed twice: {twice}", node.start_mark)
+    return loader.construct_mapping(node)
+
+
+_OneOfEach.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_once)
+
+
+def test_no_mutant_is_listed_twice_as_equivalent() -> None:
+    """A merge of two branches' lists once left a name twice; the second entry would hide the first."""
+    with pytest.raises(yaml.constructor.ConstructorError, match="listed twice"):
+        yaml.load("a:\n  why: x\nb: 1\na: 2\n", Loader=_OneOfEach)
+    assert yaml.load(ms.EQUIVALENT.read_text(), Loader=_OneOfEach)
 
 
 def test_the_listed_equivalents_are_yaml_each_with_its_lines_and_reason_in_a_module_of_only_mutate() -> None:

@@ -8,6 +8,7 @@ import socket
 import struct
 import threading
 import time
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -77,6 +78,33 @@ def test_a_large_message_is_read_straight_into_its_arrays(pair, n):
     assert arrays[1].flags.owndata                 # each array its own memory, not a view of one buffer
     assert arrays[1].tolist() == [6, 5, 4, 3, 2, 1, 0] and arrays[2].shape == (0,)
     assert not pending(b)
+
+
+def test_a_large_contiguous_array_is_sent_from_its_own_memory(pair):
+    """A call's output can be gigabytes: sending it must not copy it (a second copy of every
+    output would double the child's memory at scale). The reader discards into a buffer made
+    before tracing, so what is traced is the sender's alone."""
+    a, b = pair
+    x = np.arange(1 << 23, dtype=np.float32)                # 32 MiB, contiguous
+    sink = bytearray(1 << 20)
+    done = threading.Event()
+
+    def drain():
+        view = memoryview(sink)
+        while b.recv_into(view):
+            pass
+        done.set()
+    t = threading.Thread(target=drain, daemon=True)
+    t.start()
+    tracemalloc.start()
+    try:
+        send(a, ("big",), [x], time.monotonic() + 30)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    a.shutdown(socket.SHUT_WR)
+    assert done.wait(30)
+    assert peak < x.nbytes // 8, f"send allocated {peak} bytes for a {x.nbytes}-byte array"
 
 
 def test_a_message_of_exactly_the_small_limit_is_read_in_one_piece(pair):
