@@ -106,3 +106,38 @@ def test_the_old_page_pattern_matches_what_it_should() -> None:
     assert OLD_PAGES.search("(" + "spec" + "/MseLossBackward.md)")
     assert not OLD_PAGES.search("docs/" + "spec" + "ial.md")
     assert not OLD_PAGES.search("the case's spec hash")
+
+
+def _registered_options() -> List[str]:
+    """Every option the suite's plugin adds to pytest (its three pytest_addoption hooks)."""
+    from _pytest.config.argparsing import Parser
+
+    from suite.plugin import baseline, options, report
+    p = Parser(_ispytest=True)
+    for hook in (options.pytest_addoption, report.pytest_addoption, baseline.pytest_addoption):
+        hook(p)
+    return [name for o in p.getgroup("aclnn-conformance").options for name in o.names()]
+
+
+def _documented_options(text: str) -> List[str]:
+    """The options docs/running.md's option table names in its first column."""
+    start = text.index("| option | meaning |")
+    lines = text[start:].splitlines()[2:]
+    rows = lines[:next((i for i, ln in enumerate(lines) if not ln.startswith("|")), len(lines))]
+    return [m for ln in rows for m in re.findall(r"`(--[a-z-]+)", ln.split(" | ")[0])]
+
+
+def test_every_option_of_the_suite_has_a_row_in_the_running_pages_table() -> None:
+    """The words of `pytest --help` are data nobody tests word for word; what must hold is that a
+    user finds each option on docs/running.md, and that the page names none that is gone."""
+    registered = _registered_options()
+    documented = _documented_options((ROOT / "docs" / "running.md").read_text())
+    assert len(registered) >= 20 and len(set(documented)) == len(documented)
+    assert sorted(set(registered) - set(documented)) == [], "options without a row on docs/running.md"
+    assert sorted(set(documented) - set(registered)) == [], "rows of docs/running.md for no option"
+
+
+def test_the_option_table_reader_sees_a_row_missing_or_left_over() -> None:
+    page = ("| option | meaning |\n| --- | --- |\n| `--a X`, `--b=Y` | two |\n| `--c` | three |\n\n"
+            "| `--later` | another table's row |\n")
+    assert _documented_options(page) == ["--a", "--b", "--c"]

@@ -17,59 +17,85 @@ from suite.plugin import baseline
 SCALES = ("small", "default", "huge")
 
 
+# What `pytest --help` says of each option: words for a person, kept as data (no mutant is planted in
+# them; tests/test_plugin_options.py checks that each option has its text and that a stated default is
+# the parsed one, tests/test_docs.py that docs/running.md lists each option). suite/plugin/report.py
+# keeps its options' words the same way.
+HELP = {
+    "--backend": "backend under test: a registered name (reference, torch, aclnn, or an entry "
+                 "point of aclnn_conformance.backends) or package.module:attribute (default: reference)",
+    "--backend-opt": "keyword option for the backend (repeatable), e.g. device=cuda",
+    "--product": f"product family to run (repeatable or comma-separated; default all: {', '.join(PRODUCTS)})",
+    "--op": "operator to run, by its exact name without the aclnn prefix (repeatable or "
+            "comma-separated; default all; `aclnn-conform ops` lists them): -k matches a "
+            "substring, so it also selects every operator whose name contains the one given",
+    "--cases": "case file or folder (repeatable; default cases/)",
+    "--golden-dir": "golden data folder (default golden/)",
+    "--tolerances": "tolerance table (default cases/tolerances.yaml)",
+    "--standard": "judge every case by this standard instead of the table's per-operator choice",
+    "--scale": "which cases run: small (committed goldens only, seconds), default (plus the "
+               "scale sets: tile, core-split and reduction boundaries), huge (plus past 2^31 "
+               "elements: a device machine's host memory)",
+    "--golden-cache": "where computed goldens of large cases are kept (default: $ACLNN_CONFORMANCE_CACHE, "
+                      "else ~/.cache/aclnn-conformance); 'none' keeps nothing",
+    "--isolation": "where the backend runs: 'process' (default) in a process of its own, so that "
+                   "a crash, exit or hang costs one case; 'none' in pytest's process (to debug it: "
+                   "a crash then ends the run)",
+    "--case-timeout": "a backend call may take SECONDS plus 0.1 s per million elements it reads and "
+                      "writes, then its process is killed and the case fails (default 60; 0: no "
+                      "limit; the backend's start-up may take 3x, at least 120 s)",
+    "--backend-restarts": "restart a backend whose process crashed, exited or hung at most N times in "
+                          "a row; after that every remaining case fails at once (default 8)",
+    "--confine": "confine the backend's process (Linux Landlock): no writes to the suite, its data, "
+                 "the golden cache or the reports, no signals outside its own processes; 'auto' "
+                 "(default) where the kernel allows it, 'off' never (the run says which)",
+    "--timing": "run the timing set (case-file matrices with `timing: true`) and time each case "
+                "after its numbers pass, through the backend's time_launches (docs/timing.md): "
+                "each record's `timing`, and a timing table in the summary",
+    "--timing-rounds": "rounds of launches per timed case (default 10); with --timing",
+    "--timing-warm": "time with a warm cache (no flush before each launch; labelled 'warm'); with --timing",
+    "--max-memory": "skip cases whose arrays need more than SIZE (e.g. 16G; default: the memory "
+                    "available when each case starts)",
+}
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     g = parser.getgroup("aclnn-conformance")
     g.addoption("--backend", default=None, metavar="NAME",
-                help="backend under test: a registered name (reference, torch, aclnn, or an entry "
-                     "point of aclnn_conformance.backends) or package.module:attribute (default: reference)")
+                help=HELP["--backend"])
     g.addoption("--backend-opt", action="append", default=[], metavar="KEY=VALUE",
-                help="keyword option for the backend (repeatable), e.g. device=cuda")
+                help=HELP["--backend-opt"])
     g.addoption("--product", action="append", default=[], metavar="PRODUCT",
-                help=f"product family to run (repeatable or comma-separated; default all: {', '.join(PRODUCTS)})")
+                help=HELP["--product"])
     g.addoption("--op", action="append", default=[], metavar="NAME",
-                help="operator to run, by its exact name without the aclnn prefix (repeatable or "
-                     "comma-separated; default all; `aclnn-conform ops` lists them): -k matches a "
-                     "substring, so it also selects every operator whose name contains the one given")
+                help=HELP["--op"])
     g.addoption("--cases", action="append", default=[], metavar="PATH",
-                help="case file or folder (repeatable; default cases/)")
-    g.addoption("--golden-dir", default=None, metavar="DIR", help="golden data folder (default golden/)")
+                help=HELP["--cases"])
+    g.addoption("--golden-dir", default=None, metavar="DIR", help=HELP["--golden-dir"])
     g.addoption("--tolerances", default=None, metavar="FILE",
-                help="tolerance table (default cases/tolerances.yaml)")
+                help=HELP["--tolerances"])
     g.addoption("--standard", default=None, metavar="NAME",
-                help="judge every case by this standard instead of the table's per-operator choice")
+                help=HELP["--standard"])
     g.addoption("--scale", default="default", choices=SCALES, metavar="TIER",
-                help="which cases run: small (committed goldens only, seconds), default (plus the "
-                     "scale sets: tile, core-split and reduction boundaries), huge (plus past 2^31 "
-                     "elements: a device machine's host memory)")
+                help=HELP["--scale"])
     g.addoption("--golden-cache", default=None, metavar="DIR",
-                help="where computed goldens of large cases are kept (default: $ACLNN_CONFORMANCE_CACHE, "
-                     "else ~/.cache/aclnn-conformance); 'none' keeps nothing")
+                help=HELP["--golden-cache"])
     g.addoption("--isolation", default="process", choices=("process", "none"),
-                help="where the backend runs: 'process' (default) in a process of its own, so that "
-                     "a crash, exit or hang costs one case; 'none' in pytest's process (to debug it: "
-                     "a crash then ends the run)")
+                help=HELP["--isolation"])
     g.addoption("--case-timeout", default=60.0, type=float, metavar="SECONDS",
-                help="a backend call may take SECONDS plus 0.1 s per million elements it reads and "
-                     "writes, then its process is killed and the case fails (default 60; 0: no "
-                     "limit; the backend's start-up may take 3x, at least 120 s)")
+                help=HELP["--case-timeout"])
     g.addoption("--backend-restarts", default=8, type=int, metavar="N",
-                help="restart a backend whose process crashed, exited or hung at most N times in "
-                     "a row; after that every remaining case fails at once (default 8)")
+                help=HELP["--backend-restarts"])
     g.addoption("--confine", default="auto", choices=("auto", "off"),
-                help="confine the backend's process (Linux Landlock): no writes to the suite, its data, "
-                     "the golden cache or the reports, no signals outside its own processes; 'auto' "
-                     "(default) where the kernel allows it, 'off' never (the run says which)")
+                help=HELP["--confine"])
     g.addoption("--timing", action="store_true", default=False,
-                help="run the timing set (case-file matrices with `timing: true`) and time each case "
-                     "after its numbers pass, through the backend's time_launches (docs/timing.md): "
-                     "each record's `timing`, and a timing table in the summary")
+                help=HELP["--timing"])
     g.addoption("--timing-rounds", default=10, type=int, metavar="N",
-                help="rounds of launches per timed case (default 10); with --timing")
+                help=HELP["--timing-rounds"])
     g.addoption("--timing-warm", action="store_true", default=False,
-                help="time with a warm cache (no flush before each launch; labelled 'warm'); with --timing")
+                help=HELP["--timing-warm"])
     g.addoption("--max-memory", default=None, metavar="SIZE",
-                help="skip cases whose arrays need more than SIZE (e.g. 16G; default: the memory "
-                     "available when each case starts)")
+                help=HELP["--max-memory"])
 
 
 def listed(option: str, given: Sequence[str], known: Sequence[str]) -> List[str]:
