@@ -379,6 +379,7 @@ def test_recovered_must_be_a_real_bool(what, lost):
     assert ("is not a bool" in o.device_fault) == (what in ("recovered-no", "recovered-0"))
 
 
+@pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")  # the test makes one on purpose
 def test_numpy_subclasses_are_judged_by_value_or_refused():
     for what in ("matrix", "masked-none"):
         o = _says(what)
