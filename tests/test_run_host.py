@@ -3,7 +3,11 @@ in-process, arrays of every dtype and rank cross it intact, and each way a proce
 apart."""
 from __future__ import annotations
 
+import os
+import signal
 import socket
+import subprocess
+import sys
 import time
 import weakref
 from pathlib import Path
@@ -1184,3 +1188,52 @@ def test_the_twin_is_confined_as_the_first(monkeypatch):
     twin = h.twin()
     assert twin.policy is h.policy and (twin.spec, twin.opts, twin.timeout, twin.restarts) == ("x:y", {"a": "1"}, 7, 2)
     assert twin is not h and h.twin() is twin
+
+
+# -- a killed run leaves no backend behind ---------------------------------------------------------
+_KILLED_PARENT = r'''
+import multiprocessing.forkserver as forkserver
+from suite.run.host import Hosted
+from tests.test_run_host import _req
+h = Hosted("tests.misbehaving:Hang", {}, timeout=600)
+h.start()
+print(h._proc.pid, forkserver._forkserver._forkserver_pid, flush=True)
+req = _req((2, 3))
+req["op"], req["attrs"] = "MseLossBackward", {"reduction": 1}    # Hang sleeps an hour on a mean call
+h.run(req, 1, 600)
+'''
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG and /proc are Linux's")
+def test_a_run_killed_while_its_backend_hangs_leaves_neither_the_backend_nor_the_forkserver():
+    """SIGKILL gives the run no chance to clean up: the kernel must end the backend's process.
+    Before the fix the forkserver stayed alive (the backend held its "alive" pipe), so the backend's
+    parent-death signal never fired and the hung backend (and its device) outlived the run for ever."""
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED_PARENT], cwd=root, stdout=subprocess.PIPE, text=True)
+    pids = []
+    try:
+        pids = [int(x) for x in proc.stdout.readline().split()]
+        assert len(pids) == 2, pids
+        time.sleep(1.0)                                   # the backend is in its call
+        assert all(map(_running, pids))
+        proc.kill()
+        proc.wait(30)
+        end = time.monotonic() + 20
+        while any(map(_running, pids)) and time.monotonic() < end:
+            time.sleep(0.05)
+        assert [p for p in pids if _running(p)] == [], "outlived the killed run (backend, forkserver)"
+    finally:
+        proc.kill()
+        proc.stdout.close()
+        for p in pids:
+            if _running(p):
+                os.kill(p, signal.SIGKILL)
