@@ -1191,16 +1191,34 @@ def test_the_twin_is_confined_as_the_first(monkeypatch):
 
 
 # -- a killed run leaves no backend behind ---------------------------------------------------------
+class DaemonThenHang:
+    """Starts a daemon (double fork, a session of its own) that writes its pid to `pidfile` and
+    sleeps, then hangs in the call: what a killed run must not leave behind."""
+    name = "daemon-then-hang"
+
+    def __init__(self, pidfile):
+        self.pidfile = pidfile
+
+    def run(self, call):
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork():
+                os._exit(0)
+            Path(self.pidfile + ".tmp").write_text(str(os.getpid()))
+            os.rename(self.pidfile + ".tmp", self.pidfile)
+            time.sleep(3600)
+            os._exit(0)
+        time.sleep(3600)
+
+
 _KILLED_PARENT = r'''
-import multiprocessing.forkserver as forkserver
+import multiprocessing.forkserver as forkserver, sys
 from suite.run.host import Hosted
 from tests.test_run_host import _req
-h = Hosted("tests.misbehaving:Hang", {}, timeout=600)
+h = Hosted("tests.test_run_host:DaemonThenHang", {"pidfile": sys.argv[1]}, timeout=600)
 h.start()
 print(h._proc.pid, forkserver._forkserver._forkserver_pid, flush=True)
-req = _req((2, 3))
-req["op"], req["attrs"] = "MseLossBackward", {"reduction": 1}    # Hang sleeps an hour on a mean call
-h.run(req, 1, 600)
+h.run(_req((2, 3)), 1, 600)
 '''
 
 
@@ -1213,24 +1231,30 @@ def _running(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG and /proc are Linux's")
-def test_a_run_killed_while_its_backend_hangs_leaves_neither_the_backend_nor_the_forkserver():
-    """SIGKILL gives the run no chance to clean up: the kernel must end the backend's process.
-    Before the fix the forkserver stayed alive (the backend held its "alive" pipe), so the backend's
-    parent-death signal never fired and the hung backend (and its device) outlived the run for ever."""
+def test_a_run_killed_while_its_backend_hangs_leaves_no_process_of_it_behind(tmp_path):
+    """SIGKILL gives the run no chance to clean up: the kernel and the forkserver must end the
+    backend's process, the daemon it started and the forkserver. Before the fix the forkserver stayed
+    alive (the backend held its "alive" pipe), so the backend's parent-death signal never fired and
+    the hung backend (and its device) outlived the run for ever."""
     root = Path(__file__).resolve().parents[1]
-    proc = subprocess.Popen([sys.executable, "-c", _KILLED_PARENT], cwd=root, stdout=subprocess.PIPE, text=True)
+    pidfile = tmp_path / "daemon.pid"
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED_PARENT, str(pidfile)], cwd=root, stdout=subprocess.PIPE,
+                            text=True)
     pids = []
     try:
         pids = [int(x) for x in proc.stdout.readline().split()]
         assert len(pids) == 2, pids
-        time.sleep(1.0)                                   # the backend is in its call
+        end = time.monotonic() + 30
+        while not pidfile.exists() and time.monotonic() < end:
+            time.sleep(0.05)
+        pids.append(int(pidfile.read_text()))
         assert all(map(_running, pids))
         proc.kill()
         proc.wait(30)
         end = time.monotonic() + 20
         while any(map(_running, pids)) and time.monotonic() < end:
             time.sleep(0.05)
-        assert [p for p in pids if _running(p)] == [], "outlived the killed run (backend, forkserver)"
+        assert [p for p in pids if _running(p)] == [], f"outlived the killed run (backend, forkserver, daemon: {pids})"
     finally:
         proc.kill()
         proc.stdout.close()

@@ -14,7 +14,9 @@ The forkserver's legitimate children are exactly the live backend processes (`ad
 process below it is a stray. `release` (called once a backend process has ended) stops every
 stray (SIGSTOP: a stopped process cannot fork), walks again until no new one appears, then kills
 them all (SIGKILL) and waits until none is left. pytest's own children (the project's tests run
-subprocesses) are never looked at.
+subprocesses) are never looked at. A killed run (SIGKILL) calls nothing: then the forkserver, which
+ends with the run, ends what is below it (suite/run/_subreaper.py), and the backend's process, whose
+parent it is, dies with it (suite/run/child.py).
 
 Where there is no subreaper (not Linux) or no /proc, `available()` says why, and the run says so.
 """
