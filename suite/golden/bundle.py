@@ -12,6 +12,7 @@ from typing import Dict, List, Mapping, Tuple
 import numpy as np
 
 from suite.common import dtypes
+from suite.common.signals import held
 from suite.cases.model import Case
 from suite.ops.base import Golden
 from suite.golden.source import CaseData, Materialized, _ZIP_DATE
@@ -73,7 +74,7 @@ def _bundle_bytes(cases: Mapping[str, Mapping[str, np.ndarray]]) -> bytes:
     data = np.frombuffer(b"".join(chunks), dtype=np.uint8)
     text = np.frombuffer(json.dumps(index, sort_keys=True, separators=(",", ":")).encode(), dtype=np.uint8)
     buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as z:
+    with held(), zipfile.ZipFile(buf, "w") as z:
         for name, arr in (("data.npy", data), ("index.npy", text)):
             info = zipfile.ZipInfo(name, date_time=_ZIP_DATE)
             info.compress_type = zipfile.ZIP_DEFLATED
@@ -83,9 +84,10 @@ def _bundle_bytes(cases: Mapping[str, Mapping[str, np.ndarray]]) -> bytes:
 
 
 def _read_bundle(data: bytes) -> Tuple[dict, bytes]:
-    npz = np.load(io.BytesIO(data), allow_pickle=False)
-    index = json.loads(npz["index"].tobytes().decode())
-    return index, npz["data"].tobytes()
+    with held():                              # an interrupt is handled after the zip is read and closed
+        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+            text, raw = npz["index"].tobytes(), npz["data"].tobytes()
+    return json.loads(text.decode()), raw
 
 
 _STORED_DTYPES = {"float64": np.dtype(np.float64), "int64": np.dtype(np.int64)}

@@ -13,6 +13,8 @@ import atexit
 import signal
 from typing import Any, Optional
 
+from suite.common import signals
+
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
@@ -55,7 +57,11 @@ class Interrupts:
         if self.count == 1:
             self.first = signum
             if not self.finishing:
-                raise KeyboardInterrupt(f"signal {signum} ({signal.Signals(signum).name})")
+                e = KeyboardInterrupt(f"signal {signum} ({signal.Signals(signum).name})")
+                if signals.holding():           # a few lines that must not be cut in two
+                    signals.later(e)
+                    return
+                raise e
 
     def why(self, cases: int) -> Optional[str]:
         """The incomplete reason of an interrupted run (None: no signal came)."""
