@@ -28,6 +28,7 @@ from suite.judge.table import load_table
 from suite.run.wire import recv, send
 from suite.run.wire import ProtocolError
 from tests.careless_backends import Unfinished
+from tests.hostile import alive
 
 SHAPES = [(), (0, 3), (2, 3), (3, 1, 4)]
 
@@ -1222,14 +1223,6 @@ h.run(_req((2, 3)), 1, 600)
 '''
 
 
-def _running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG and /proc are Linux's")
 def test_a_run_killed_while_its_backend_hangs_leaves_no_process_of_it_behind(tmp_path):
     """SIGKILL gives the run no chance to clean up: the kernel and the forkserver must end the
@@ -1248,16 +1241,16 @@ def test_a_run_killed_while_its_backend_hangs_leaves_no_process_of_it_behind(tmp
         while not pidfile.exists() and time.monotonic() < end:
             time.sleep(0.05)
         pids.append(int(pidfile.read_text()))
-        assert all(map(_running, pids))
+        assert all(map(alive, pids))
         proc.kill()
         proc.wait(30)
         end = time.monotonic() + 20
-        while any(map(_running, pids)) and time.monotonic() < end:
+        while any(map(alive, pids)) and time.monotonic() < end:
             time.sleep(0.05)
-        assert [p for p in pids if _running(p)] == [], f"outlived the killed run (backend, forkserver, daemon: {pids})"
+        assert [p for p in pids if alive(p)] == [], f"outlived the killed run (backend, forkserver, daemon: {pids})"
     finally:
         proc.kill()
         proc.stdout.close()
         for p in pids:
-            if _running(p):
+            if alive(p):
                 os.kill(p, signal.SIGKILL)
