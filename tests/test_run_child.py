@@ -401,3 +401,18 @@ def test_the_forkservers_alive_pipe_is_let_go_and_nothing_else(monkeypatch):
     finally:
         for fd in (r, keep_r, keep_w):
             os.close(fd)
+
+
+@pytest.mark.parametrize("missing", ["module's _forkserver", "server's _forkserver_alive_fd"])
+def test_a_multiprocessing_without_the_forkservers_private_names_lets_nothing_go_and_starts(monkeypatch, missing):
+    """The names read are multiprocessing's private ones: on a Python that lacks them (renamed, or a
+    forkserver never made) the process closes nothing and starts as before, it does not end in an
+    AttributeError before it says ready."""
+    import multiprocessing.forkserver as forkserver
+    if missing == "module's _forkserver":
+        monkeypatch.delattr(forkserver, "_forkserver")
+    else:
+        monkeypatch.setattr(forkserver, "_forkserver", types.SimpleNamespace(_forkserver_pid=7))
+    assert child._let_the_forkserver_go() is None
+    if missing != "module's _forkserver":
+        assert forkserver._forkserver._forkserver_pid == 7     # nothing else was touched either
