@@ -4,6 +4,7 @@ apart."""
 from __future__ import annotations
 
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -1039,7 +1040,9 @@ def test_a_timing_round_sends_the_call_once_and_takes_the_answer(monkeypatch):
      "protocol violation: a malformed timing reply (a not-timed reason 1); the process was killed"),
     (_ready_then(lambda s, h, a: send(s, ("timed", h[1], GOOD_TIMING), [np.zeros(1, np.float32)])), "protocol",
      None),
-], ids=["deadline", "exit", "protocol", "arrays"])
+    # a reply's header is held to 1 MiB (a few fields of bounded text), not to the wire's 64 MiB
+    (_ready_then(lambda s, h, a: send(s, ("timed", h[1], {"not_timed": "x" * (1 << 20)}))), "protocol", None),
+], ids=["deadline", "exit", "protocol", "arrays", "oversized"])
 def test_a_timing_round_that_fails_is_a_fault(monkeypatch, play, kind, said):
     started = _played(monkeypatch, play)
     h = Hosted("x:y", {}, timeout=5)
@@ -1052,6 +1055,90 @@ def test_a_timing_round_that_fails_is_a_fault(monkeypatch, play, kind, said):
     else:
         assert str(e.value).startswith("protocol violation: a malformed timing reply (a header of ")
     assert started[0].kills == (0 if kind.startswith("exit") else 1)
+
+
+def _deaf(sock, out):
+    """A process that says it is ready and then never reads a byte, until it is killed."""
+    send(sock, READY)
+    poll = select.poll()
+    poll.register(sock, 0)                                # POLLHUP only: the kill's shutdown
+    for _ in range(600):
+        if poll.poll(50):
+            return None
+    return 1
+
+
+@pytest.mark.parametrize("round", ["call", "timing"])
+def test_a_request_the_process_never_reads_is_held_to_the_deadline_too(monkeypatch, round):
+    """The deadline covers sending the request, not only waiting for the reply: arrays larger than
+    the socket's buffers into a process that reads nothing end as a deadline fault, not a hang."""
+    started = _played(monkeypatch, _deaf)
+    h = Hosted("x:y", {}, timeout=5)
+    h.start()
+    big = np.zeros((2048, 2048), np.float32)              # 2 x 16 MiB, the buffers are 4 MiB
+    req = {**_req((2, 3)), "inputs": {"gradOutput": big, "self": big, "target": None}, "out_shape": big.shape}
+    got = []
+
+    def go():
+        try:
+            h.run(req, 1, 0.3) if round == "call" else h.time(req, 2, True, 0.3)
+        except BaseException as e:
+            got.append(e)
+    t = threading.Thread(target=go, daemon=True)
+    t.start()
+    t.join(20)
+    stuck = t.is_alive()
+    if stuck:                                             # still in send: let it go before failing
+        started[0].kill()
+        t.join(5)
+    assert not stuck, "the request's send waited past its deadline"
+    [e] = got
+    assert isinstance(e, Fault) and e.kind == "deadline" and started[0].kills == 1
+    said = ("the call overran its deadline of 0.3 s (--case-timeout); the backend's process was killed"
+            if round == "call" else "timing overran its deadline of 0.3 s; the process was killed")
+    assert str(e) == said + "; a fresh backend process serves the next case"
+
+
+def test_output_that_comes_after_the_process_ended_is_waited_for(monkeypatch):
+    """A process of the backend's own may hold the output socket after the backend's process died:
+    what it writes before it lets go is still that call's output (take_output waits for the end)."""
+    def play(sock, out):
+        send(sock, READY)
+        recv(sock)
+        out.sendall(b"dying")
+        left = out.dup()
+
+        def its_child():
+            time.sleep(0.3)
+            left.sendall(b", and its child's last words")
+            left.close()
+        threading.Thread(target=its_child, daemon=True).start()
+        return 3
+    _played(monkeypatch, play)
+    h = Hosted("x:y", {}, timeout=5)
+    h.start()
+    with pytest.raises(Fault, match="exited with code 3 during the call"):
+        h.run(_req((2, 3)), 1, 5)
+    assert bytes(h.take_output().head) == b"dying, and its child's last words"
+    h.close()
+
+
+def test_take_output_waits_at_most_a_second_and_only_for_an_ended_process(monkeypatch):
+    """The wait is bounded (a process of the backend's own may hold the socket for ever: a run waits
+    1 s for it per take, not longer), and a live process's output is taken without waiting."""
+    waits = []
+    monkeypatch.setattr(host_mod.Drain, "take", lambda self, wait=0.0: waits.append(wait))
+    _played(monkeypatch, _ready_then(_hang))
+    h = Hosted("x:y", {}, timeout=5)
+    h.start()
+    h.take_output()
+    h._proc.exitcode = 0                                  # ended, not yet reaped
+    h.take_output()
+    h._kill()                                             # reaped: no process, its output still to take
+    assert h._proc is None and h._drain is not None
+    h.take_output()
+    assert waits == [0.0, 1.0, 1.0]
+    h.close()
 
 
 def test_a_fresh_process_keeps_no_timed_call(monkeypatch):
@@ -1167,7 +1254,8 @@ def test_the_process_is_made_with_the_backend_its_options_and_policy_and_is_reap
     assert h.close() is None and released == [4242]
 
 
-def test_a_run_interrupted_inside_a_call_leaves_the_process_busy_and_close_only_kills(monkeypatch):
+@pytest.mark.parametrize("round", ["call", "timing"])
+def test_a_run_interrupted_inside_a_call_leaves_the_process_busy_and_close_only_kills(monkeypatch, round):
     started = _played(monkeypatch, _ready_then(_hang))
     h = Hosted("x:y", {}, timeout=5)
     h.start()
@@ -1177,7 +1265,10 @@ def test_a_run_interrupted_inside_a_call_leaves_the_process_busy_and_close_only_
         raise KeyboardInterrupt
     monkeypatch.setattr(host_mod, "recv", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        h.run(_req((2, 3)), 1, 5)
+        if round == "call":
+            h.run(_req((2, 3)), 1, 5)
+        else:
+            h.time(_req((2, 3)), 2, True, 5)
     monkeypatch.setattr(host_mod, "recv", real)
     assert h._busy is True
     assert h.close() is None and started[0].kills == 1
