@@ -588,3 +588,72 @@ def test_a_stored_golden_without_the_second_outputs_is_drifted_naming_both_lists
     without = golden_source.CaseData(stored.inputs, stored.golden, {})
     assert golden_build._drift(case.datakey, case, without) == [
         f"drifted golden {case.datakey}: goldens of outputs [] stored, ['totalWeightOut'] recomputed"]
+
+
+# -- the bundle format, pinned by the committed goldens (issue 21's rerun with the harness fix) ----
+FORMAT_OPS = ("NLLLoss", "MseLoss")       # integer inputs and two outputs; a forward sum
+
+
+@pytest.mark.parametrize("op", FORMAT_OPS)
+def test_a_committed_bundle_made_again_from_its_own_arrays_is_the_same_bytes(op: str) -> None:
+    """What _bundle_bytes writes (member order, 8-byte alignment, the index's JSON, zip dates,
+    modes and compression) is the committed format: made again from the arrays it holds, every
+    committed bundle of `op` comes out byte for byte. No arithmetic runs, so no machine differs."""
+    bundles = sorted((ROOT / "golden" / op).glob("*.npz"))
+    assert len(bundles) == golden_source.BUCKETS
+    for path in bundles:
+        data = path.read_bytes()
+        index, raw = golden_bundle._read_bundle(data)
+        arrays = {key: golden_bundle._unpack(index, raw, key) for key in index}
+        assert golden_bundle._bundle_bytes(arrays) == data, path.name
+
+
+def test_every_committed_small_case_is_in_the_bucket_its_datakey_names() -> None:
+    """bucket_of is part of the format: the committed manifest puts each case in the bundle of
+    the first four bytes of its datakey's sha256, read little-endian, modulo the buckets."""
+    m = json.loads((ROOT / "golden" / "manifest.json").read_text())
+    files = {key: e["file"] for key, e in m["cases"].items() if "file" in e}     # <op>/<bucket>-<sha12>.npz
+    assert len(files) > 1000
+    for key, rel in files.items():
+        op = rel.split("/")[0]
+        assert rel.startswith(f"{op}/{golden_source.bucket_of(key):02d}-"), key
+
+
+def test_a_goldens_members_are_float64_and_int64_and_name_only_what_differs() -> None:
+    """scale is stored only where it differs from |out| (NaN where out is NaN is no difference),
+    path only where it differs from scale (an equal copy is no difference), every array as float64
+    and the number of terms as int64 whatever they were computed in; another output's members
+    carry its suffix."""
+    out = np.array([1.0, -2.0, np.nan], np.float32)
+    plain = golden_bundle._golden_members(ops_base.Golden(out=out, scale=np.abs(out), nterms=np.int32(1)), "")
+    assert sorted(plain) == ["nterms", "out"]
+    assert plain["out"].dtype == np.float64 and plain["nterms"].dtype == np.int64
+    np.testing.assert_array_equal(plain["out"], out.astype(np.float64))
+    scale = np.array([3.0, 2.0, np.nan], np.float32)
+    same_path = golden_bundle._golden_members(
+        ops_base.Golden(out=out, scale=scale, nterms=np.int32(4), path=scale.copy()), ".totalWeight")
+    assert sorted(same_path) == ["nterms.totalWeight", "out.totalWeight", "scale.totalWeight"]
+    assert same_path["scale.totalWeight"].dtype == np.float64 and same_path["nterms.totalWeight"] == 4
+    path = np.array([5.0, 2.0, np.nan], np.float32)
+    own_path = golden_bundle._golden_members(ops_base.Golden(out=out, scale=scale, nterms=4, path=path), "")
+    assert sorted(own_path) == ["nterms", "out", "path", "scale"] and own_path["path"].dtype == np.float64
+    np.testing.assert_array_equal(own_path["path"], path.astype(np.float64))
+
+
+def test_a_case_gone_from_a_bundle_is_gone_from_its_bytes_not_kept_with_the_rest(tmp_path: Path) -> None:
+    """generate reuses a committed bundle's bytes only when it keeps every case of that bundle and
+    no other: with one case dropped, the bundle is written again without it."""
+    all_cases = [c for c in load_cases([ROOT / "cases" / "nll_loss.yaml"])[0] if golden_source.is_stored(c)]
+    root = tmp_path / "golden"
+    golden_build.generate(all_cases, root)
+    gone = sorted(golden_source.numeric_cases(all_cases))[0]
+    rest = [c for c in all_cases if c.datakey != gone]
+    bucket = manifest(root)["cases"][gone]["file"].split("-")[0] + "-"
+    stats = golden_build.generate(rest, root)
+    assert stats["written"] == 1
+    m = manifest(root)
+    [rel] = {e["file"] for e in m["cases"].values() if e["file"].startswith(bucket)}
+    index, _ = golden_bundle._read_bundle((root / rel).read_bytes())
+    assert len(index) > 1 and gone not in index
+    assert set(index) == {k for k, e in m["cases"].items() if e["file"] == rel}
+    assert golden_build.check(rest, root) == []
