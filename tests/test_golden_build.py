@@ -657,3 +657,144 @@ def test_a_case_gone_from_a_bundle_is_gone_from_its_bytes_not_kept_with_the_rest
     assert len(index) > 1 and gone not in index
     assert set(index) == {k for k, e in m["cases"].items() if e["file"] == rel}
     assert golden_build.check(rest, root) == []
+
+
+# -- what generate did, counted, and what it keeps (issue 21's rerun with the harness fix) --------
+def _kl_div_stored() -> List[Case]:
+    return [c for c in load_cases([ROOT / "cases" / "kl_div.yaml"])[0] if golden_source.is_stored(c)]
+
+
+def test_generate_counts_each_thing_it_did_says_its_progress_and_caches_what_it_computed(tmp_path: Path) -> None:
+    """The counts the CLI prints are what happened: every case, bundle, write, removal, byte and
+    large case; progress every 500 cases; a large sum's golden goes into the cache it is given;
+    a run with nothing to do removes the orphans and the stray temporary file and writes nothing,
+    not even the manifest again."""
+    small = _kl_div_stored()
+    (tmp_path / "large").mkdir()
+    big, _ = generated(tmp_path / "large", LARGE)
+    cases = small + big
+    n = len(golden_source.numeric_cases(cases))
+    assert n > 500 and len(golden_source.numeric_cases(big)) == 2
+    root, said = tmp_path / "golden", []
+    cache = golden_cache.GoldenCache(tmp_path / "cache")
+    stats = golden_build.generate(cases, root, progress=said.append, cache=cache)
+    bundles = sorted(root.glob("*/*.npz"))
+    assert len(bundles) == golden_source.BUCKETS
+    assert stats == {"cases": n, "bundles": len(bundles), "written": len(bundles), "removed": 0,
+                     "bytes": sum(p.stat().st_size for p in bundles), "large": 2}
+    assert said == [f"0/{n} cases", f"500/{n} cases"]
+    [summed] = [c for c in big if c.reduction != 0]
+    cached = cache.get(summed)
+    assert cached is not None and cached.nterms == 3001
+    np.testing.assert_array_equal(cached.out, GoldenStore(root).load(summed).golden.out)
+
+    for orphan in (root / "KlDiv" / "00-000000000000.npz", root / "KlDiv" / "01-000000000000.npz"):
+        orphan.write_bytes(b"not a bundle")
+    stray = root / "KlDiv" / ".00-x.npz.tmp"
+    stray.write_bytes(b"half written")
+    before = (root / "manifest.json").stat().st_ino
+    stats = golden_build.generate(cases, root)
+    assert stats == {"cases": n, "bundles": len(bundles), "written": 0, "removed": 2,
+                     "bytes": sum(p.stat().st_size for p in bundles), "large": 2}
+    assert sorted(root.glob("*/*.npz")) == bundles and not stray.exists()
+    assert (root / "manifest.json").stat().st_ino == before
+
+
+@pytest.mark.parametrize("gone", ["leftover", "orphan"])
+def test_a_leftover_or_orphan_another_generate_removed_first_is_no_error(tmp_path: Path, monkeypatch, gone) -> None:
+    """Two generates at once (two terminals, a CI retry): a file listed for removal may be gone by
+    the time it is unlinked."""
+    cases = _kl_div_stored()
+    root = tmp_path / "golden"
+    golden_build.generate(cases, root)
+    if gone == "leftover":
+        monkeypatch.setattr(golden_build, "_leftovers", lambda r: [Path(r) / "KlDiv" / ".gone.npz.tmp"])
+    else:
+        class Listed(type(root)):                    # generate's root lists one bundle more than is there
+            def glob(self, pattern):
+                return [*super().glob(pattern), self / "KlDiv" / "00-gone.npz"]
+        monkeypatch.setattr(golden_build, "Path", Listed)
+    assert golden_build.generate(cases, root)["removed"] == 0
+
+
+def test_an_interrupted_generate_undoes_its_new_bundles_even_where_one_is_already_gone(tmp_path: Path, monkeypatch) -> None:
+    """The interrupt is what the run ends with, not a FileNotFoundError from the undo."""
+    cases = _kl_div_stored()
+    root = tmp_path / "golden"
+    real = golden_build.atomic_write
+
+    def interrupted(path, data):
+        if path.name == "manifest.json":
+            next(root.glob("*/*.npz")).unlink()          # removed by someone else meanwhile
+            raise KeyboardInterrupt
+        real(path, data)
+    monkeypatch.setattr(golden_build, "atomic_write", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        golden_build.generate(cases, root)
+    assert list(root.glob("*/*.npz")) == []
+
+
+def _restored(root: Path, case: Case, edit) -> None:
+    from tests.test_golden_integrity import _rewrite_bundle
+    _rewrite_bundle(root, case, edit)
+
+
+@pytest.mark.parametrize("edit", ["input bits", "input dtype", "second output", "spec"])
+def test_a_stored_case_is_kept_only_while_its_inputs_spec_and_every_output_agree(tmp_path: Path, edit: str) -> None:
+    """generate keeps a committed case's arrays only where they are what it would write: the same
+    spec, inputs of the same dtype, shape and bits, and each output's golden within the drift
+    limit (the second output of NLLLoss too). Otherwise the case is computed and written again."""
+    from tests.test_golden_integrity import _ulps
+    cases = [c for c in load_cases([ROOT / "cases" / "nll_loss.yaml"])[0] if golden_source.is_stored(c)]
+    root = tmp_path / "golden"
+    golden_build.generate(cases, root)
+    numeric = golden_source.numeric_cases(cases)
+    def arrays(key):
+        return golden_bundle._unpack(*golden_bundle._read_bundle(
+            (root / manifest(root)["cases"][key]["file"]).read_bytes()), key)
+    case = next(c for k, c in sorted(numeric.items()) if arrays(k)["in.self"].dtype == np.float16
+                and "out.totalWeightOut" in arrays(k) and np.isfinite(arrays(k)["out"]).all())
+    fresh = {k: np.array(a) for k, a in arrays(case.datakey).items()}
+    if edit == "input bits":
+        _restored(root, case, lambda m: m.__setitem__("in.self", -m["in.self"]))
+    elif edit == "input dtype":                          # the same bits, read as another 16-bit type
+        _restored(root, case, lambda m: m.__setitem__("in.self", m["in.self"].view(dtypes.dtype_of("bfloat16"))))
+    elif edit == "second output":
+        _restored(root, case, lambda m: m.__setitem__("out.totalWeightOut", m["out.totalWeightOut"] + 1.0))
+    else:
+        m = manifest(root)
+        m["cases"][case.datakey]["spec"] = "0" * 16
+        (root / "manifest.json").write_text(json.dumps(m, indent=1, sort_keys=True) + "\n")
+        _restored(root, case, lambda m: m.__setitem__("out", _ulps(m["out"], 3)))    # within the limit
+    assert golden_build.generate(cases, root)["written"] == 1
+    got = arrays(case.datakey)
+    assert sorted(got) == sorted(fresh)
+    for name, a in fresh.items():
+        assert got[name].dtype == a.dtype and np.array_equal(dtypes.to_bits(got[name]), dtypes.to_bits(a)), name
+    assert golden_build.check(cases, root) == []
+
+
+def test_a_kept_case_keeps_its_stored_arrays_when_its_bundle_is_written_again(tmp_path: Path) -> None:
+    """A bundle written again (another of its cases changed) carries the kept cases' stored arrays,
+    not a recomputation: a golden within the drift limit stays as committed, so a machine whose exp
+    differs in the last bits does not rewrite it."""
+    from tests.test_golden_integrity import _ulps
+    cases = [c for c in load_cases([ROOT / "cases" / "nll_loss.yaml"])[0] if golden_source.is_stored(c)]
+    root = tmp_path / "golden"
+    golden_build.generate(cases, root)
+
+    def arrays(key):
+        return golden_bundle._unpack(*golden_bundle._read_bundle(
+            (root / manifest(root)["cases"][key]["file"]).read_bytes()), key)
+    by_file: Dict[str, List[str]] = {}
+    for k, e in sorted(manifest(root)["cases"].items()):
+        if np.isfinite(arrays(k)["out"]).all() and arrays(k)["out"].size:
+            by_file.setdefault(e["file"], []).append(k)
+    keep, change = next(ks for ks in by_file.values() if len(ks) >= 2)[:2]
+    numeric = golden_source.numeric_cases(cases)
+    _restored(root, numeric[keep], lambda a: a.__setitem__("out", _ulps(a["out"], 3)))     # within the limit
+    _restored(root, numeric[change], lambda a: a.__setitem__("out", a["out"] + 1.0))       # past it
+    kept_out = np.array(arrays(keep)["out"])
+    assert golden_build.generate(cases, root)["written"] == 1
+    assert arrays(keep)["out"].tobytes() == kept_out.tobytes()
+    assert golden_build.check(cases, root) == []
