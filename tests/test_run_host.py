@@ -1057,6 +1057,20 @@ def test_a_timing_round_that_fails_is_a_fault(monkeypatch, play, kind, said):
     assert started[0].kills == (0 if kind.startswith("exit") else 1)
 
 
+def test_a_run_without_a_repeat_is_one_call(monkeypatch):
+    """run()'s repeat defaults to 1, as InProcess's does (the Host seam, suite/run/calls.py)."""
+    asked = []
+
+    def one(sock, header, arrays):
+        asked.append(header[3])
+        send(sock, *_ok(header[1]))
+    _played(monkeypatch, _ready_then(one))
+    h = Hosted("x:y", {}, timeout=5)
+    [o] = h.run(_req((2, 3)))
+    assert o.array.tolist() == [[5.0] * 3] * 2 and asked == [1]
+    assert h.close() is None
+
+
 def _deaf(sock, out):
     """A process that says it is ready and then never reads a byte, until it is killed."""
     send(sock, READY)
