@@ -941,3 +941,18 @@ def test_the_default_cache_folder_is_the_variable_else_xdg_else_the_home_cache(t
     assert golden_cache.default_cache_dir() == tmp_path / "xdg" / "aclnn-conformance"
     monkeypatch.delenv("XDG_CACHE_HOME")
     assert golden_cache.default_cache_dir() == tmp_path / "home" / ".cache" / "aclnn-conformance"
+
+
+def test_an_elementwise_golden_is_lazy_only_past_lazy_bytes_of_float64(tmp_path: Path, monkeypatch) -> None:
+    """The boundary: a golden of exactly LAZY_BYTES (8 bytes an element) is still held and cached;
+    one element more is computed as judging reads it."""
+    cases, _ = generated(tmp_path, """
+op: KlDivBackward
+cases:
+  - {product: atlas-a2, dtypes: float32, reduction: none, shapes: [20000, 20000, 20000]}
+""")
+    [case] = cases
+    assert not golden_source.is_stored(case) and math.prod(case.out_shape) == 20000
+    for limit, lazy in ((8 * 20000, False), (8 * 20000 - 1, True), (8 * 20000 + 8, False), (8 * 19999, True)):
+        monkeypatch.setattr(golden_store, "LAZY_BYTES", limit)
+        assert golden_store.lazy(case) is lazy, limit

@@ -4,6 +4,7 @@ apart."""
 from __future__ import annotations
 
 import os
+import re
 import select
 import signal
 import socket
@@ -1359,3 +1360,91 @@ def test_a_run_killed_while_its_backend_hangs_leaves_no_process_of_it_behind(tmp
         for p in pids:
             if alive(p):
                 os.kill(p, signal.SIGKILL)
+
+
+# -- issue 21's rerun of host.py with the harness fix: start-up, reaping, replies held to their size
+@pytest.mark.parametrize("timeout", [None, 0])
+def test_without_a_case_timeout_the_start_up_is_not_limited_either(monkeypatch, timeout):
+    """--case-timeout 0 (or none) turns every limit off, the start-up's floor too: a backend that
+    takes longer than the floor to start is waited for."""
+    monkeypatch.setattr(host_mod, "STARTUP_FLOOR", 0.1)
+
+    def slow(sock, out):
+        time.sleep(0.5)
+        return _ready_then()(sock, out)
+    _played(monkeypatch, slow)
+    h = Hosted("x:y", {}, timeout=timeout)
+    assert h.start().name == "scripted"
+    assert h.close() is None
+
+
+def test_reaping_a_process_that_let_its_socket_go_but_lives_on_waits_only_as_long_as_asked(monkeypatch):
+    def deaf_after_close(sock, out):
+        send(sock, READY)
+        sock.close()
+        poll = select.poll()
+        poll.register(out, 0)                             # POLLHUP: the kill's shutdown of its output
+        for _ in range(600):
+            if poll.poll(50):
+                return None
+        return 1
+    started = _played(monkeypatch, deaf_after_close)
+    h = Hosted("x:y", {}, timeout=5)
+    h.start()
+    got = []
+    t = threading.Thread(target=lambda: got.append(h._reap(0.3)), daemon=True)
+    t.start()
+    t.join(10)
+    stuck = t.is_alive()
+    if stuck:
+        started[0].kill()
+        t.join(5)
+    assert not stuck, "the reap waited past its 0.3 s"
+    assert got == [None] and started[0].kills == 1 and h._proc is None
+
+
+def test_a_reply_over_1_mib_or_with_arrays_to_close_is_a_protocol_violation(monkeypatch):
+    """A call's reply header is held to 1 MiB (a few outcomes of bounded text), and close's reply
+    carries no array: neither is read as far as the wire's own limits."""
+    monkeypatch.setattr(host_mod, "CLOSE_GRACE", 0.5)
+
+    def big_outcome(s, h, a):
+        send(s, ("done", h[1], [_outcome_header(Outcome(raised="x" * (1 << 20)), 0)]), [np.zeros((2, 3), np.float32)])
+    _played(monkeypatch, _ready_then(big_outcome),
+            _ready_then(lambda s, h, a: send(s, ("closed", "y" * (1 << 20))) or _hang(s, h, a)),
+            _ready_then(lambda s, h, a: send(s, ("closed", None), [np.zeros(1, np.float32)]) or _hang(s, h, a)))
+    h = Hosted("x:y", {}, timeout=5)
+    with pytest.raises(Fault) as e:
+        h.run(_req((2, 3)), 1, 5)
+    assert e.value.kind == "protocol" and re.search(r"malformed reply \(a header of \d+ bytes with 1 arrays\)", str(e.value))
+    h.start()
+    said = h.close()
+    assert re.fullmatch(r"protocol violation: the backend's process sent a malformed reply to close "
+                        r"\(a header of \d+ bytes with 0 arrays\); it was killed", said), said
+    h.start()
+    said = h.close()
+    assert re.fullmatch(r"protocol violation: the backend's process sent a malformed reply to close "
+                        r"\(a header of \d+ bytes with 1 arrays\); it was killed", said), said
+
+
+def test_each_output_of_a_call_with_several_keeps_what_the_outcome_said(monkeypatch):
+    def step(sock, header, arrays):
+        heads = [_outcome_header(Outcome(aliased="input self"), {"out": 0, "totalWeightOut": 1})]
+        send(sock, ("done", header[1], heads), [np.zeros(2, np.float32), np.full((), 3, np.float32)])
+    _played(monkeypatch, _ready_then(step))
+    h = Hosted("x:y", {}, timeout=5)
+    req = {**_req((2, 3)), "outputs": [["out", [2], "float32"], ["totalWeightOut", [], "float32"]],
+           "written": ["out", "totalWeightOut"]}
+    [o] = h.run(req, 1, 5)
+    assert (o.aliased, o.array) == ("input self", None)
+    assert sorted(o.arrays) == ["out", "totalWeightOut"] and float(o.arrays["totalWeightOut"]) == 3.0
+    assert h.close() is None
+
+
+def test_close_joins_both_processes_incidents(monkeypatch):
+    _played(monkeypatch, _ready_then(lambda s, h, a: "exit", code=6), _ready_then(lambda s, h, a: "exit", code=2))
+    h = Hosted("x:y", {}, timeout=5)
+    h.start()
+    h.twin().start()
+    assert h.close() == ("the backend's process exited with code 6 during close() or its exit handlers; the backend's "
+                         "second process: the backend's process exited with code 2 during close() or its exit handlers")
