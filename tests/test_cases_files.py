@@ -80,6 +80,8 @@ BAD = {
                                 "expect", "contract gives 161002"),
     "null_in_matrix": (MSE + "matrices:\n  - dtypes: [float32]\n    shapes:\n      - [2, null, 2] #<\n",
                        "shapes.self", "null"),
+    "timing_not_bool": (MSE + "matrices:\n  - dtypes: [float32]\n    shapes: [[2, 2, 2]]\n    timing: 1 #<\n",
+                        "timing", "expected true or false, not 1"),
     "kl_batchmean_0d": (KL + "cases:\n  - product: atlas-a2 #<\n    dtypes: float32\n    reduction: batchmean\n"
                         "    shapes: [scalar, scalar, scalar]\n", None, "batchmean of a 0-d"),
 }
@@ -299,3 +301,14 @@ def test_shapes_that_yaml_1_1_reads_as_numbers_stay_shapes(tmp_path: Path) -> No
         """)
     cases, _ = load_cases([path])
     assert sorted({tuple(c.shapes.values()) for c in cases}) == [((0, 3),) * 3, ((0, 10), (1, 10), (0, 10))]
+
+
+def test_a_matrix_is_in_the_timing_set_only_when_it_says_timing_true(tmp_path: Path) -> None:
+    """`timing: true` puts a matrix's numeric cases in the timing set (pytest --timing); a matrix
+    that does not say so, or says false, puts none there."""
+    body = "matrices:\n  - dtypes: [float32]\n    reductions: [none, mean]\n    shapes: [[2, 2, 2]]\n"
+    for extra, timed in (("", False), ("    timing: false\n", False), ("    timing: true\n", True)):
+        cases = load_cases([write(tmp_path, "t.yaml", MSE + body + extra)])[0]
+        numbers = [c for c in cases if c.expect == 0]
+        assert len(numbers) >= 2 and {c.timing for c in numbers} == {timed}, extra
+        assert not any(c.timing for c in cases if c.expect != 0)      # a rejection is never timed
