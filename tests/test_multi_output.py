@@ -422,3 +422,31 @@ def test_the_mutants_control_and_a_sum_variant_write_every_output(world):
         _runner(InProcess(OutTruncated()), store).check(Kind.NUMBERS, _one(cases, "sum", "float16"), "t")
     assert e.value.summary.split(": ", 1)[1].startswith("out float16[2, 3] fails standard ")
     assert e.value.record["outputs"]["total"]["n_over"] == 0
+
+
+def test_an_output_given_without_its_shape_or_dtype_takes_the_operators_declaration_for_that_call():
+    """_fill_outputs asks the operator with the call's shapes, its out dtype and its attributes (an
+    operator's second output may depend on each), keeps what the case gave, and keeps a declared
+    "no valid shape" (None) as None."""
+    from suite.cases import expand
+
+    class Declares:
+        def output_shape(self, name, shapes, attrs):
+            return None if name == "gone" else [shapes["x"][0], attrs["k"]]
+
+        def output_dtype(self, name, dts, od, attrs):
+            return f"{od}:{dts['x']}:{attrs['k']}"
+    M_ = expand._MISSING
+    given = {"a": (M_, M_), "gone": (M_, "float16"), "b": ((3,), "int8"), "c": ((4,), M_)}
+    filled = expand._fill_outputs(Declares(), given, {"x": (5, 2)}, {"x": "float32"}, "float16", {"k": 7})
+    assert filled == {"a": ((5, 7), "float16:float32:7"), "gone": (None, "float16"), "b": ((3,), "int8"),
+                      "c": ((4,), "float16:float32:7")}
+
+
+def test_outputs_that_are_not_a_mapping_name_every_output_beyond_the_first(tmp_path, monkeypatch):
+    from suite.common.yamlfile import FileError
+    monkeypatch.setattr(M.TwoOut, "outputs", ("out", "total", "count"))
+    text = ("op: TwoOutTestOp\ncases:\n  - {product: atlas-a2, dtypes: float32, reduction: sum, "
+            "shapes: [2, 2], outputs: [total]}\n")
+    with pytest.raises(FileError, match=r"field 'outputs': a mapping of output name to \{shape, dtype\} \(total, count\)$"):
+        load_cases([write(tmp_path, "bad.yaml", text)])

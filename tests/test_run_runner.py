@@ -497,23 +497,33 @@ def test_a_case_that_needs_more_memory_than_allowed_is_skipped_saying_both(kind,
 class _Timer:
     """What fits reads of `--timing-baseline`: the baseline's host, its working memory and copies."""
 
-    def __init__(self, working: float, copies: int) -> None:
+    def __init__(self, working: Optional[float], copies: int) -> None:
         from types import SimpleNamespace
-        self.baseline = SimpleNamespace(host=SimpleNamespace(info=SimpleNamespace(working_memory=working),
-                                                             copies=copies))
+        info = SimpleNamespace() if working is None else SimpleNamespace(working_memory=working)   # None: it says none
+        self.baseline = SimpleNamespace(host=SimpleNamespace(info=info, copies=copies))
 
 
 def test_a_timed_numbers_test_counts_the_timing_baselines_share_and_says_how_much() -> None:
     from suite.run import memory
     c = dataclasses.replace(_numbers(), generated=True, timing=True)
-    alone, both = memory.need(c, Kind.NUMBERS, 2.0, 1), memory.need(c, Kind.NUMBERS, 2.0, 1, (3.0, 1))
+    alone, both = memory.need(c, Kind.NUMBERS, 2.0, 1), memory.need(c, Kind.NUMBERS, 2.0, 1, (40.0, 1))
     assert both > alone
-    timed = _runner(host=Copying(Hungry()), max_memory=alone, timer=_Timer(3.0, 1))
+    timed = _runner(host=Copying(Hungry()), max_memory=alone, timer=_Timer(40.0, 1))
     with pytest.raises(CaseSkip) as e:
         timed.fits(c, Kind.NUMBERS)
     assert e.value.reason == (f"needs about {memory.fmt(both)} of memory for its arrays "
-                              f"({memory.fmt(memory.baseline_share(c, 3.0, 1))} of it the timing baseline's copy); "
+                              f"({memory.fmt(memory.baseline_share(c, 40.0, 1))} of it the timing baseline's copy); "
                               f"{memory.fmt(alone)} --max-memory")
+    # the baseline's own working memory (40), not this backend's or the default: exactly `both` fits,
+    # a byte less does not; a baseline that says none is counted with memory.WORKING_MEMORY
+    _runner(host=Copying(Hungry()), max_memory=both, timer=_Timer(40.0, 1)).fits(c, Kind.NUMBERS)
+    with pytest.raises(CaseSkip):
+        _runner(host=Copying(Hungry()), max_memory=both - 1, timer=_Timer(40.0, 1)).fits(c, Kind.NUMBERS)
+    default = memory.need(c, Kind.NUMBERS, 2.0, 1, (memory.WORKING_MEMORY, 1))
+    assert alone < default < both
+    _runner(host=Copying(Hungry()), max_memory=default, timer=_Timer(None, 1)).fits(c, Kind.NUMBERS)
+    with pytest.raises(CaseSkip):
+        _runner(host=Copying(Hungry()), max_memory=default - 1, timer=_Timer(None, 1)).fits(c, Kind.NUMBERS)
     timed.fits(dataclasses.replace(c, timing=False), Kind.NUMBERS)       # not timed: its own share only
     _runner(host=Copying(Hungry()), max_memory=alone).fits(c, Kind.NUMBERS)          # no baseline
     det = memory.need(c, Kind.DETERMINISM, 2.0, 1)

@@ -204,11 +204,15 @@ def test_the_golden_reads_an_integer_as_its_value_cast_to_P() -> None:
     assert op.golden(x, {"reduction": 0}).out.tolist() == [2048.0, 2052.0]
 
 
-def test_an_exact_out_on_an_accepted_call_is_refused_in_one_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize("text, line", [
+    ("op: L1LossBackward\ncases:\n  - {product: atlas-a2, dtypes: {inputs: float32, out: int32}, "
+     "reduction: none, shapes: [2, 2, 2]}\n", 3),
+    ("op: L1LossBackward\nmatrices:\n  - products: [atlas-a2]\n    reductions: [none]\n"
+     "    dtypes: [{inputs: float32, out: int32}]\n    shapes: [[2, 2, 2]]\n", 5),
+], ids=["case", "matrix"])
+def test_an_exact_out_on_an_accepted_call_is_refused_in_one_line(tmp_path: Path, text: str, line: int) -> None:
     from suite import ops
     from suite.ops.base import Operator
-    text = ("op: L1LossBackward\ncases:\n  - {product: atlas-a2, dtypes: {inputs: float32, out: int32}, "
-            "reduction: none, shapes: [2, 2, 2]}\n")
     cases = load_cases([write(tmp_path, "a.yaml", text)])[0]
     assert cases[0].expect == 161002                                  # the contract rejects it: a fine case
     op = ops.get("L1LossBackward")
@@ -222,7 +226,7 @@ def test_an_exact_out_on_an_accepted_call_is_refused_in_one_line(tmp_path: Path)
             load_cases([write(tmp_path, "b.yaml", text)])
     finally:
         ops.OPERATORS["L1LossBackward"] = op
-    assert str(e.value) == (f"{tmp_path / 'b.yaml'}:3: field 'dtypes': out dtype int32 is exact (integer or BOOL): "
+    assert str(e.value) == (f"{tmp_path / 'b.yaml'}:{line}: field 'dtypes': out dtype int32 is exact (integer or BOOL): "
                             "an accepted call's result in it cannot be judged "
                             f"(judged dtypes: {', '.join(dtypes.JUDGED)})")
 
