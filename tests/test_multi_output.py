@@ -388,8 +388,9 @@ def test_report_diff_compares_each_output():
     ("{count: {shape: [1]}}", "field 'count': unknown output (allowed: total)"),
     ("{total: [1]}", "field 'total': a mapping with shape, dtype or both"),
     ("{total: {shape: [1], colour: red}}", "field 'total': a mapping with shape, dtype or both"),
-    ("{total: {dtype: float128}}", "dtype"),
-    ("{total: {shape: 2y}}", "malformed shape '2y'"),
+    ("{total: 3}", "field 'total': a mapping with shape, dtype or both"),
+    ("{total: {dtype: float128}}", "field 'dtype': unknown dtype 'float128'"),
+    ("{total: {shape: 2y}}", "field 'outputs.total.shape': malformed shape '2y'"),
     ("[total]", "field 'outputs': a mapping of output name to {shape, dtype} (total)"),
 ])
 def test_a_mistake_in_a_single_cases_outputs_is_one_line_naming_the_file(tmp_path, outputs, says):
@@ -450,3 +451,41 @@ def test_outputs_that_are_not_a_mapping_name_every_output_beyond_the_first(tmp_p
             "shapes: [2, 2], outputs: [total]}\n")
     with pytest.raises(FileError, match=r"field 'outputs': a mapping of output name to \{shape, dtype\} \(total, count\)$"):
         load_cases([write(tmp_path, "bad.yaml", text)])
+    with pytest.raises(FileError, match=r"field 'cnt': unknown output \(allowed: total, count\)$"):
+        load_cases([write(tmp_path, "bad.yaml", text.replace("[total]", "{cnt: {shape: [1]}}"))])
+
+
+def test_an_outputs_declared_shape_and_dtype_follow_the_calls_shapes_and_attributes(tmp_path, monkeypatch):
+    """A case's outputs beyond the first come from the operator's declaration for that call: its
+    input shapes and attributes reach output_shape and output_dtype, and an output whose declared
+    dtype is none is spelt `none` in the id of a case that names it."""
+    from suite.ops.base import Operator
+
+    def shape(self, name, shapes, attrs):
+        return (shapes["x"][0], attrs["reduction"]) if name == "total" else Operator.output_shape(self, name, shapes, attrs)
+
+    def dtype(self, name, dts, od, attrs):
+        if name != "total":
+            return Operator.output_dtype(self, name, dts, od, attrs)
+        return None if od == "float16" else "float32"
+    monkeypatch.setattr(M.TwoOut, "output_shape", shape)
+    monkeypatch.setattr(M.TwoOut, "output_dtype", dtype)
+    text = ("op: TwoOutTestOp\ncases:\n"
+            "  - {product: atlas-a2, dtypes: float32, reduction: sum, shapes: [3x2, 3x2]}\n"
+            "  - {product: atlas-a2, dtypes: float16, reduction: sum, shapes: [3x2, 3x2], outputs: {total: {shape: [5]}}}\n")
+    plain, named = load_cases([write(tmp_path, "t.yaml", text)])[0]
+    assert plain.outputs["total"] == ((3, 2), "float32")
+    assert named.outputs["total"] == ((5,), None) and "-total5.none-" in named.id, named.id
+
+
+@pytest.mark.parametrize("first, second, says", [
+    ("dtype: float32", "shape: 2y", "field 'outputs.total.shape': malformed shape '2y'"),
+    ("shape: [2]", "dtype: float128", "field 'dtype': unknown dtype 'float128'"),
+], ids=["shape", "dtype"])
+def test_a_mistake_in_an_outputs_block_names_its_own_line(tmp_path, first, second, says):
+    from suite.common.yamlfile import FileError
+    text = ("op: TwoOutTestOp\ncases:\n  - product: atlas-a2\n    dtypes: float32\n    reduction: sum\n"
+            f"    shapes: [2, 2]\n    outputs:\n      total:\n        {first}\n        {second}\n")
+    with pytest.raises(FileError) as e:
+        load_cases([write(tmp_path, "bad.yaml", text)])
+    assert str(e.value).startswith(f"{tmp_path / 'bad.yaml'}:10: {says}"), str(e.value)
