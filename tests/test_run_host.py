@@ -751,6 +751,15 @@ def test_a_start_up_reply_that_is_not_one_kills_the_process(monkeypatch):
     assert e.value.__suppress_context__ and started[0].kills == 1 and h._proc is None
 
 
+def test_a_start_up_reply_over_1_mib_is_refused_before_it_is_read(monkeypatch):
+    def play(sock, out):
+        send(sock, ("ready", {**READY[1], "name": "x" * (1 << 20)}))
+        recv(sock)
+    _played(monkeypatch, play)
+    with pytest.raises(BackendError, match=r"^backend .x:y.: protocol violation while starting: a header of \d+ bytes with 0 arrays$"):
+        Hosted("x:y", {}, timeout=5).start()
+
+
 def test_a_start_up_reply_with_arrays_is_refused(monkeypatch):
     def play(sock, out):
         send(sock, READY, [np.zeros(1, np.float32)])
