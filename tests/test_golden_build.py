@@ -798,3 +798,14 @@ def test_a_kept_case_keeps_its_stored_arrays_when_its_bundle_is_written_again(tm
     assert golden_build.generate(cases, root)["written"] == 1
     assert arrays(keep)["out"].tobytes() == kept_out.tobytes()
     assert golden_build.check(cases, root) == []
+
+
+def test_a_bundle_that_matches_its_sha_but_is_no_zip_is_one_error_saying_regenerate(root: Path, cases: List[Case]) -> None:
+    m = manifest(root)
+    rel = _bundle_of(root, numeric(cases)[0])
+    (root / rel).write_bytes(b"not a zip")
+    m["files"][rel] = golden_bundle._sha256(b"not a zip")
+    (root / "manifest.json").write_text(json.dumps(m, indent=1, sort_keys=True) + "\n")
+    with pytest.raises(GoldenError) as e:
+        GoldenStore(root).load(numeric(cases)[0])
+    assert str(e.value).startswith(f"golden bundle {root / rel} is unreadable (") and str(e.value).endswith("); regenerate")

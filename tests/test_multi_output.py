@@ -472,10 +472,13 @@ def test_an_outputs_declared_shape_and_dtype_follow_the_calls_shapes_and_attribu
     monkeypatch.setattr(M.TwoOut, "output_dtype", dtype)
     text = ("op: TwoOutTestOp\ncases:\n"
             "  - {product: atlas-a2, dtypes: float32, reduction: sum, shapes: [3x2, 3x2]}\n"
-            "  - {product: atlas-a2, dtypes: float16, reduction: sum, shapes: [3x2, 3x2], outputs: {total: {shape: [5]}}}\n")
-    plain, named = load_cases([write(tmp_path, "t.yaml", text)])[0]
+            "  - {product: atlas-a2, dtypes: float16, reduction: sum, shapes: [3x2, 3x2], outputs: {total: {shape: [5]}}}\n"
+            "  - {product: atlas-a2, dtypes: float32, reduction: sum, shapes: [4x2, 4x2], outputs: {total: {dtype: float16}}}\n")
+    plain, named, typed = load_cases([write(tmp_path, "t.yaml", text)])[0]
     assert plain.outputs["total"] == ((3, 2), "float32")
     assert named.outputs["total"] == ((5,), None) and "-total5.none-" in named.id, named.id
+    assert typed.outputs["total"] == ((4, 2), "float16") and "-total4x2.float16-" in typed.id, typed.id
+    assert request_of(named, {})["outputs"][1] == ["total", (5,), None]          # no dtype: none in the request
 
 
 @pytest.mark.parametrize("first, second, says", [
