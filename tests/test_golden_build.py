@@ -809,3 +809,35 @@ def test_a_bundle_that_matches_its_sha_but_is_no_zip_is_one_error_saying_regener
     with pytest.raises(GoldenError) as e:
         GoldenStore(root).load(numeric(cases)[0])
     assert str(e.value).startswith(f"golden bundle {root / rel} is unreadable (") and str(e.value).endswith("); regenerate")
+
+
+class _Touches:
+    """A pickled object that creates a file when it is unpickled: what a bundle must never run."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (str(self.path), "w"))
+
+
+def test_a_bundle_with_a_pickled_member_is_refused_and_runs_nothing(tmp_path: Path) -> None:
+    import io
+    import zipfile
+    sentinel = tmp_path / "pwned"
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for name, arr in (("data.npy", np.zeros(8, np.uint8)), ("index.npy", np.array([_Touches(sentinel)], dtype=object))):
+            member = io.BytesIO()
+            np.save(member, arr, allow_pickle=True)
+            z.writestr(name, member.getvalue())
+    with pytest.raises(ValueError):
+        golden_bundle._read_bundle(buf.getvalue())
+    assert not sentinel.exists()
+
+
+def test_a_case_the_manifest_lacks_is_one_error_saying_generate(root: Path, cases: List[Case]) -> None:
+    case = dataclasses.replace(numeric(cases)[0], datakey="NoSuchCase")
+    with pytest.raises(GoldenError) as e:
+        GoldenStore(root).entry(case)
+    assert str(e.value) == "no golden for NoSuchCase; run `aclnn-conform golden generate`"

@@ -492,3 +492,11 @@ def test_a_mistake_in_an_outputs_block_names_its_own_line(tmp_path, first, secon
     with pytest.raises(FileError) as e:
         load_cases([write(tmp_path, "bad.yaml", text)])
     assert str(e.value).startswith(f"{tmp_path / 'bad.yaml'}:10: {says}"), str(e.value)
+
+
+def test_an_operator_without_reductions_refuses_a_reduction_key(tmp_path, monkeypatch):
+    from suite.common.yamlfile import FileError
+    monkeypatch.setattr(M.TwoOut, "reductions", {})
+    text = "op: TwoOutTestOp\ncases:\n  - {product: atlas-a2, dtypes: float32, reduction: sum, shapes: [2, 2]}\n"
+    with pytest.raises(FileError, match=r"bad.yaml:3: field 'reduction': unknown key"):
+        load_cases([write(tmp_path, "bad.yaml", text)])
