@@ -24,7 +24,7 @@ from suite.cases.model import Case
 from suite.cases.load import load_cases
 from suite.golden.source import GoldenError
 from suite.golden.store import GoldenStore
-from tests.core_helpers import generated, write
+from tests.core_helpers import generated, rewrite_bundle, ulps, write
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = """
@@ -643,7 +643,7 @@ def test_a_goldens_members_are_float64_and_int64_and_name_only_what_differs() ->
 def test_a_case_gone_from_a_bundle_is_gone_from_its_bytes_not_kept_with_the_rest(tmp_path: Path) -> None:
     """generate reuses a committed bundle's bytes only when it keeps every case of that bundle and
     no other: with one case dropped, the bundle is written again without it."""
-    all_cases = [c for c in load_cases([ROOT / "cases" / "nll_loss.yaml"])[0] if golden_source.is_stored(c)]
+    all_cases = _stored("nll_loss.yaml")
     root = tmp_path / "golden"
     golden_build.generate(all_cases, root)
     gone = sorted(golden_source.numeric_cases(all_cases))[0]
@@ -660,8 +660,15 @@ def test_a_case_gone_from_a_bundle_is_gone_from_its_bytes_not_kept_with_the_rest
 
 
 # -- what generate did, counted, and what it keeps (issue 21's rerun with the harness fix) --------
-def _kl_div_stored() -> List[Case]:
-    return [c for c in load_cases([ROOT / "cases" / "kl_div.yaml"])[0] if golden_source.is_stored(c)]
+def _stored(case_file: str) -> List[Case]:
+    """The committed small cases of one of the project's case files."""
+    return [c for c in load_cases([ROOT / "cases" / case_file])[0] if golden_source.is_stored(c)]
+
+
+def _case_arrays(root: Path, key: str) -> Dict[str, np.ndarray]:
+    """A case's arrays as its bundle in `root` holds them now."""
+    return golden_bundle._unpack(*golden_bundle._read_bundle(
+        (root / manifest(root)["cases"][key]["file"]).read_bytes()), key)
 
 
 def test_generate_counts_each_thing_it_did_says_its_progress_and_caches_what_it_computed(tmp_path: Path) -> None:
@@ -669,7 +676,7 @@ def test_generate_counts_each_thing_it_did_says_its_progress_and_caches_what_it_
     large case; progress every 500 cases; a large sum's golden goes into the cache it is given;
     a run with nothing to do removes the orphans and the stray temporary file and writes nothing,
     not even the manifest again."""
-    small = _kl_div_stored()
+    small = _stored("kl_div.yaml")
     (tmp_path / "large").mkdir()
     big, _ = generated(tmp_path / "large", LARGE)
     cases = small + big
@@ -704,7 +711,7 @@ def test_generate_counts_each_thing_it_did_says_its_progress_and_caches_what_it_
 def test_a_leftover_or_orphan_another_generate_removed_first_is_no_error(tmp_path: Path, monkeypatch, gone) -> None:
     """Two generates at once (two terminals, a CI retry): a file listed for removal may be gone by
     the time it is unlinked."""
-    cases = _kl_div_stored()
+    cases = _stored("kl_div.yaml")
     root = tmp_path / "golden"
     golden_build.generate(cases, root)
     if gone == "leftover":
@@ -719,7 +726,7 @@ def test_a_leftover_or_orphan_another_generate_removed_first_is_no_error(tmp_pat
 
 def test_an_interrupted_generate_undoes_its_new_bundles_even_where_one_is_already_gone(tmp_path: Path, monkeypatch) -> None:
     """The interrupt is what the run ends with, not a FileNotFoundError from the undo."""
-    cases = _kl_div_stored()
+    cases = _stored("kl_div.yaml")
     root = tmp_path / "golden"
     real = golden_build.atomic_write
 
@@ -734,40 +741,31 @@ def test_an_interrupted_generate_undoes_its_new_bundles_even_where_one_is_alread
     assert list(root.glob("*/*.npz")) == []
 
 
-def _restored(root: Path, case: Case, edit) -> None:
-    from tests.test_golden_integrity import _rewrite_bundle
-    _rewrite_bundle(root, case, edit)
-
-
 @pytest.mark.parametrize("edit", ["input bits", "input dtype", "second output", "spec"])
 def test_a_stored_case_is_kept_only_while_its_inputs_spec_and_every_output_agree(tmp_path: Path, edit: str) -> None:
     """generate keeps a committed case's arrays only where they are what it would write: the same
     spec, inputs of the same dtype, shape and bits, and each output's golden within the drift
     limit (the second output of NLLLoss too). Otherwise the case is computed and written again."""
-    from tests.test_golden_integrity import _ulps
-    cases = [c for c in load_cases([ROOT / "cases" / "nll_loss.yaml"])[0] if golden_source.is_stored(c)]
+    cases = _stored("nll_loss.yaml")
     root = tmp_path / "golden"
     golden_build.generate(cases, root)
     numeric = golden_source.numeric_cases(cases)
-    def arrays(key):
-        return golden_bundle._unpack(*golden_bundle._read_bundle(
-            (root / manifest(root)["cases"][key]["file"]).read_bytes()), key)
-    case = next(c for k, c in sorted(numeric.items()) if arrays(k)["in.self"].dtype == np.float16
-                and "out.totalWeightOut" in arrays(k) and np.isfinite(arrays(k)["out"]).all())
-    fresh = {k: np.array(a) for k, a in arrays(case.datakey).items()}
+    case = next(numeric[k] for k in sorted(numeric) for a in [_case_arrays(root, k)]     # read once, up to the first
+                if a["in.self"].dtype == np.float16 and "out.totalWeightOut" in a and np.isfinite(a["out"]).all())
+    fresh = {k: np.array(a) for k, a in _case_arrays(root, case.datakey).items()}
     if edit == "input bits":
-        _restored(root, case, lambda m: m.__setitem__("in.self", -m["in.self"]))
+        rewrite_bundle(root, case, lambda m: m.__setitem__("in.self", -m["in.self"]))
     elif edit == "input dtype":                          # the same bits, read as another 16-bit type
-        _restored(root, case, lambda m: m.__setitem__("in.self", m["in.self"].view(dtypes.dtype_of("bfloat16"))))
+        rewrite_bundle(root, case, lambda m: m.__setitem__("in.self", m["in.self"].view(dtypes.dtype_of("bfloat16"))))
     elif edit == "second output":
-        _restored(root, case, lambda m: m.__setitem__("out.totalWeightOut", m["out.totalWeightOut"] + 1.0))
+        rewrite_bundle(root, case, lambda m: m.__setitem__("out.totalWeightOut", m["out.totalWeightOut"] + 1.0))
     else:
         m = manifest(root)
         m["cases"][case.datakey]["spec"] = "0" * 16
         (root / "manifest.json").write_text(json.dumps(m, indent=1, sort_keys=True) + "\n")
-        _restored(root, case, lambda m: m.__setitem__("out", _ulps(m["out"], 3)))    # within the limit
+        rewrite_bundle(root, case, lambda m: m.__setitem__("out", ulps(m["out"], 3)))    # within the limit
     assert golden_build.generate(cases, root)["written"] == 1
-    got = arrays(case.datakey)
+    got = _case_arrays(root, case.datakey)
     assert sorted(got) == sorted(fresh)
     for name, a in fresh.items():
         assert got[name].dtype == a.dtype and np.array_equal(dtypes.to_bits(got[name]), dtypes.to_bits(a)), name
@@ -778,25 +776,22 @@ def test_a_kept_case_keeps_its_stored_arrays_when_its_bundle_is_written_again(tm
     """A bundle written again (another of its cases changed) carries the kept cases' stored arrays,
     not a recomputation: a golden within the drift limit stays as committed, so a machine whose exp
     differs in the last bits does not rewrite it."""
-    from tests.test_golden_integrity import _ulps
-    cases = [c for c in load_cases([ROOT / "cases" / "nll_loss.yaml"])[0] if golden_source.is_stored(c)]
+    cases = _stored("nll_loss.yaml")
     root = tmp_path / "golden"
     golden_build.generate(cases, root)
 
-    def arrays(key):
-        return golden_bundle._unpack(*golden_bundle._read_bundle(
-            (root / manifest(root)["cases"][key]["file"]).read_bytes()), key)
     by_file: Dict[str, List[str]] = {}
     for k, e in sorted(manifest(root)["cases"].items()):
-        if np.isfinite(arrays(k)["out"]).all() and arrays(k)["out"].size:
+        out = _case_arrays(root, k)["out"]
+        if out.size and np.isfinite(out).all():
             by_file.setdefault(e["file"], []).append(k)
     keep, change = next(ks for ks in by_file.values() if len(ks) >= 2)[:2]
     numeric = golden_source.numeric_cases(cases)
-    _restored(root, numeric[keep], lambda a: a.__setitem__("out", _ulps(a["out"], 3)))     # within the limit
-    _restored(root, numeric[change], lambda a: a.__setitem__("out", a["out"] + 1.0))       # past it
-    kept_out = np.array(arrays(keep)["out"])
+    rewrite_bundle(root, numeric[keep], lambda a: a.__setitem__("out", ulps(a["out"], 3)))     # within the limit
+    rewrite_bundle(root, numeric[change], lambda a: a.__setitem__("out", a["out"] + 1.0))       # past it
+    kept_out = np.array(_case_arrays(root, keep)["out"])
     assert golden_build.generate(cases, root)["written"] == 1
-    assert arrays(keep)["out"].tobytes() == kept_out.tobytes()
+    assert _case_arrays(root, keep)["out"].tobytes() == kept_out.tobytes()
     assert golden_build.check(cases, root) == []
 
 

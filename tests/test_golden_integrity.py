@@ -27,7 +27,7 @@ from suite.ops.base import Golden
 from suite.golden.cache import GoldenCache
 from suite.golden.store import GoldenStore
 from suite.golden import store as golden_store
-from tests.core_helpers import generated, suite_folder, write
+from tests.core_helpers import generated, rewrite_bundle as _rewrite_bundle, suite_folder, ulps as _ulps, write
 
 ROOT = Path(__file__).resolve().parents[1]
 pytest_plugins = ["pytester"]
@@ -226,34 +226,6 @@ def test_a_wrong_kernel_that_poisons_the_cache_fails_in_this_run_and_the_next(
 
 
 # -- committed bundles ---------------------------------------------------------------------------
-def _rewrite_bundle(root: Path, case: Case, edit: Callable[[Dict[str, np.ndarray]], None]) -> None:
-    """What a backend could do to golden/: rewrite a case's arrays in its bundle and the manifest
-    so that every sha256 agrees again."""
-    m = json.loads((root / "manifest.json").read_text())
-    rel = m["cases"][case.datakey]["file"]
-    index, data = golden_bundle._read_bundle((root / rel).read_bytes())
-    members = {k: {n: np.array(a) for n, a in golden_bundle._unpack(index, data, k).items()} for k in index}
-    edit(members[case.datakey])
-    blob = golden_bundle._bundle_bytes(members)
-    sha = golden_bundle._sha256(blob)
-    new_rel = rel.rsplit("-", 1)[0] + f"-{sha[:12]}.npz"
-    (root / rel).unlink()
-    (root / new_rel).write_bytes(blob)
-    del m["files"][rel]
-    m["files"][new_rel] = sha
-    for e in m["cases"].values():
-        if e.get("file") == rel:
-            e["file"] = new_rel
-    (root / "manifest.json").write_text(json.dumps(m, indent=1, sort_keys=True) + "\n")
-
-
-def _ulps(a: np.ndarray, k: float) -> np.ndarray:
-    """`a` moved by k float64 ulps of itself, at its first element."""
-    a = np.array(a, dtype=np.float64)
-    a.reshape(-1)[0] += k * np.spacing(np.abs(a.reshape(-1)[0]))
-    return a
-
-
 def _scaled(name: str, factor: float) -> Callable[[Dict[str, np.ndarray]], None]:
     def edit(m: Dict[str, np.ndarray]) -> None:
         m[name] = m.get(name, np.abs(m["out"])) * factor

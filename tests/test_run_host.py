@@ -1081,15 +1081,42 @@ def test_a_run_without_a_repeat_is_one_call(monkeypatch):
     assert h.close() is None
 
 
-def _deaf(sock, out):
-    """A process that says it is ready and then never reads a byte, until it is killed."""
-    send(sock, READY)
+def _until_killed(sock):
+    """Wait (at most 30 s) for _Played.kill's shutdown of `sock`, reading nothing from it."""
     poll = select.poll()
     poll.register(sock, 0)                                # POLLHUP only: the kill's shutdown
     for _ in range(600):
         if poll.poll(50):
             return None
     return 1
+
+
+def _deaf(sock, out):
+    """A process that says it is ready and then never reads a byte, until it is killed."""
+    send(sock, READY)
+    return _until_killed(sock)
+
+
+def _returns_within(seconds, fn, played, said):
+    """fn() in a thread, which must end within `seconds`; what it returned or raised. A thread still
+    waiting is let go (its process killed) before the test fails with `said`."""
+    got = []
+
+    def go():
+        try:
+            got.append(fn())
+        except BaseException as e:
+            got.append(e)
+    t = threading.Thread(target=go, daemon=True)
+    t.start()
+    t.join(seconds)
+    stuck = t.is_alive()
+    if stuck:
+        played.kill()
+        t.join(5)
+    assert not stuck, said
+    [result] = got
+    return result
 
 
 @pytest.mark.parametrize("round", ["call", "timing"])
@@ -1101,22 +1128,8 @@ def test_a_request_the_process_never_reads_is_held_to_the_deadline_too(monkeypat
     h.start()
     big = np.zeros((2048, 2048), np.float32)              # 2 x 16 MiB, the buffers are 4 MiB
     req = {**_req((2, 3)), "inputs": {"gradOutput": big, "self": big, "target": None}, "out_shape": big.shape}
-    got = []
-
-    def go():
-        try:
-            h.run(req, 1, 0.3) if round == "call" else h.time(req, 2, True, 0.3)
-        except BaseException as e:
-            got.append(e)
-    t = threading.Thread(target=go, daemon=True)
-    t.start()
-    t.join(20)
-    stuck = t.is_alive()
-    if stuck:                                             # still in send: let it go before failing
-        started[0].kill()
-        t.join(5)
-    assert not stuck, "the request's send waited past its deadline"
-    [e] = got
+    e = _returns_within(20, lambda: h.run(req, 1, 0.3) if round == "call" else h.time(req, 2, True, 0.3),
+                        started[0], "the request's send waited past its deadline")
     assert isinstance(e, Fault) and e.kind == "deadline" and started[0].kills == 1
     said = ("the call overran its deadline of 0.3 s (--case-timeout); the backend's process was killed"
             if round == "call" else "timing overran its deadline of 0.3 s; the process was killed")
@@ -1391,25 +1404,12 @@ def test_reaping_a_process_that_let_its_socket_go_but_lives_on_waits_only_as_lon
     def deaf_after_close(sock, out):
         send(sock, READY)
         sock.close()
-        poll = select.poll()
-        poll.register(out, 0)                             # POLLHUP: the kill's shutdown of its output
-        for _ in range(600):
-            if poll.poll(50):
-                return None
-        return 1
+        return _until_killed(out)                         # the kill shuts its output down too
     started = _played(monkeypatch, deaf_after_close)
     h = Hosted("x:y", {}, timeout=5)
     h.start()
-    got = []
-    t = threading.Thread(target=lambda: got.append(h._reap(0.3)), daemon=True)
-    t.start()
-    t.join(10)
-    stuck = t.is_alive()
-    if stuck:
-        started[0].kill()
-        t.join(5)
-    assert not stuck, "the reap waited past its 0.3 s"
-    assert got == [None] and started[0].kills == 1 and h._proc is None
+    assert _returns_within(10, lambda: h._reap(0.3), started[0], "the reap waited past its 0.3 s") is None
+    assert started[0].kills == 1 and h._proc is None
 
 
 def test_a_reply_over_1_mib_or_with_arrays_to_close_is_a_protocol_violation(monkeypatch):
