@@ -25,6 +25,7 @@ from suite.cases.load import load_cases
 from suite.contract import OpCall
 from suite.ops.base import Golden
 from suite.golden.cache import GoldenCache
+from suite.golden.manifest import read_manifest
 from suite.golden.store import GoldenStore
 from suite.golden import store as golden_store
 from tests.core_helpers import generated, rewrite_bundle as _rewrite_bundle, suite_folder, ulps as _ulps, write
@@ -884,8 +885,13 @@ def test_compare_fingerprints_measures_the_sum_in_ulps_of_the_magnitudes_and_a_s
 def test_the_manifest_hash_of_a_store_without_a_manifest_is_empty(tmp_path: Path) -> None:
     store = GoldenStore(tmp_path / "no-goldens")
     assert store.manifest_hash() == ""
-    with pytest.raises(golden_source.GoldenError, match="no golden manifest"):
+    words = f"{tmp_path / 'no-goldens' / 'manifest.json'}: no golden manifest; run `aclnn-conform golden generate`"
+    with pytest.raises(golden_source.GoldenError) as info:
         store.manifest
+    assert str(info.value) == words
+    with pytest.raises(golden_source.GoldenError) as info:
+        read_manifest(tmp_path / "no-goldens")
+    assert str(info.value) == words
 
 
 def test_the_spec_hash_of_every_committed_case_of_two_files_is_the_manifests(monkeypatch) -> None:
