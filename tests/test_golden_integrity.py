@@ -4,6 +4,8 @@ must not make a wrong kernel pass, in the same run or in the next; `golden check
 tampered with; `golden generate` gives the committed bytes on any machine and cache state."""
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import math
 import os
@@ -26,6 +28,7 @@ from suite.contract import OpCall
 from suite.ops.base import Golden
 from suite.golden.cache import GoldenCache
 from suite.golden.manifest import read_manifest
+from suite.common import jsonfile
 from suite.golden.store import GoldenStore
 from suite.golden import store as golden_store
 from tests.core_helpers import generated, rewrite_bundle as _rewrite_bundle, suite_folder, ulps as _ulps, write
@@ -934,3 +937,56 @@ cases:
     for limit, lazy in ((8 * 20000, False), (8 * 20000 - 1, True), (8 * 20000 + 8, False), (8 * 19999, True)):
         monkeypatch.setattr(golden_store, "LAZY_BYTES", limit)
         assert golden_store.lazy(case) is lazy, limit
+
+
+def test_a_case_is_stored_up_to_the_limit_and_never_when_generated(tmp_path: Path, monkeypatch) -> None:
+    """is_stored's boundary, at a case's own element count: stored at the limit, drawn one past it."""
+    case = load_cases([write(tmp_path, "small.yaml", SMALL)])[0][0]
+    monkeypatch.setattr(golden_source, "STORED_LIMIT", case.elements)
+    assert golden_source.is_stored(case)
+    assert not golden_source.is_stored(dataclasses.replace(case, generated=True))
+    monkeypatch.setattr(golden_source, "STORED_LIMIT", case.elements - 1)
+    assert not golden_source.is_stored(case)
+
+
+def test_a_manifest_that_cannot_be_read_is_each_cases_error_and_hashes_empty(tmp_path: Path) -> None:
+    (tmp_path / "manifest.json").mkdir()                   # an OSError other than a missing file
+    store = GoldenStore(tmp_path)
+    assert store.manifest_hash() == ""
+    with pytest.raises(golden_source.GoldenError) as info:
+        store.manifest
+    assert str(info.value) == f"{tmp_path / 'manifest.json'}: cannot be read (Is a directory)"
+
+
+def test_a_manifest_of_exactly_the_size_limit_is_read_whole(small, monkeypatch) -> None:
+    """pin reads one byte past the limit, so a manifest of the limit's size is read, not cut."""
+    cases, root = small
+    data = (root / "manifest.json").read_bytes()
+    monkeypatch.setattr(jsonfile, "MAX_BYTES", len(data))
+    store = GoldenStore(root)
+    assert store.manifest["cases"] and store.manifest_hash() == hashlib.sha256(data).hexdigest()
+
+
+def test_golden_checks_store_hashes_the_manifest_it_was_given(small) -> None:
+    """A store given the manifest (golden check) still reports the sha256 of the file's bytes,
+    and '' when there is no file."""
+    cases, root = small
+    m = read_manifest(root)
+    data = (root / "manifest.json").read_bytes()
+    assert GoldenStore(root, manifest=m).manifest_hash() == hashlib.sha256(data).hexdigest()
+    (root / "manifest.json").unlink()
+    store = GoldenStore(root, manifest=m)
+    assert store.manifest_hash() == "" and store.manifest is m
+
+
+def test_the_store_parses_the_bytes_it_hashed_not_a_second_read(small, monkeypatch) -> None:
+    """One read: a manifest rewritten between a second read and the hash would leave manifest_hash
+    naming bytes the run did not use."""
+    cases, root = small
+    data = (root / "manifest.json").read_bytes()
+
+    def second_read(*a, **k):
+        raise AssertionError("the manifest was read a second time")
+    monkeypatch.setattr(jsonfile, "load", second_read)
+    store = GoldenStore(root)
+    assert store.manifest == json.loads(data) and store.manifest_hash() == hashlib.sha256(data).hexdigest()
