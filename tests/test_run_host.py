@@ -742,12 +742,13 @@ def test_the_start_up_allowance_is_three_deadlines_or_the_floor(monkeypatch):
     assert time.monotonic() - t0 >= 0.3
 
 
-def test_a_start_up_reply_that_is_not_one_kills_the_process(monkeypatch):
+@pytest.mark.parametrize("spec,named", [("x:y", "'x:y'"), (None, "'reference'")])
+def test_a_start_up_reply_that_is_not_one_kills_the_process(monkeypatch, spec, named):
     started = _played(monkeypatch, _ready_then(ready=("ready", {"name": "x"})))
-    h = Hosted("x:y", {}, timeout=5)
+    h = Hosted(spec, {}, timeout=5)
     with pytest.raises(BackendError) as e:
         h.start()
-    assert str(e.value) == "backend 'x:y': protocol violation while starting: start-up fields {'name': 'x'}"
+    assert str(e.value) == f"backend {named}: protocol violation while starting: start-up fields {{'name': 'x'}}"
     assert e.value.__suppress_context__ and started[0].kills == 1 and h._proc is None
 
 
