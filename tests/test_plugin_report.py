@@ -248,6 +248,10 @@ def test_the_run_fields_name_the_backend_its_products_and_what_the_run_judged_by
     assert rep.run_fields()["products"] == ["atlas-a2"]
     rep.config.option.backend = None
     assert rep.run_fields()["backend"]["spec"] == "reference"
+    # a run timed against a baseline backend names it (results.json's run-level timing_baseline)
+    from suite.plugin.baseline import Options
+    rep.state().against = Options("pkg:B", {"seed": "1"}, 0.1, 0.01)
+    assert rep.run_fields()["timing_baseline"] == {"spec": "pkg:B", "options": {"seed": "1"}}
 
 
 def test_no_backend_made_names_the_spec_and_every_product_the_run_asked_for(tmp_path):
