@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
 from suite.cases import model as cases_model
 from suite.cases import load as cases_load
@@ -192,38 +192,26 @@ With BASE alone, it is one run timed against a baseline backend in itself (pytes
 options; a REGRESSION or any other failure of the run makes it worse."""
 
 
-def _threshold(text: str) -> float:
-    """A finite number >= 0: NaN would make every comparison false (no regression, ever), and
-    inf or a negative number is no threshold."""
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 <= v < float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r}: give a finite number >= 0")
-    return v
+def _bounded(parse: Callable[[str], Any], kind: str, ok: Callable[[Any], bool], give: str) -> Callable[[str], Any]:
+    """An argparse type: the text `parse`d (else "'x' is not <kind>"), then refused unless `ok`."""
+    def convert(text: str) -> Any:
+        try:
+            v = parse(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {kind}") from None
+        if not ok(v):
+            raise argparse.ArgumentTypeError(f"{text!r}: give {give}")
+        return v
+    return convert
 
 
-def _probability(text: str) -> float:
-    """A significance level: 0 < alpha <= 1 (0 would never flag, NaN never compare)."""
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 < v <= 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a probability, 0 < alpha <= 1")
-    return v
-
-
-def _count(text: str) -> int:
-    """A whole number >= 0 (a negative one would cut the lists from their end)."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number >= 0")
-    return v
+# A finite number >= 0: NaN would make every comparison false (no regression, ever), and inf or a
+# negative number is no threshold.
+_threshold = _bounded(float, "a number", lambda v: 0 <= v < float("inf"), "a finite number >= 0")
+# A significance level: 0 would never flag, NaN never compare.
+_probability = _bounded(float, "a number", lambda v: 0 < v <= 1, "a probability, 0 < alpha <= 1")
+# A negative count would cut the lists from their end.
+_count = _bounded(int, "a whole number", lambda v: v >= 0, "a whole number >= 0")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -6,7 +6,7 @@ value set to a rejection case's dtypes; the gather along the class axis; the pag
 drift apart on what a target is (docs/operators/NLLLoss.md, NLLLossBackward.md)."""
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Mapping, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -104,3 +104,22 @@ def keyed_rank_rows(op: Any, keys: Mapping[str, str], names: Sequence[str] = ())
         given = {"out": R9} if n == "out" else {keys[n]: R9}
         rows[f"{n} 9-d"] = (op.sig(**given), INVALID)
     return rows
+
+
+def target_rows(op: Any, sig: Signature, first: int) -> Optional[Tuple[int, str]]:
+    """The five rows both pages share, in the code's order from row `first`: self's dtype on the
+    product, the target's dtype, the reduction, a self of rank 1 or 2, a target of rank at most 1."""
+    bad = op._unsupported_dtype(sig, ["self"])
+    if bad:
+        return bad
+    if sig.dtypes["target"] not in TARGET_DTYPES:
+        return INVALID, f"target's dtype {sig.dtypes['target']} is not INT64, UINT8 or INT32 (row {first + 1})"
+    bad = op._reduction(sig)
+    if bad:
+        return bad
+    s, t = sig.shapes["self"], sig.shapes["target"]
+    if not 1 <= len(s) <= 2:
+        return INVALID, f"self has rank {len(s)} (1 or 2)"
+    if len(t) > 1:
+        return INVALID, f"target has rank {len(t)} (at most 1)"
+    return None

@@ -18,7 +18,7 @@ from suite.common import dtypes
 from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID, ACLNN_ERR_PARAM_NULLPTR as NULLPTR
 from suite.ops.base import (LOSS_DTYPES, Attr, Example, Golden, Rejection, Shape, Signature, flushing, ftz,
                             numel, present, table, to_out)
-from suite.ops.class_index import INT32, TARGET_DTYPES, classes, fitted, gather, ignore_token, keyed_rank_rows
+from suite.ops.class_index import INT32, classes, fitted, gather, ignore_token, keyed_rank_rows, target_rows
 from suite.ops.loss import LossBackward
 from suite.ops.records import sum_golden
 from suite.ops.walk import float32_sum
@@ -162,19 +162,10 @@ class NLLLoss(LossBackward):
             return INVALID, f"self's {x} cannot be cast to out's {sig.out_dtype} (row 3)"
         if not can_cast(x, tw_dt):                                                    # row 4
             return INVALID, f"self's {x} cannot be cast to totalWeightOut's {tw_dt} (row 4)"
-        bad = self._unsupported_dtype(sig, ["self"])                                  # row 5
-        if bad:
-            return bad
-        if sig.dtypes["target"] not in TARGET_DTYPES:                                 # row 6
-            return INVALID, f"target's dtype {sig.dtypes['target']} is not INT64, UINT8 or INT32 (row 6)"
-        bad = self._reduction(sig)                                                    # row 7
+        bad = target_rows(self, sig, 5)                                               # rows 5 to 9
         if bad:
             return bad
         s, t, w = sig.shapes["self"], sig.shapes["target"], sig.shapes["weight"]
-        if not 1 <= len(s) <= 2:                                                      # row 8
-            return INVALID, f"self has rank {len(s)} (1 or 2)"
-        if len(t) > 1:                                                                # row 9
-            return INVALID, f"target has rank {len(t)} (at most 1)"
         if not ((len(s) == 1 and len(t) == 0) or (len(s) == 2 and len(t) == 1 and t[0] == s[0])):  # row 10
             return INVALID, f"target {t} does not match self {s} (1-D self with 0-d target, or [N, C] with [N])"
         if len(w) != 1 or w[0] != s[-1]:                                              # row 11

@@ -13,7 +13,8 @@ import numpy as np
 from suite.common import dtypes
 from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID, ACLNN_ERR_PARAM_NULLPTR as NULLPTR
 from suite.ops.base import LOSS_DTYPES, Attr, Example, Rejection, Shape, Signature, ftz, numel, table
-from suite.ops.class_index import INT32, TARGET_DTYPES, classes, fitted, ignore_token, keyed_null_rows, keyed_rank_rows
+from suite.ops.class_index import (INT32, classes, fitted, ignore_token, keyed_null_rows, keyed_rank_rows,
+                                   target_rows)
 from suite.ops.loss import LossBackward
 from suite.ops.operands import class_coordinate, per_row
 from suite.ops.promotion import can_cast
@@ -135,19 +136,10 @@ class NLLLossBackward(LossBackward):
                 return INVALID, f"{n}'s dtype {sig.dtypes[n]} differs from self's {x} (row {row})"
         if not can_cast(x, sig.out_dtype):                                            # row 5
             return INVALID, f"self's {x} cannot be cast to out's {sig.out_dtype} (row 5)"
-        bad = self._unsupported_dtype(sig, ["self"])                                  # row 6
-        if bad:
-            return bad
-        if sig.dtypes["target"] not in TARGET_DTYPES:                                 # row 7
-            return INVALID, f"target's dtype {sig.dtypes['target']} is not INT64, UINT8 or INT32 (row 7)"
-        bad = self._reduction(sig)                                                    # row 8
+        bad = target_rows(self, sig, 6)                                               # rows 6 to 10
         if bad:
             return bad
         s, t, w = sig.shapes["self"], sig.shapes["target"], sig.shapes["weight"]
-        if not 1 <= len(s) <= 2:                                                      # row 9
-            return INVALID, f"self has rank {len(s)} (1 or 2)"
-        if len(t) > 1:                                                                # row 10
-            return INVALID, f"target has rank {len(t)} (at most 1)"
         if not (len(s) == 1 and len(t) == 0) and (not t or s[0] != t[0]):             # row 11
             return INVALID, f"target {t} does not match self {s} in dimension 0"
         if len(w) != 1 or w[0] != s[-1]:                                              # row 12
