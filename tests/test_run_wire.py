@@ -192,6 +192,8 @@ def test_the_default_bounds(pair):
     ([("complex64", (2,))], 1, 16, "unexpected dtype 'complex64'"),
     ([("float32", (2,))], 1, 12, "arrays of 8 bytes announced as 12"),
     ([("float32", (2,)), ("int8", (3,))], 2, 12, "arrays of 11 bytes announced as 12"),
+    # 2**64 elements: a product in int64 wraps to 0 bytes, as announced, and the reshape then fails
+    ([("float32", (1 << 32, 1 << 32))], 1, 0, f"arrays of {1 << 66} bytes announced as 0"),
 ])
 def test_every_field_of_the_array_list_is_checked(pair, metas, count, total, why):
     a, b = pair

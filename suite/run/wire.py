@@ -4,6 +4,7 @@ array bytes read straight into the receiving arrays: one copy each way and no /d
 from __future__ import annotations
 
 import io
+import math
 import pickle
 import select
 import socket
@@ -125,7 +126,7 @@ def _metas(metas: Any, count: int, total: int, expect: Optional[List[Tuple[str, 
         if not isinstance(shape, tuple) or not all(type(n) is int and n >= 0 for n in shape):
             raise ValueError(f"shape {shape!r}")
         dt = _dtype(name)
-        nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+        nbytes = math.prod(shape) * dt.itemsize      # exact: an int64 product could wrap to the total
         out.append((dt, shape, nbytes))
         size += nbytes
     if size != total:
