@@ -9,6 +9,7 @@ import struct
 import threading
 import time
 import tracemalloc
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -77,6 +78,18 @@ def test_a_large_message_is_read_straight_into_its_arrays(pair, n):
     assert arrays[0].flags.writeable and arrays[0].flags.owndata and arrays[0].tolist() == x.tolist()
     assert arrays[1].flags.owndata                 # each array its own memory, not a view of one buffer
     assert arrays[1].tolist() == [6, 5, 4, 3, 2, 1, 0] and arrays[2].shape == (0,)
+    assert not pending(b)
+
+
+def test_a_large_array_of_several_axes_is_read_whole(pair):
+    """Read through a flat byte view: a view of the array's own shape would be read by its rows."""
+    a, b = pair
+    x = np.arange(1 << 19, dtype=np.float32).reshape(512, 1024)
+    t, got = _recv_in_thread(b, expect=_expect([x]))
+    send(a, ("2d",), [x], time.monotonic() + 30)
+    t.join(30)
+    head, arrays = got["m"]
+    assert head == ("2d",) and arrays[0].shape == (512, 1024) and np.array_equal(arrays[0], x)
     assert not pending(b)
 
 
@@ -224,14 +237,14 @@ def test_a_connection_closed_mid_message_is_eof(pair):
     a, b = pair
     a.sendall(_raw(("h",), [("float32", (2,))], total=8, body=b"\0" * 4))
     a.close()
-    with pytest.raises(EOFError, match="the connection closed"):
+    with pytest.raises(EOFError, match="^the connection closed$"):
         recv(b, time.monotonic() + 5)
 
 
 def test_a_connection_closed_before_a_message_is_eof(pair):
     a, b = pair
     a.close()
-    with pytest.raises(EOFError):
+    with pytest.raises(EOFError, match="^the connection closed$"):
         recv(b, None)
 
 
@@ -272,6 +285,15 @@ def test_the_deadline_left():
         wire._deadline_left(time.monotonic())
     with pytest.raises(_Timeout):
         wire._deadline_left(time.monotonic() - 1)
+
+
+def test_a_deadline_reached_exactly_is_a_timeout_not_a_zero_timeout(monkeypatch):
+    """Nothing left is a timeout: settimeout(0) would make the next read non-blocking, and its
+    BlockingIOError is no _Timeout."""
+    monkeypatch.setattr(wire, "time", SimpleNamespace(monotonic=lambda: 100.0))
+    with pytest.raises(_Timeout):
+        wire._deadline_left(100.0)
+    assert wire._deadline_left(100.5) == 0.5
 
 
 def test_pending_says_whether_bytes_wait(pair):
