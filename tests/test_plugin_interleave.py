@@ -6,10 +6,12 @@ case, both medians, the ratio and p, and `aclnn-conform report diff RUN` gates o
 baseline that fails, crashes or misbehaves makes the timing UNKNOWN and never a failing run pass."""
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Dict, List
 
 import pytest
@@ -17,6 +19,7 @@ import scipy.stats  # noqa: F401 (imported before pytester's in-process runs, wh
                     # sys.modules what they import, and scipy's extensions cannot load twice)
 
 from suite.cli import main as cli
+from suite.plugin import baseline
 from suite.report import results
 from tests.core_helpers import suite_folder
 from tests.test_plugin_timing import MSE, PLUGIN, TIMED
@@ -137,6 +140,25 @@ def test_bad_options_are_one_line(suite_dir, args: List[str], line: str) -> None
     r = suite_dir.runpytest(*PLUGIN, "--cases=cases", "--golden-dir=golden", *args)
     assert r.ret == pytest.ExitCode.USAGE_ERROR
     assert line in r.stderr.str() and "Traceback" not in r.stderr.str(), r.stderr.str()
+
+
+@pytest.mark.parametrize("option, convert", [("perf_threshold", cli._threshold), ("perf_alpha", cli._probability)])
+@pytest.mark.parametrize("text", ["0", "1e-9", "0.05", "1", "1.5", "-0.0", "-1", "nan", "inf", "-inf", "two", ""])
+def test_pytest_and_report_diff_take_the_same_perf_numbers(option: str, convert, text: str) -> None:
+    """--perf-threshold and --perf-alpha mean the same in pytest and in `aclnn-conform report diff`:
+    a value one refuses the other refuses, and one both take is the same number."""
+    opt = SimpleNamespace(timing_baseline="simulated", timing_baseline_opt=[], perf_threshold=None, perf_alpha=None)
+    setattr(opt, option, text)
+    try:
+        plugin_took = getattr(baseline.options_of(opt, True), option.split("_")[1])
+    except pytest.UsageError as e:
+        plugin_took = None
+        assert str(e).startswith(f"--{option.replace('_', '-')} {text}: ")
+    try:
+        cli_took = convert(text)
+    except argparse.ArgumentTypeError:
+        cli_took = None
+    assert plugin_took == cli_took
 
 
 LARGE = MSE.replace("shapes: [[64x32, 64x32, 64x32]]\n    timing: true", "shapes: [[256x256, 256x256, 256x256]]\n    timing: true") \

@@ -15,6 +15,7 @@ from suite.report import compare, formats, journal, rundiff
 from suite.golden import build as golden_build
 from suite.golden import source as golden_source
 from suite.report import results
+from suite.common import numbers
 from suite.common.home import data_root, no_data_folder
 from suite.common.yamlfile import FileError
 
@@ -192,8 +193,10 @@ With BASE alone, it is one run timed against a baseline backend in itself (pytes
 options; a REGRESSION or any other failure of the run makes it worse."""
 
 
-def _bounded(parse: Callable[[str], Any], kind: str, ok: Callable[[Any], bool], give: str) -> Callable[[str], Any]:
-    """An argparse type: the text `parse`d (else "'x' is not <kind>"), then refused unless `ok`."""
+def _bounded(parse: Callable[[str], Any], kind: str, accepts: numbers.Range) -> Callable[[str], Any]:
+    """An argparse type: the text `parse`d (else "'x' is not <kind>"), then refused outside its range."""
+    ok, give = accepts
+
     def convert(text: str) -> Any:
         try:
             v = parse(text)
@@ -205,13 +208,9 @@ def _bounded(parse: Callable[[str], Any], kind: str, ok: Callable[[Any], bool], 
     return convert
 
 
-# A finite number >= 0: NaN would make every comparison false (no regression, ever), and inf or a
-# negative number is no threshold.
-_threshold = _bounded(float, "a number", lambda v: 0 <= v < float("inf"), "a finite number >= 0")
-# A significance level: 0 would never flag, NaN never compare.
-_probability = _bounded(float, "a number", lambda v: 0 < v <= 1, "a probability, 0 < alpha <= 1")
-# A negative count would cut the lists from their end.
-_count = _bounded(int, "a whole number", lambda v: v >= 0, "a whole number >= 0")
+_threshold = _bounded(float, "a number", numbers.FINITE_NONNEGATIVE)
+_probability = _bounded(float, "a number", numbers.PROBABILITY)
+_count = _bounded(int, "a whole number", numbers.COUNT)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -8,12 +8,12 @@ verdict, never a case of the candidate or the reports. It is started with the ca
 the first case, so a baseline that cannot be made is one usage error, not a failure per case."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
 import pytest
 
+from suite.common import numbers
 from suite.perf import gate
 from suite.perf.against import Baseline
 from suite.run.backend import BackendError, parse_opts
@@ -48,7 +48,8 @@ class Options:
     alpha: float
 
 
-def _number(option: str, text: Optional[str], default: float, ok, want: str) -> float:
+def _number(option: str, text: Optional[str], default: float, accepts: numbers.Range) -> float:
+    ok, want = accepts
     if text is None:
         return default
     try:
@@ -73,10 +74,8 @@ def options_of(opt: Any, timing: bool) -> Optional[Options]:
         opts = parse_opts(opt.timing_baseline_opt)
     except BackendError as e:
         raise pytest.UsageError(str(e).replace("--backend-opt", "--timing-baseline-opt", 1)) from None
-    threshold = _number("--perf-threshold", opt.perf_threshold, gate.THRESHOLD,
-                        lambda v: 0 <= v < math.inf, "a finite number >= 0")
-    alpha = _number("--perf-alpha", opt.perf_alpha, gate.ALPHA, lambda v: 0 < v <= 1,
-                    "a probability, 0 < alpha <= 1")
+    threshold = _number("--perf-threshold", opt.perf_threshold, gate.THRESHOLD, numbers.FINITE_NONNEGATIVE)
+    alpha = _number("--perf-alpha", opt.perf_alpha, gate.ALPHA, numbers.PROBABILITY)
     return Options(opt.timing_baseline, opts, threshold, alpha)
 
 
