@@ -1,9 +1,10 @@
 """What the class-index losses share (aclnnNLLLoss and aclnnNLLLossBackward): the target dtypes
 every product takes, the ignoreIndex attribute's id token, the target's value set (class indices
 in [0, C), some of them ignoreIndex where the target's dtype can hold it) and the fitting of a
-value set to a rejection case's dtypes; the gather along the class axis; the page-table rows of a
-`sig` that names each tensor by a key. Kept in one module so the forward and the backward cannot
-drift apart on what a target is (docs/operators/NLLLoss.md, NLLLossBackward.md)."""
+value set to a rejection case's dtypes; the gather along the class axis; the five check rows both
+pages share; the page-table rows of a `sig` that names each tensor by a key. Kept in one module so
+the forward and the backward cannot drift apart on what a target is (docs/operators/NLLLoss.md,
+NLLLossBackward.md)."""
 from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
