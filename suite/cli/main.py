@@ -194,17 +194,12 @@ options; a REGRESSION or any other failure of the run makes it worse."""
 
 
 def _bounded(parse: Callable[[str], Any], kind: str, accepts: numbers.Range) -> Callable[[str], Any]:
-    """An argparse type: the text `parse`d (else "'x' is not <kind>"), then refused outside its range."""
-    ok, give = accepts
-
+    """An argparse type: "'x' is not <kind>", or "'x': give <the range>"."""
     def convert(text: str) -> Any:
         try:
-            v = parse(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not {kind}") from None
-        if not ok(v):
-            raise argparse.ArgumentTypeError(f"{text!r}: give {give}")
-        return v
+            return numbers.checked(text, parse, kind, accepts)
+        except numbers.NumberError as e:
+            raise argparse.ArgumentTypeError(f"{text!r}: {e}" if e.parsed else f"{text!r} is {e}") from None
     return convert
 
 

@@ -49,16 +49,12 @@ class Options:
 
 
 def _number(option: str, text: Optional[str], default: float, accepts: numbers.Range) -> float:
-    ok, want = accepts
     if text is None:
         return default
     try:
-        v = float(text)
-    except ValueError:
-        raise pytest.UsageError(f"{option} {text}: not a number") from None
-    if not ok(v):
-        raise pytest.UsageError(f"{option} {text}: give {want}")
-    return v
+        return numbers.checked(text, float, "a number", accepts)
+    except numbers.NumberError as e:
+        raise pytest.UsageError(f"{option} {text}: {e}") from None
 
 
 def options_of(opt: Any, timing: bool) -> Optional[Options]:
