@@ -13,7 +13,7 @@ import numpy as np
 
 from suite.common import dtypes
 from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID, ACLNN_ERR_PARAM_NULLPTR as NULLPTR
-from suite.ops.records import Signature
+from suite.ops.records import Rejection, Signature
 from suite.values import sets as V
 from suite.values.draw import Dist, Uniform
 from suite.values.exact import ClassIndex, Ignored, Integers
@@ -107,7 +107,7 @@ def keyed_rank_rows(op: Any, keys: Mapping[str, str], names: Sequence[str] = ())
     return rows
 
 
-def target_rows(op: Any, sig: Signature, first: int) -> Optional[Tuple[int, str]]:
+def target_rows(op: Any, sig: Signature, first: int) -> Optional[Rejection]:
     """The five rows both pages share, in the code's order from row `first`: self's dtype on the
     product, the target's dtype, the reduction, a self of rank 1 or 2, a target of rank at most 1."""
     bad = op._unsupported_dtype(sig, ["self"])
