@@ -248,6 +248,25 @@ def test_a_second_output_that_differs_between_runs_fails_naming_it(world):
     assert e.value.reproduce == "pytest t"
 
 
+def test_two_outputs_that_differ_between_runs_are_both_named_each_with_its_elements(world):
+    """Issue 42, item 5: every differing output is named, not the first alone."""
+    class DriftingBoth(M.DriftingTotal):
+        def run(self, call):
+            got = dict(super().run(call))
+            if self.calls >= 2:
+                got["out"] = np.array(got["out"], copy=True)
+                got["out"].reshape(-1)[0] = -got["out"].reshape(-1)[0] - 1
+            return got
+    cases, store = world
+    with pytest.raises(CaseFailure) as e:
+        _runner(InProcess(DriftingBoth()), store).check(Kind.DETERMINISM, _one(cases, "sum"), "t")
+    head = e.value.summary.split(": ", 1)[1]
+    assert head.startswith("out: two runs on identical inputs differ in 1 of 6 elements")
+    assert "; total: two runs on identical inputs differ in 1 of 1 elements" in head
+    lines = str(e.value).splitlines()
+    assert lines[1] == "  out:" and "  total:" in lines and lines[lines.index("  total:") + 1].startswith("    index (): ")
+
+
 def test_a_nondeterministic_operator_judges_every_output_of_every_run(world, monkeypatch):
     cases, store = world
     monkeypatch.setattr(M.OP, "nondeterministic", {"atlas-a2": {}}, raising=False)

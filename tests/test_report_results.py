@@ -252,7 +252,7 @@ def test_make_record() -> None:
         "reduction": 2}
     assert r["attrs"] == {"reduction": 2, "width": "inf", "flag": False} and r["shapes"] == {"x": [2, 3], "w": None}
     assert list(r) == [k for k in results.RECORD_FIELDS if k not in ("logTarget", "outcome", "reason", "metrics",
-                                                                      "worst", "outputs", "timing", "interleaved")] + ["outcome", "reason", "metrics"]
+                                                                      *results.OPTIONAL_WRITTEN)] + ["outcome", "reason", "metrics"]
     assert (r["outcome"], r["reason"], r["metrics"]) == ("failed", "why", {"standard": "cann", "n": 6, "max_ulp": "inf"})
     assert type(r["metrics"]["n"]) is int
     r = results.make_record({"key": "k"}, "skipped", None)

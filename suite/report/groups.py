@@ -73,15 +73,27 @@ class FailureGroup:
     def labels(self) -> Dict[str, str]:
         return dict(zip(LABELS, self.key))
 
-    def worst(self) -> Optional[Tuple[Mapping, Mapping]]:
-        """(element, its record): the largest error among the group's worst elements; None when
-        no record has any (a wrong status, a crash)."""
-        best: Optional[Tuple[Mapping, Mapping]] = None
+    def worst(self) -> Optional[Tuple[Mapping, Mapping, Optional[str]]]:
+        """(element, its record, its output): the largest error among the group's worst elements,
+        each failing output's of a call with several (the output named; None for one output's);
+        None when no record has any (a wrong status, a crash)."""
+        best: Optional[Tuple[Mapping, Mapping, Optional[str]]] = None
         for r in self.records:
-            for e in r.get("worst") or []:
+            for name, e in elements(r):
                 if best is None or _error(e) > _error(best[0]):
-                    best = (e, r)
+                    best = (e, r, name)
         return best
+
+    def failing_outputs(self) -> Dict[str, Optional[float]]:
+        """Each output of a call with several that failed in one of the group's records, in
+        signature order, with its worst ulp error over those records (None: not measured)."""
+        found: Dict[str, Optional[float]] = {}
+        for r in self.records:
+            for n in r.get("failed_outputs") or {}:
+                u = number(((r.get("outputs") or {}).get(n) or {}).get("max_ulp"))
+                if n not in found or (u is not None and (found[n] is None or u > found[n] or math.isnan(u))):
+                    found[n] = u
+        return found
 
     def example(self) -> Mapping:
         """The record the group shows: the one holding the worst element, else the first with a
@@ -90,6 +102,15 @@ class FailureGroup:
         if w is not None and w[1].get("reproduce"):
             return w[1]
         return next((r for r in self.records if r.get("reproduce")), self.records[0])
+
+
+def elements(r: Mapping) -> List[Tuple[Optional[str], Mapping]]:
+    """A failed record's worst elements as (output, element): each failing output's of a call with
+    several (`failed_outputs`), else its `worst` (output None)."""
+    failed = r.get("failed_outputs")
+    if isinstance(failed, Mapping) and failed:
+        return [(n, e) for n, es in failed.items() for e in es or []]
+    return [(None, e) for e in r.get("worst") or []]
 
 
 def failures(records) -> List[Mapping]:

@@ -10,7 +10,6 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 from suite.report import groups, lead, summary, verdict
 from suite.report.timing import timing_html
 from suite.report import interleaved, perfplot
-from suite.report.results import number
 
 # Histogram bins of a case's worst ulp error: upper edges (inclusive); then "> last" and "inf/nan".
 EDGES = (0.0, 0.5, 1.0, 2.0, 4.0, 16.0, 256.0, 65536.0)
@@ -77,7 +76,7 @@ def histogram_svg(title: str, counts: Sequence[int], width: int = 420, height: i
 def ulp_histograms(records: Sequence[Mapping]) -> Dict[str, List[int]]:
     out: Dict[str, List[int]] = {}
     for r in records:
-        u = number((r.get("metrics") or {}).get("max_ulp"))
+        u = summary.record_worst(r)             # over every output of a call with several
         if u is None or r["kind"] != "numbers" or r["outcome"] == "skipped":
             continue
         out.setdefault(r.get("out_dtype") or "-", [0] * (len(EDGES) + 2))[bin_of(u)] += 1
@@ -130,7 +129,7 @@ def render(doc: Mapping) -> str:
         cls = ' class="bad"' if g.failed else ""
         rows.append(f"<tr{cls}><td class=l>{_e(op)}</td><td class=l>{_e(dt)}</td><td class=l>{_e(prod)}</td>"
                     f"<td>{g.passed}</td><td>{g.failed}</td><td>{g.skipped}</td><td>{g.xfailed}</td>"
-                    f"<td>{g.xpassed}</td><td>{'-' if g.worst is None else f'{g.worst:.3g}'}</td></tr>")
+                    f"<td>{g.xpassed}</td><td>{_e(g.worst_text(''))}</td></tr>")
     hists = "".join(histogram_svg(f"{d}: {sum(cs)} cases", cs) + " " for d, cs in ulp_histograms(recs).items())
     failed = [r for r in recs if r["outcome"] == "failed"]
     fl = "".join(f"<li><code>{_e(r['case'])}</code> ({_e(r['kind'])}): {_e(lead.message(r))}"

@@ -26,7 +26,7 @@ CSS = """
 #failure-groups h2{margin-top:6px}
 .fgroup{border:1px solid #e0b4b4;border-left:5px solid #d33c3c;background:#fffafa;padding:6px 10px;margin:8px 0;
 font-size:13px;overflow-wrap:anywhere}
-.fhead{font-size:14px}.fcount{font-weight:700;margin-right:8px}.fworst,.fwhy{margin-top:3px}
+.fhead{font-size:14px}.fcount{font-weight:700;margin-right:8px}.fouts,.fworst,.fwhy{margin-top:3px}
 .fwhy{color:#555}.repro{display:block;margin-top:4px;white-space:pre-wrap;overflow-wrap:anywhere}
 """
 
@@ -71,10 +71,11 @@ def _element(g: G.FailureGroup) -> str:
     """The group's worst element with its numbers, or what came back when there is none."""
     w = g.worst()
     if w is not None:
-        e, r = w
+        e, r, name = w
         unit = "ulp" if e.get("unit") == "ulp" else "absolute"
         why = f" ({_e(e['why'])})" if e.get("why") else ""
-        return (f'<div class="fworst">worst element <code>{_e(list(e.get("index") or []))}</code>: got '
+        of = "" if name is None else f" of <b>{_e(name)}</b>"
+        return (f'<div class="fworst">worst element{of} <code>{_e(list(e.get("index") or []))}</code>: got '
                 f'<b>{_n(e.get("got"))}</b>, golden {_n(e.get("golden"))}, window [{_n(e.get("lo"))}, '
                 f'{_n(e.get("hi"))}], error <b>{_n(e.get("error"), 4)} {unit}</b>{why}, in case '
                 f'<code>{_e(r["case"])}</code></div>')
@@ -95,9 +96,12 @@ def _group(g: G.FailureGroup) -> str:
     reason = message(r)
     if len(reason) > MAX_REASON:
         reason = reason[:MAX_REASON - 1] + "…"
+    outs = g.failing_outputs()
+    failing = ("" if not outs else '<div class="fouts">failing output' + ("s" if len(outs) > 1 else "") + ": "
+               + ", ".join(f"<b>{_e(n)}</b> (worst {_n(u, 4)} ulp)" for n, u in outs.items()) + "</div>\n")
     return (f'<div class="fgroup" data-count="{g.count}"><div class="fhead"><span class="fcount">{g.count} '
             f'failure{"s" if g.count != 1 else ""}</span> <span class="flabels">{" · ".join(parts)}</span></div>\n'
-            + _element(g) + "\n"
+            + failing + _element(g) + "\n"
             + (f'<div class="fwhy">{_e(reason)}</div>\n' if reason else "")
             + (f'<code class="repro">{_e(r["reproduce"])}</code>' if r.get("reproduce") else "")
             + "</div>\n")

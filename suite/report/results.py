@@ -81,6 +81,7 @@ RECORD_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {
                                                # 'signal 11 (SIGSEGV)', 'exit 0', 'deadline', ...
     "worst": (("list",), False),               # v2: a numbers failure's worst elements (WORST_FIELDS)
     "outputs": (("dict",), False),             # v2, optional: several outputs: name -> metrics of each judged one
+    "failed_outputs": (("dict",), False),      # v2, optional: several outputs: name -> worst elements of each failing one
     "timing": (("dict",), False),              # v2, optional: the case's timing record (suite/perf/record.py)
     "interleaved": (("dict",), False),         # v2, optional: the baseline's timing and the gate's verdict (suite/perf/pair.py)
 }
@@ -96,7 +97,7 @@ WORST_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {
     "unit": (("str",), True),                  # "ulp" of out's dtype at the golden, or "abs" (golden 0)
     "why": (("str",), True),                   # "mismatch", "gross", "over", or "" (the largest error)
 }
-OPTIONAL_WRITTEN = ("worst", "outputs", "timing", "interleaved")      # record fields written only where they apply
+OPTIONAL_WRITTEN = ("worst", "outputs", "failed_outputs", "timing", "interleaved")      # record fields written only where they apply
 METRIC_TYPES = {"standard": ("str",), "n": ("int",), "n_over": ("int",), "mismatches": ("int",),
                 "n_gross": ("int",),
                 "share_over": ("num",), "max_ulp": ("num",), "mean_ulp": ("num",), "max_abs": ("num",),
@@ -180,14 +181,12 @@ def validate(doc: Any) -> List[str]:
             if r["key"] in keys:
                 errors.append(f"{where}: duplicate key {short(r['key'])}")
             keys.add(r["key"])
-        worst = r.get("worst")
-        for j, e in enumerate(worst if isinstance(worst, list) else []):
-            if not isinstance(e, dict):
-                errors.append(f"{where}.worst[{j}]: not an object")
-                continue
-            errors += _check_fields(e, WORST_FIELDS, f"{where}.worst[{j}]")
-            if e.get("unit") not in (None, "ulp", "abs"):
-                errors.append(f"{where}.worst[{j}]: unit {short(e['unit'])} not one of ulp, abs")
+        errors += _check_elements(r.get("worst"), f"{where}.worst")
+        failed = r.get("failed_outputs")
+        for name, elements in (failed.items() if isinstance(failed, dict) else ()):
+            if not isinstance(elements, list):
+                errors.append(f"{where}.failed_outputs: {short(name)} is {short(elements)}, not a list of elements")
+            errors += _check_elements(elements, f"{where}.failed_outputs.{short(name)}")
         m = r.get("metrics")
         if isinstance(m, dict):
             errors += _check_metrics(m, f"{where}.metrics")
@@ -205,6 +204,19 @@ def validate(doc: Any) -> List[str]:
     if isinstance(counts, dict) and isinstance(records, list) and not errors:     # records well formed
         if counts != count_outcomes(doc["records"]):
             errors.append("run: counts do not match the records")
+    return errors
+
+
+def _check_elements(worst: Any, where: str) -> List[str]:
+    """How a list of worst elements (WORST_FIELDS) departs from the schema (not a list: nothing)."""
+    errors = []
+    for j, e in enumerate(worst if isinstance(worst, list) else []):
+        if not isinstance(e, dict):
+            errors.append(f"{where}[{j}]: not an object")
+            continue
+        errors += _check_fields(e, WORST_FIELDS, f"{where}[{j}]")
+        if e.get("unit") not in (None, "ulp", "abs"):
+            errors.append(f"{where}[{j}]: unit {short(e['unit'])} not one of ulp, abs")
     return errors
 
 
@@ -265,6 +277,8 @@ def make_record(fields: Mapping[str, Any], outcome: str, reason: Optional[str]) 
     rec.update(outcome=outcome, reason=reason, metrics=metrics or None)
     if fields.get("worst"):
         rec["worst"] = [_jsonable_element(e) for e in fields["worst"]]
+    if fields.get("failed_outputs"):
+        rec["failed_outputs"] = {n: [_jsonable_element(e) for e in w] for n, w in fields["failed_outputs"].items()}
     if fields.get("outputs"):
         rec["outputs"] = {n: {k: jsonable_number(m[k]) for k in METRICS if k in m} for n, m in fields["outputs"].items()}
     if fields.get("timing"):

@@ -38,18 +38,56 @@ def shape_classes() -> List[str]:
     return [f"rank {i}" for i in range(9)] + ["broadcast", "empty", "large"]
 
 
+def output_worsts(r: Mapping) -> Dict[Optional[str], float]:
+    """A record's worst ulp error per output: {None: its metrics'} for one output, {name: ...} for
+    each judged output of a call with several (its `outputs`); empty where nothing was judged."""
+    outs = r.get("outputs")
+    if isinstance(outs, Mapping) and outs:
+        found = {n: number(m.get("max_ulp")) for n, m in outs.items() if isinstance(m, Mapping)}
+    else:
+        found = {None: number((r.get("metrics") or {}).get("max_ulp"))}
+    return {n: u for n, u in found.items() if u is not None}
+
+
+def record_worst(r: Mapping) -> Optional[float]:
+    """The record's worst ulp error over all its outputs (None: nothing judged)."""
+    return _worse(None, list(output_worsts(r).values()))
+
+
+def _worse(u: Optional[float], more: Iterable[float]) -> Optional[float]:
+    for v in more:
+        if u is None or v > u or math.isnan(v):
+            u = v
+    return u
+
+
 class Group:
-    __slots__ = ("passed", "failed", "skipped", "xfailed", "xpassed", "worst")
+    __slots__ = ("passed", "failed", "skipped", "xfailed", "xpassed", "worsts", "failing")
 
     def __init__(self) -> None:
         self.passed = self.failed = self.skipped = self.xfailed = self.xpassed = 0
-        self.worst: Optional[float] = None
+        self.worsts: Dict[Optional[str], float] = {}     # output (None: the only one) -> worst ulp error
+        self.failing: Dict[str, None] = {}                # outputs of several that failed in a record
 
     def add(self, r: Mapping) -> None:
         setattr(self, r["outcome"], getattr(self, r["outcome"]) + 1)
-        u = number((r.get("metrics") or {}).get("max_ulp"))
-        if u is not None and (self.worst is None or u > self.worst or math.isnan(u)):
-            self.worst = u
+        for n, u in output_worsts(r).items():
+            self.worsts[n] = _worse(self.worsts.get(n), [u])
+        if r["outcome"] == "failed":
+            self.failing.update((n, None) for n in r.get("failed_outputs") or ())
+
+    @property
+    def worst(self) -> Optional[float]:
+        """The worst ulp error over every output."""
+        return _worse(None, list(self.worsts.values()))
+
+    def worst_text(self, unit: str = " ulp") -> str:
+        """The worst error as a table cell: `0.41 ulp` for one output; each output's of a call with
+        several, a failing one marked (`out 0.5 ulp, totalWeightOut 4.4e+06 ulp (failed)`)."""
+        if set(self.worsts) <= {None}:
+            return "-" if not self.worsts else f"{self.worsts[None]:.3g}{unit}"
+        return ", ".join(f"{n or 'out'} {u:.3g}{unit}" + (" (failed)" if n in self.failing else "")
+                         for n, u in self.worsts.items())
 
     @property
     def total(self) -> int:
@@ -67,17 +105,13 @@ def op_dtype_product(r: Mapping) -> Tuple[str, str, str]:
     return r["op"], dtype_label(r), r["product"]
 
 
-def fmt_ulp(u: Optional[float]) -> str:
-    return "-" if u is None else f"{u:.3g} ulp"
-
-
 def terminal_lines(records: List[Mapping]) -> List[str]:
     """One line per operator x dtype x product, columns aligned."""
     rows = []
     for (op, dt, prod), g in by(records, op_dtype_product).items():
         extra = "".join(f" {n} {name}" for name, n in (("xfailed", g.xfailed), ("xpassed", g.xpassed)) if n)
         rows.append((op, dt, prod, f"{g.passed} passed {g.failed} failed {g.skipped} skipped{extra}",
-                     f"worst {fmt_ulp(g.worst)}"))
+                     f"worst {g.worst_text()}"))
     if not rows:
         return []
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
@@ -132,7 +166,7 @@ def markdown(doc: Mapping, max_failures: int = 200) -> str:
              _md_row(["---"] * 3 + ["---:"] * 6)]
     for (op, dt, prod), g in by(recs, op_dtype_product).items():
         lines.append(_md_row([op, dt, prod, g.passed, g.failed, g.skipped, g.xfailed, g.xpassed,
-                              "-" if g.worst is None else f"{g.worst:.3g}"]))
+                              g.worst_text("")]))
     within = within_standard(recs)
     if within:
         lines += [""] + [f"- {x}" for x in within]

@@ -29,7 +29,7 @@ from suite.run.bits import _copied, _digest, _digest_all, differing
 from suite.run.paths import judged_dtype, may_flush, rounding_path
 from suite.judge.judging import Verdict, judge
 from suite.judge.table import Standard, ToleranceTable
-from suite.run.worst import numbers_details, worst_element, worst_elements  # noqa: F401  (worst_element: imported from here before)
+from suite.run.worst import failing_outputs, failing_text, numbers_details, worst_element, worst_elements  # noqa: F401  (worst_element: imported from here before)
 
 
 class CaseFailure(AssertionError):
@@ -270,19 +270,17 @@ class Runner:
                             got: Dict[str, np.ndarray]) -> Dict[str, Any]:
         """check_numbers for a call with several outputs: each written output judged against its
         golden; the record keeps the first output's metrics where a single output's are, and every
-        judged output's under `outputs` (docs/results-schema.md). The first failure names its output."""
+        judged output's under `outputs` (docs/results-schema.md). A failure names each failing output."""
         if case.determinism:
             self.earlier[case.id] = (_digest_all(got), nodeid)
         std = self.standard_for(case)
         verdicts = {n: self._judged(case, data, a, std, n) for n, a in got.items()}
         record = {"status": 0, **outputs_record(ops.get(case.op).outputs[0],
                                                 {n: v.metrics() for n, v in verdicts.items()})}
-        for n, v in verdicts.items():
-            if not v.passed:
-                shape, dt = case.outputs[n]
-                worst = worst_elements(case, data, v, n)
-                raise self._fail(case, nodeid, f"{n} {dt}{list(shape)} fails standard '{v.standard}': {v.why}",
-                                 numbers_details(case, data, v, worst, n), {**record, "worst": worst})
+        failing = {n: v for n, v in verdicts.items() if not v.passed}
+        if failing:
+            details, fields = failing_outputs(case, data, failing)
+            raise self._fail(case, nodeid, failing_text(case, failing), details, {**record, **fields})
         return record
 
     def check_rejection(self, case: Case, nodeid: str) -> Dict[str, Any]:
@@ -349,13 +347,21 @@ class Runner:
             got = _copied(self._accepted(case, o, nodeid))
             if o.aliased is not None:
                 raise self._fail(case, nodeid, aliased_text(o.aliased))
-            for name, a in (got.items() if isinstance(got, dict) else [(None, got)]):
-                v = self._judged(case, data, a, std, name)
-                if not v.passed:
-                    which = "" if name is None else f"{name} of "
-                    raise self._fail(case, nodeid, f"{which}run {i} of {len(outs)} fails standard '{v.standard}': "
-                                                   f"{v.why} ({nondeterministic_note(case, len(outs))})",
-                                     record={"status": 0, **v.metrics()})
+            run = {name: self._judged(case, data, a, std, name)
+                   for name, a in (got.items() if isinstance(got, dict) else [(None, got)])}
+            failing = {n: v for n, v in run.items() if not v.passed}
+            if None in failing:
+                v = failing[None]
+                raise self._fail(case, nodeid, f"run {i} of {len(outs)} fails standard '{v.standard}': {v.why} "
+                                               f"({nondeterministic_note(case, len(outs))})",
+                                 record={"status": 0, **v.metrics()})
+            if failing:             # several outputs: the run's metrics of each, every failing one named
+                details, fields = failing_outputs(case, data, failing)
+                raise self._fail(case, nodeid, f"{failing_text(case, failing, f'run {i} of {len(outs)}')} "
+                                               f"({nondeterministic_note(case, len(outs))})", details,
+                                 {"status": 0, **outputs_record(ops.get(case.op).outputs[0],
+                                                                {n: v.metrics() for n, v in run.items()}), **fields})
+            for name, v in run.items():
                 if name not in worst or v.max_ulp > worst[name].max_ulp:
                     worst[name] = v
         note = nondeterministic_note(case, len(outs))
@@ -374,18 +380,21 @@ def nondeterministic_note(case: Case, runs: int = 2) -> str:
 
 def _same_all(runner: "Runner", case: Case, nodeid: str, first: Any, other: Any, what: str) -> None:
     """_same for one result, or for each written output of a call with several (the message then
-    names the output that differs)."""
+    names every output that differs, each with its first differing elements)."""
     if not isinstance(first, dict):
         return _same(runner, case, nodeid, first, other, what)
-    for n, a in first.items():
-        _same(runner, case, nodeid, a, other[n], f"{n}: {what}", shape=tuple(case.outputs[n][0]))
+    found = {n: f for n, a in first.items() if (f := differing(a, other[n], tuple(case.outputs[n][0])))}
+    if found:
+        raise runner._fail(case, nodeid, "; ".join(f"{n}: {what.format(n=k, size=size)}" for n, (k, size, _) in
+                                                   found.items()),
+                           [x for n, (_, _, lines) in found.items()
+                            for x in ([f"  {n}:"] if len(found) > 1 else []) + lines])
 
 
-def _same(runner: Runner, case: Case, nodeid: str, first: np.ndarray, other: np.ndarray, what: str, *,
-          shape: Optional[tuple] = None) -> None:
+def _same(runner: Runner, case: Case, nodeid: str, first: np.ndarray, other: np.ndarray, what: str) -> None:
     """Fail the case, with the first differing elements, unless `other` is bit-identical to
     `first` (NaN matches any NaN)."""
-    found = differing(first, other, case.out_shape if shape is None else shape)
+    found = differing(first, other, case.out_shape)
     if found is not None:
         n, size, lines = found
         raise runner._fail(case, nodeid, what.format(n=n, size=size), lines)

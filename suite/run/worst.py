@@ -1,12 +1,13 @@
-"""A numbers case's failure in numbers: its worst elements as results.json data (`worst`,
-docs/results-schema.md) and as the failure message's lines, each with the inputs that produced it.
+"""A numbers case's failure in numbers: its worst elements as results.json data (`worst`, and
+each failing output's of a call with several: `failed_outputs`, docs/results-schema.md) and as
+the failure message's lines, each with the inputs that produced it.
 
 Apart from the runner (suite/run/runner.py, which decides that a case failed) because what a failure
 says is read by people and by the report, and changes for them alone. Imports suite.ops, suite.cases,
 suite.golden.source and suite.judge only."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -70,3 +71,28 @@ def numbers_details(case: Case, data: CaseData, v: Verdict,
         lines.append(f"      golden {_fmt(e.golden)} (allowed {allowed}), got {_fmt(e.got)}, "
                      f"error {error}{tag}")
     return lines
+
+
+def failing_text(case: Case, failing: Mapping[str, Verdict], run: str = "") -> str:
+    """The first line of a call with several outputs that failed in one or more of them: each
+    failing output named, with its worst error and why (`run`: "run 1 of 3", a determinism test's
+    run, for which the output is named without its dtype)."""
+    def one(n: str, v: Verdict) -> str:
+        shape, dt = case.outputs[n]
+        who = f"{n} of {run}" if run else f"{n} {dt}{list(shape)}"
+        return f"{who} fails standard '{v.standard}' (worst error {v.max_ulp:.4g} ulp): {v.why}"
+    return "; ".join(one(n, v) for n, v in failing.items())
+
+
+def failing_outputs(case: Case, data: CaseData, failing: Mapping[str, Verdict]) -> Tuple[List[str], Dict[str, Any]]:
+    """(the failure message's details, the record's fields) of the outputs of one call that failed
+    their standard: each output's numbers and worst elements (under its name where more than one
+    failed); `worst`, the first failing output's elements as before, and `failed_outputs`, each
+    failing output's (docs/results-schema.md)."""
+    details: List[str] = []
+    found: Dict[str, List[Dict[str, Any]]] = {}
+    for n, v in failing.items():
+        found[n] = worst_elements(case, data, v, n)
+        lines = numbers_details(case, data, v, found[n], n)
+        details += lines if len(failing) == 1 else [f"  {n}:"] + ["  " + x for x in lines]
+    return details, {"worst": next(iter(found.values())), "failed_outputs": found}

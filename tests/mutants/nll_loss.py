@@ -12,6 +12,7 @@ import numpy as np
 from suite.cases.inputs import draw_inputs
 from suite.ops.base import ftz, present
 from suite.ops.nll_loss import NAME, TOTAL, NLLLoss
+from tests.mutants.kernel import operator_kernel
 from tests.mutants.kit import Mutant, Variant
 
 
@@ -154,3 +155,31 @@ VARIANTS: Tuple[Variant, ...] = (
     Variant("NllOnePassRowByRow", "float32, NLLLoss's sums of terms and weights one sample at a time",
             _OnePassRowByRow()),
 )
+
+
+# -- backends for the reports' tests (tests/test_report_several.py): not planted defects of the
+# kit (the registry reads MUTANTS and VARIANTS only), so the mutation score never runs them ------
+class _TotalWeightOff(NLLLoss):
+    """totalWeightOut twice the weight sum plus one, out right: a defect of the second output alone."""
+
+    def _outputs32(self, call):
+        r, weight = super()._outputs32(call)
+        return r, (None if weight is None else np.float32(weight * np.float32(2.0) + np.float32(1.0)))
+
+
+class _BothOff(_TotalWeightOff):
+    """out's sign flipped as well as totalWeightOut off: both outputs fail."""
+
+    def _outputs32(self, call):
+        r, weight = super()._outputs32(call)
+        return np.negative(r), weight
+
+
+def _reduced(c) -> bool:
+    return _numbers(c) and c.attrs["reduction"] != 0
+
+
+NllTotalWeightOff = operator_kernel("NllTotalWeightOff", "NLLLoss totalWeightOut off, out right",
+                                    _TotalWeightOff(), _reduced)
+NllBothOutputsOff = operator_kernel("NllBothOutputsOff", "NLLLoss out sign-flipped and totalWeightOut off",
+                                    _BothOff(), _numbers)
