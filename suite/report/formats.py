@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Optional, Tuple
 
 from suite.common.files import atomic_write
-from suite.report import html, results, summary
+from suite.report import html, results, summarymd
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ RESULTS = "results.json"                 # the record other tools read (the gate
 JOURNAL = "results.journal"              # the records of a run still going, or killed (suite/report/journal.py)
 FORMATS: Tuple[Format, ...] = (
     Format("results", RESULTS, results.write),
-    Format("summary", "summary.md", _text(summary.markdown)),
+    Format("summary", "summary.md", _text(summarymd.markdown)),
     Format("html", "report.html", _text(html.render)),
 )
 

@@ -128,6 +128,18 @@ def group_failures(records) -> List[FailureGroup]:
     return sorted(groups.values(), key=lambda g: (-g.count, g.key))
 
 
+def in_group_order(records) -> List[Mapping]:
+    """Every failed record, its group's largest first (the reports' full lists of failures)."""
+    return [r for g in group_failures(records) for r in g.records]
+
+
+def message(r: Mapping) -> str:
+    """The record's reason without its leading case id: the report names the case beside it."""
+    reason = str(r.get("reason") or "")
+    head = f"{r.get('case')}: "
+    return reason[len(head):] if reason.startswith(head) else reason
+
+
 def reduction_label(r: Mapping) -> str:
     """The record's reduction as the grid's column names it: `reduction=mean` (by the operator's
     name for the code, its code where the suite does not know the operator); '-' for none."""

@@ -1,6 +1,7 @@
 """report.html: one self-contained page (inline CSS and SVG, no scripts, no network) that leads
 with the verdict and the failures grouped by what they share (suite/report/lead.py), then the
-summary tables, a histogram of worst ulp errors per dtype, a coverage grid and every failure."""
+summary tables, a histogram of worst ulp errors per dtype, a coverage grid and every failure (in
+the groups' order)."""
 from __future__ import annotations
 
 import html
@@ -131,7 +132,7 @@ def render(doc: Mapping) -> str:
                     f"<td>{g.passed}</td><td>{g.failed}</td><td>{g.skipped}</td><td>{g.xfailed}</td>"
                     f"<td>{g.xpassed}</td><td>{_e(g.worst_text(''))}</td></tr>")
     hists = "".join(histogram_svg(f"{d}: {sum(cs)} cases", cs) + " " for d, cs in ulp_histograms(recs).items())
-    failed = [r for r in recs if r["outcome"] == "failed"]
+    failed = groups.in_group_order(recs)
     fl = "".join(f"<li><code>{_e(r['case'])}</code> ({_e(r['kind'])}): {_e(lead.message(r))}"
                  + (f"<br><code>{_e(r['reproduce'])}</code>" if r.get("reproduce") else "") + "</li>"
                  for r in failed[:500])

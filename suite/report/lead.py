@@ -40,11 +40,7 @@ def _n(v: object, digits: int = 6) -> str:
     return "-" if x is None else f"{x:.{digits}g}"
 
 
-def message(r: Mapping) -> str:
-    """The record's reason without its leading case id: the report names the case beside it."""
-    reason = str(r.get("reason") or "")
-    head = f"{r.get('case')}: "
-    return reason[len(head):] if reason.startswith(head) else reason
+message = G.message            # the record's reason without its leading case id
 
 
 def banner(doc: Mapping) -> str:

@@ -1,5 +1,6 @@
-"""Tables over a run's records: per operator x dtype x product counts and worst ulp error, shape
-classes for the coverage grid, and the plain-text and Markdown renderings (terminal, summary.md)."""
+"""Tables over a run's records: per operator x dtype x product counts and worst ulp error (each
+output's, for a call with several), shape classes for the coverage grid, and the terminal's
+rendering (summary.md is suite/report/summarymd.py's)."""
 from __future__ import annotations
 
 import math
@@ -7,8 +8,6 @@ from collections import OrderedDict
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from suite.report.results import number
-from suite.report.timing import timing_lines
-from suite.report import interleaved
 
 LARGE = 4096                       # output elements from which a case counts as "large"
 
@@ -129,59 +128,3 @@ def within_standard(records: Iterable[Mapping]) -> List[str]:
             groups[(r["op"], r["product"])] = groups.get((r["op"], r["product"]), 0) + 1
     return [f"{op} on {prod}: {n} determinism test{'s' if n != 1 else ''} judged within standard, not bit "
             f"for bit (not deterministic on {prod} by its contract)" for (op, prod), n in sorted(groups.items())]
-
-
-def status_lines(doc: Mapping) -> List[str]:
-    """Markdown paragraphs for a run that did not finish and for incidents outside any case: first,
-    so that nobody mistakes a partial table for a result."""
-    out = []
-    if doc.get("complete", True) is False:
-        out += [f"**INCOMPLETE RUN**: {doc.get('incomplete') or 'the run did not finish'}. The counts below "
-                f"cover only the cases that finished; `report diff` and `report merge` refuse this file "
-                f"without --allow-incomplete.", ""]
-    incidents = doc.get("incidents") or []
-    if incidents:
-        out += [f"**Incidents outside any case ({len(incidents)}), which fail the run:**", ""]
-        out += [f"- {x}" for x in incidents] + [""]
-    return out
-
-
-def _md_row(cells: Iterable[Any]) -> str:
-    return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
-
-
-def markdown(doc: Mapping, max_failures: int = 200) -> str:
-    """summary.md: the run, a table per operator x dtype x product, then every failure's reproducer."""
-    recs = doc["records"]
-    c = doc["counts"]
-    be = doc["backend"]
-    lines = [f"# aclnn conformance: backend `{be.get('name') or be.get('spec')}`",
-             "",
-             f"{c['passed']} passed, {c['failed']} failed, {c['skipped']} skipped, {c['xfailed']} xfailed, "
-             f"{c['xpassed']} xpassed; products {', '.join(doc['products'])}; suite {doc['suite_version']}, "
-             f"goldens `{doc['manifest_hash'][:12]}`" + (f", shard {doc['shard']}" if doc.get("shard") else ""),
-             ""] + [line for line in status_lines(doc)] + [
-             _md_row(["operator", "dtype", "product", "passed", "failed", "skipped", "xfailed", "xpassed",
-                      "worst ulp"]),
-             _md_row(["---"] * 3 + ["---:"] * 6)]
-    for (op, dt, prod), g in by(recs, op_dtype_product).items():
-        lines.append(_md_row([op, dt, prod, g.passed, g.failed, g.skipped, g.xfailed, g.xpassed,
-                              g.worst_text("")]))
-    within = within_standard(recs)
-    if within:
-        lines += [""] + [f"- {x}" for x in within]
-    lines += timing_lines(recs, _md_row) + interleaved.lines(doc, _md_row)
-    failed = [r for r in recs if r["outcome"] == "failed"]
-    if failed:
-        lines += ["", f"## Failures ({len(failed)})", ""]
-        for r in failed[:max_failures]:
-            lines.append(f"- `{r['case']}` ({r['kind']}): {r.get('reason') or ''}")
-            if r.get("reproduce"):
-                lines.append(f"  `{r['reproduce']}`")
-        if len(failed) > max_failures:
-            lines.append(f"- ... and {len(failed) - max_failures} more (see results.json)")
-    xp = [r for r in recs if r["outcome"] == "xpassed"]
-    if xp:
-        lines += ["", f"## Known failures that now pass ({len(xp)}): delete them from the list", ""]
-        lines += [f"- `{r['case']}` ({r['kind']})" for r in xp[:max_failures]]
-    return "\n".join(lines) + "\n"
