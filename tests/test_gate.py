@@ -51,7 +51,8 @@ def test_broken_backend_fails_the_gate(runs):
     p = cli(["report", "diff", str(d / "ref" / "results.json"), str(d / "bad" / "results.json"), "--limit", "3"])
     assert p.returncode == 1, p.stdout
     assert p.stdout.startswith(f"WORSE: {len(failed)} new failures")
-    failures = p.stdout.split("new failures (")[1].split("precision regressions")[0]
+    assert f"new failures by operator and kind ({len(failed)}):\n  {len(failed)}  MseLossBackward  numbers\n" in p.stdout
+    failures = p.stdout.split("new failures, MseLossBackward numbers (")[1].split("precision regressions")[0]
     shown = [line.strip().split()[0] for line in failures.splitlines() if line.startswith("  suite/")]
     assert len(shown) == 3 and set(shown) <= failed
     assert f"... and {len(failed) - 3} more" in p.stdout and "reproduce: pytest " in p.stdout

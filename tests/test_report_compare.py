@@ -56,11 +56,11 @@ def shown(d: compare.Diff, limit: int = 10) -> str:
 
 # -- diff: every pair of outcomes of one case ---------------------------------------------------
 # (outcome in BASE, outcome in NEW; None: absent) -> (worse, the whole rendered text)
-NEW_FAIL = "WORSE: 1 new failures\nnew failures (1):\n  k  ({})\n    reproduce: pytest 'k'"
+NEW_FAIL = "WORSE: 1 new failures\nnew failures by operator and kind (1):\n  1  FakeOp  numbers\nnew failures, FakeOp numbers (1):\n  k  ({})\n    reproduce: pytest 'k'"
 VANISHED = "WORSE: 1 vanished cases\nvanished (1):\n  k"
 FIXED = OK + "\nfixed (1):\n  k"
 NEW_XFAIL = OK + "\nnew known failures (xfailed now, not before) (1):\n  k  ({} before): known failure: r"
-HIDDEN = ("WORSE: 1 new failures\nnew failures (1):\n  k  ({0} before, now a known failure)\n"
+HIDDEN = ("WORSE: 1 new failures\nnew failures by operator and kind (1):\n  1  FakeOp  numbers\nnew failures, FakeOp numbers (1):\n  k  ({0} before, now a known failure)\n    known failure: r\n"
           "new known failures (xfailed now, not before) (1):\n  k  ({0} before): known failure: r")
 TRANSITIONS = {
     (None, "passed"): (False, OK + "\nappeared (1):\n  k"),
@@ -361,7 +361,8 @@ def test_the_sections_come_in_order() -> None:
     assert titles == [
         "WORSE: 2 new failures, 1 precision regressions, 1 vanished cases, 1 incidents",
         f"note: suite_version differs: '{base['suite_version']}' -> 'new'",
-        "incidents (outside any case) (1):", "new failures (2):", "precision regressions (1):", "vanished (1):",
+        "new failures and incidents by operator and kind (3):", "incidents (outside any case) (1):",
+        "new failures, FakeOp numbers (2):", "precision regressions (1):", "vanished (1):",
         "new known failures (xfailed now, not before) (1):", "fixed (1):", "appeared (1):"]
 
 
@@ -391,7 +392,7 @@ def test_a_known_failure_without_a_reason_is_listed_without_one() -> None:
 
 def test_a_new_failure_without_a_reproducer_is_one_line() -> None:
     d = compare.diff(run(rec("k")), run(rec("k", "failed", reproduce="")))
-    assert shown(d) == "WORSE: 1 new failures\nnew failures (1):\n  k  (passed before)"
+    assert shown(d) == "WORSE: 1 new failures\nnew failures by operator and kind (1):\n  1  FakeOp  numbers\nnew failures, FakeOp numbers (1):\n  k  (passed before)"
 
 
 # -- report diff, the command -------------------------------------------------------------------
@@ -421,7 +422,7 @@ def test_report_diff_exit_codes_and_output(tmp_path: Path, capsys) -> None:
     assert _main(["report", "diff", f["base"], f["worse"], "--ulp-ratio", "6"], capsys)[0] == 0
     assert _main(["report", "diff", f["base"], f["worse"], "--ulp-ratio", "5.9"], capsys)[0] == 1
     code, out, _ = _main(["report", "diff", f["base"], f["failing"], "--limit", "0"], capsys)
-    assert (code, out) == (1, "WORSE: 1 new failures\nnew failures (1):\n  ... and 1 more\n")
+    assert (code, out) == (1, "WORSE: 1 new failures\nnew failures by operator and kind (1):\n  1  FakeOp  numbers\nnew failures, FakeOp numbers (1):\n  ... and 1 more\n")
 
 
 def test_report_diff_allow_vanished(tmp_path: Path, capsys) -> None:

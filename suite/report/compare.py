@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from suite.perf import gate
-from suite.report import perfdiff, rundiff, shard
+from suite.report import newfailures, perfdiff, rundiff, shard
 from suite.report.verdict import backend_change
 from suite.report.results import RUN_FIELDS, ResultsError, is_complete, make_document, number
 
@@ -292,7 +292,9 @@ def _before(b: Optional[Mapping]) -> str:
 
 
 def render_diff(d: Diff, limit: int = 10) -> str:
-    """One screen: the verdict first, then each list truncated to `limit` lines with a count."""
+    """One screen: the verdict first, the new failures' and incidents' counts per operator and kind,
+    then each list truncated to `limit` lines with a count (the new failures: a few of each
+    operator and kind, suite/report/newfailures.py)."""
     why = []
     if d.new_failures:
         why.append(f"{len(d.new_failures)} new failures")
@@ -313,11 +315,10 @@ def render_diff(d: Diff, limit: int = 10) -> str:
     lines = [head]
     lines += [f"{'accepted' if d.accept_golden_change else 'differs'}: {x}" for x in d.judged_by]
     lines += [f"note: {x}" for x in d.notes]
+    lines += newfailures.counts(d.new_failures, d.incidents)
     lines += _section("incidents (outside any case)", d.incidents, limit)
-    lines += _section("new failures", [f"{r['key']}  ({_before(b)}"
-                                       + (", now a known failure" if r["outcome"] == "xfailed" else "") + ")"
-                                       + (f"\n    reproduce: {r['reproduce']}" if r.get("reproduce") else "")
-                                       for r, b in d.new_failures], limit)
+    lines += newfailures.lines(d.new_failures, limit, lambda r, b: _before(b) + (
+        ", now a known failure" if r["outcome"] == "xfailed" else ""))
     lines += _section("precision regressions", [_regression_line(b, n) for b, n in d.regressions], limit)
     lines += perfdiff.render(d.timing, d.not_timed, d.perf_threshold, d.perf_alpha, limit, d.interleaved)
     lines += _section("vanished", [r["key"] for r in d.vanished], limit)
