@@ -7,6 +7,7 @@ import math
 from collections import OrderedDict
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
+from suite import ops
 from suite.report.results import number
 
 LARGE = 4096                       # output elements from which a case counts as "large"
@@ -20,17 +21,47 @@ def dtype_label(r: Mapping) -> str:
 
 
 def shape_class(r: Mapping) -> str:
-    """empty, large, broadcast, or rank N (of the output), first that applies."""
-    shapes = [s for s in r["shapes"].values() if s is not None]
+    """empty, large, broadcast, or rank N, the first that applies, read off the record's operator's
+    own declaration where the suite knows it (its `b_shape`, the shape its terms live on, and its
+    `operands`): large from LARGE elements in an input, the terms or the output (a large mean or
+    sum is large); broadcast where an input of another shape than the terms reaches them broadcast
+    (an operator that shapes its inputs itself, a class index beside scores, broadcasts none);
+    else the largest rank of its inputs, terms and output. An operator the suite does not know: by the
+    shapes alone, inputs of different shapes broadcast, else the output's rank."""
+    shapes = [tuple(s) for s in r["shapes"].values() if s is not None]
     out = r.get("out_shape")
-    every = shapes + ([out] if out is not None else [])
+    every = shapes + ([tuple(out)] if out is not None else [])
     if any(0 in s for s in every):
         return "empty"
-    if out is not None and math.prod(out) >= LARGE:
+    op = ops.OPERATORS.get(r.get("op") or "")
+    terms = _terms(op, r["shapes"])
+    if max((math.prod(s) for s in every + ([terms] if terms is not None else [])), default=0) >= LARGE:
         return "large"
-    if len({tuple(s) for s in shapes}) > 1:
+    if op is None:
+        if len(set(shapes)) > 1:
+            return "broadcast"
+        return f"rank {len(out if out is not None else (shapes[0] if shapes else []))}"
+    if _broadcasts(op) and (any(s != terms for s in shapes) if terms is not None else len(set(shapes)) > 1):
         return "broadcast"
-    return f"rank {len(out if out is not None else (shapes[0] if shapes else []))}"
+    return f"rank {max(len(s) for s in every + ([terms] if terms is not None else [()]))}"
+
+
+def _terms(op: Optional[ops.Operator], shapes: Mapping[str, Any]) -> Optional[Tuple[int, ...]]:
+    """The shape the operator's terms live on for these input shapes (None: unknown operator,
+    or shapes it cannot take, as a rejection case's)."""
+    if op is None:
+        return None
+    try:
+        t = op.b_shape({n: None if s is None else tuple(s) for n, s in shapes.items()})
+    except (KeyError, TypeError, ValueError, IndexError):
+        return None
+    return None if t is None else tuple(t)
+
+
+def _broadcasts(op: ops.Operator) -> bool:
+    """Whether the operator's inputs reach its terms as given, broadcast (Operator.operands's
+    default), not shaped by the operator itself (a class index, a gather: suite/ops/operands.py)."""
+    return type(op).operands is ops.Operator.operands
 
 
 def shape_classes() -> List[str]:
