@@ -17,6 +17,7 @@ from suite.ops.base import numel
 from suite.golden.manifest import read_manifest
 from suite.golden.bundle import _read_bundle, _read_case, _sha256
 from suite.golden.cache import GoldenCache, compare_fingerprints, fingerprint
+from suite.golden.where import GENERATE
 from suite.golden.source import CaseData, Elementwise, GoldenError, MANIFEST, Materialized, compute, compute_all, is_stored, spec_hash
 
 
@@ -26,8 +27,11 @@ class GoldenStore:
     asks; large cases drawn, computed and checked against their fingerprint."""
 
     def __init__(self, root: Path, manifest: Optional[dict] = None,
-                 cache: Optional[GoldenCache] = None, reuse: bool = False) -> None:
+                 cache: Optional[GoldenCache] = None, reuse: bool = False, command: str = GENERATE) -> None:
         self.root = Path(root)
+        # the exact `golden generate` command that remakes this folder and no other (where.command):
+        # what every "run ..." of its messages says
+        self.command = command
         # `reuse`: keep the last large case's data (read-only) for the next test of the same case
         # (its other products, layouts and kinds: the plugin orders them together), instead of
         # drawing its inputs and reading its golden again. Only where no backend code runs in
@@ -64,14 +68,14 @@ class GoldenStore:
             with open(path, "rb") as f:
                 data = f.read(jsonfile.MAX_BYTES + 1)        # (past the limit: jsonfile.loads says so)
         except FileNotFoundError:
-            self._hash, self._error = "", GoldenError(f"{path}: no golden manifest; run `aclnn-conform golden generate`")
+            self._hash, self._error = "", GoldenError(f"{path}: no golden manifest; run `{self.command}`")
             return
         except OSError as e:
             self._hash, self._error = "", GoldenError(f"{path}: cannot be read ({e.strerror or e})")
             return
         self._hash = _sha256(data)
         try:
-            self._manifest = read_manifest(self.root, data)
+            self._manifest = read_manifest(self.root, data, self.command)
         except GoldenError as e:
             self._error = e
 
@@ -90,10 +94,10 @@ class GoldenStore:
     def entry(self, case: Case) -> dict:
         entry = self.manifest["cases"].get(case.datakey)
         if entry is None:
-            raise GoldenError(f"no golden for {case.datakey}; run `aclnn-conform golden generate`")
+            raise GoldenError(f"no golden for {case.datakey}; run `{self.command}`")
         if entry["spec"] != spec_hash(case):
             raise GoldenError(f"the golden for {case.datakey} is stale (its case changed); "
-                              f"run `aclnn-conform golden generate`")
+                              f"run `{self.command}`")
         return entry
 
     def inputs(self, case: Case) -> Dict[str, np.ndarray]:
@@ -183,7 +187,7 @@ class GoldenStore:
             try:
                 data = path.read_bytes()
             except OSError:
-                raise GoldenError(f"golden bundle {path} is missing; run `aclnn-conform golden generate`") from None
+                raise GoldenError(f"golden bundle {path} is missing; run `{self.command}`") from None
             want = self.manifest["files"].get(rel)
             if _sha256(data) != want:
                 raise GoldenError(f"golden bundle {path} is corrupted (sha256 differs from the "
