@@ -5,6 +5,7 @@ may write, and the exact `golden generate` command that remakes a golden folder 
 (docs/goldens.md, "Your own case files")."""
 from __future__ import annotations
 
+import functools
 import shlex
 from pathlib import Path
 from typing import List, Optional, Sequence
@@ -36,7 +37,19 @@ def is_own(path: Path) -> bool:
 
 def is_own_case(case: Case) -> bool:
     """The case comes from a case file of the suite's own (its source is `file:line`)."""
-    return is_own(Path(case.source.rpartition(":")[0]))
+    return _own_file(case.source.rpartition(":")[0], str(own_cases()))
+
+
+@functools.lru_cache(maxsize=1024)
+def _own_file(file: str, cases: str) -> bool:
+    """is_own of a case's file, once per file and data folder (a run asks for every test)."""
+    return _inside(Path(file), Path(cases))
+
+
+def computed(case: Case) -> bool:
+    """A case whose golden a run computes on demand where the golden folder lacks it: a user's
+    (GoldenStore's on_demand). The suite's own cases' goldens are committed (`golden generate`)."""
+    return not is_own_case(case)
 
 
 def users(paths: Sequence[Path]) -> List[Path]:

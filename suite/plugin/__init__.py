@@ -140,7 +140,8 @@ class Conformance:
             # backend could write into arrays it is given, so each test gets its own, and the cache.
             process = opt.isolation != "none"
             store = GoldenStore(self.golden_dir, cache=GoldenCache(None if process else self.cache_dir),
-                                reuse=process, command=where.command([Path(p) for p in opt.cases], self.golden_dir))
+                                reuse=process, command=where.command([Path(p) for p in opt.cases], self.golden_dir),
+                                on_demand=where.computed)
             store.pin()
             self.manifest_hash = store.manifest_hash()
             try:
