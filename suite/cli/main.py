@@ -19,6 +19,7 @@ from suite.report import results
 from suite.common import numbers
 from suite.common.home import data_root, no_data_folder
 from suite.common.yamlfile import FileError
+from suite.cli.progress import Progress
 
 
 def _cases(paths: List[str]) -> List[cases_model.Case]:
@@ -42,11 +43,13 @@ def cmd_golden_generate(args: argparse.Namespace) -> int:
     folder = _golden_dir(args)
     where.may_write([Path(p) for p in args.cases], folder)      # never the suite's from a user's cases
     cases = _cases(args.cases)
+    progress = Progress()
     try:
-        stats = golden_build.generate(cases, folder,
-                                progress=lambda s: print(f"  {s}", file=sys.stderr), fresh=args.fresh)
+        stats = golden_build.generate(cases, folder, progress=progress, fresh=args.fresh)
     except OSError as e:
         raise _cannot_write(e, folder) from None
+    finally:
+        progress.end()
     print(f"goldens: {stats['cases']} cases ({stats['large']} large, fingerprinted), "
           f"{stats['bundles']} bundles, {stats['bytes'] / 1e6:.2f} MB; {stats['written']} bundles written, "
           f"{stats['removed']} removed")

@@ -252,7 +252,10 @@ def lazy(case: Case) -> bool:
     cache (> LAZY_BYTES of float64) would cost more memory than the case's own arrays."""
     if is_stored(case):
         return False
+    return elementwise(case) and numel(case.out_shape) * 8 > LAZY_BYTES
+
+
+def elementwise(case: Case) -> bool:
+    """One term per element: the broadcast shape is out's (so a golden can be computed per block)."""
     shapes = {n: s for n, s in case.shapes.items() if s is not None}    # a NULL optional input: none
-    op = ops.get(case.op)
-    b = op.b_shape(shapes)
-    return tuple(b) == tuple(case.out_shape) and numel(b) * 8 > LAZY_BYTES
+    return tuple(ops.get(case.op).b_shape(shapes)) == tuple(case.out_shape)
