@@ -294,5 +294,4 @@ def _drawable(ctx: _Ctx, case: Case, line: int, field: str) -> None:
     what loads, `golden generate` and a run can draw."""
     problem = value_problem(case)
     if problem:
-        raise FileError(ctx.path, line, field, f"case {case.id}: {problem}; give the input a dtype that "
-                                               f"holds them, or shapes whose values it holds")
+        raise FileError(ctx.path, line, field, f"case {case.id}: {problem}")
