@@ -419,3 +419,37 @@ def test_generate_into_a_chmod_read_only_folder(tmp_path: Path) -> None:
                         "--golden-dir", str(tmp_path / "g")], cwd=ROOT, capture_output=True, text=True)
     assert (r.returncode, r.stdout) == (2, "") and "Traceback" not in r.stderr
     assert r.stderr.splitlines()[-1].endswith(": cannot write: Permission denied")
+
+
+# Issue 42, item 4: what `cases validate` accepts, `golden generate` can draw; what it cannot draw,
+# validate refuses with the file, line and field (a UINT8 class index past 255 classes).
+CLASSES = b"""op: NLLLoss
+matrices:
+  - products: [atlas-a2]
+    dtypes: [{inputs: float32, target: uint8}]
+    reductions: [sum]
+    ignoreIndex: [0]
+    shapes:
+      - [4x5, 4, 5]
+      - [4x%d, 4, %d]
+"""
+
+
+def test_a_case_whose_value_set_its_dtype_cannot_hold_is_refused_by_validate_and_generate(
+        tmp_path: Path, capsys) -> None:
+    path = _write(tmp_path, CLASSES % (300, 300), "classes.yaml")
+    for argv in (["cases", "validate", str(path)],
+                 ["golden", "generate", "--cases", str(path), "--golden-dir", str(tmp_path / "g")]):
+        assert cli.main(argv) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and err.count("\n") == 1 and "Traceback" not in err
+        assert err.startswith(f"error: {path}:9: field 'shapes': case NLLLoss-") and \
+            "input target: the value set draws 0..299, outside uint8's 0..255" in err, err
+    assert not (tmp_path / "g").exists()
+
+
+def test_a_case_at_the_edge_of_its_dtype_validates_and_generates(tmp_path: Path, capsys) -> None:
+    path = _write(tmp_path, CLASSES % (256, 256), "classes.yaml")
+    assert cli.main(["cases", "validate", str(path)]) == 0
+    assert cli.main(["golden", "generate", "--cases", str(path), "--golden-dir", str(tmp_path / "g")]) == 0
+    assert "goldens: 2 cases" in capsys.readouterr().out

@@ -43,3 +43,20 @@ def test_the_listing_is_the_parser_itself() -> None:
 def test_the_installed_script_says_the_same() -> None:
     r = subprocess.run([sys.executable, "-m", "suite.cli"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "golden check" in r.stdout and "Traceback" not in r.stderr
+
+
+def test_generates_progress_is_a_line_per_case_in_a_terminal_and_one_a_second_in_a_log(monkeypatch, capsys) -> None:
+    from suite.cli import progress
+    clock = iter([0.0, 0.4, 1.0, 1.5, 2.2])
+    monkeypatch.setattr(progress.time, "monotonic", lambda: next(clock))
+    log = progress.Progress()
+    for i in range(5):
+        log(f"{i + 1}/5 cases")
+    log.end()
+    assert capsys.readouterr().err.splitlines() == ["  1/5 cases", "  3/5 cases", "  5/5 cases"]
+    tty = progress.Progress()
+    tty.tty = True
+    for i in range(3):
+        tty(f"{i + 1}/3 cases")
+    tty.end()
+    assert capsys.readouterr().err == "".join(f"\r\033[K  {i}/3 cases" for i in (1, 2, 3)) + "\n"

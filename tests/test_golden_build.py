@@ -673,7 +673,7 @@ def _case_arrays(root: Path, key: str) -> Dict[str, np.ndarray]:
 
 def test_generate_counts_each_thing_it_did_says_its_progress_and_caches_what_it_computed(tmp_path: Path) -> None:
     """The counts the CLI prints are what happened: every case, bundle, write, removal, byte and
-    large case; progress every 500 cases; a large sum's golden goes into the cache it is given;
+    large case; progress for every case, with the time left; a large sum's golden goes into the cache it is given;
     a run with nothing to do removes the orphans and the stray temporary file and writes nothing,
     not even the manifest again."""
     small = _stored("kl_div.yaml")
@@ -689,7 +689,8 @@ def test_generate_counts_each_thing_it_did_says_its_progress_and_caches_what_it_
     assert len(bundles) == golden_source.BUCKETS
     assert stats == {"cases": n, "bundles": len(bundles), "written": len(bundles), "removed": 0,
                      "bytes": sum(p.stat().st_size for p in bundles), "large": 2}
-    assert said == [f"0/{n} cases", f"500/{n} cases"]
+    assert len(said) == n and said[0].startswith(f"1/{n} cases, ") and said[-1].startswith(f"{n}/{n} cases, ")
+    assert all(" so far, about " in line and " left (" in line for line in said)
     [summed] = [c for c in big if c.reduction != 0]
     cached = cache.get(summed)
     assert cached is not None and cached.nterms == 3001
@@ -836,3 +837,47 @@ def test_a_case_the_manifest_lacks_is_one_error_saying_generate(root: Path, case
     with pytest.raises(GoldenError) as e:
         GoldenStore(root).entry(case)
     assert str(e.value) == "no golden for NoSuchCase; run `aclnn-conform golden generate`"
+
+
+# -- what generate costs (issue 42, item 3; the figures: benchmarks/golden_generate_bench.py) ------
+ELEMENTWISE = """
+op: MseLoss
+cases:
+  - {product: atlas-a2, dtypes: float32, reduction: none, shapes: [2048x1024, 2048x1024]}
+  - {product: atlas-a2, dtypes: float32, reduction: none, shapes: [2048x1025, 2048x1025]}
+"""
+
+
+def test_generate_holds_one_cases_inputs_at_a_time_and_never_a_whole_elementwise_golden(tmp_path: Path) -> None:
+    """Two large elementwise cases (16.8 MB of float32 inputs each, 33.5 MB as a float64 golden):
+    generate's peak is one case's inputs and a few block-sized temporaries (the draw's and the
+    fingerprint's 65,536-element runs, about 7 MB whatever the case's size), not a held golden
+    beside them (its out and |out|) nor two cases' arrays at once (101 MB before issue 42)."""
+    import tracemalloc
+    cases = load_cases([write(tmp_path, "wide.yaml", ELEMENTWISE)])[0]
+    inputs = max(sum(a.nbytes for a in values.draw_inputs(c).values() if a is not None) for c in cases)
+    tracemalloc.start()
+    try:
+        golden_build.generate(cases, tmp_path / "golden")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert inputs < peak < inputs + 10e6, (inputs, peak)
+    assert golden_build.check(cases, tmp_path / "golden") == []
+
+
+def test_a_fingerprint_is_the_same_bits_from_a_held_golden_and_from_one_computed_block_by_block(tmp_path) -> None:
+    """The computed golden's blocks are rows (60,002 elements of 3x30001 here), the held one's
+    flat 65,536-element slices: the fingerprint sums the same runs of both, so generate may
+    compute instead of holding without changing one committed fingerprint."""
+    [case] = load_cases([write(tmp_path, "rows.yaml", """
+op: MseLoss
+cases:
+  - {product: atlas-a2, dtypes: float32, reduction: none, shapes: [3x30001, 3x30001]}
+""")])[0]
+    x = values.draw_inputs(case)
+    held = golden_cache.fingerprint(case, x, golden_source.Materialized(golden_source.compute(case, x)))
+    computed = golden_cache.fingerprint(case, x, golden_source.Elementwise(case.op, x, case.attrs))
+    assert computed == held
+    runs = list(golden_cache._runs(golden_source.Elementwise(case.op, x, case.attrs).blocks(), 1 << 16))
+    assert [s for s, *_ in runs] == [0, 65536] and [r[1].size for r in runs] == [65536, 90003 - 65536]

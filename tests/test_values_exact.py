@@ -20,7 +20,7 @@ from suite.golden import cache as golden_cache
 from suite.golden import source as golden_source
 from suite.golden.store import GoldenStore
 from suite.ops.base import Signature
-from suite.values.draw import Stream, Uniform, digest, draw
+from suite.values.draw import Stream, Uniform, digest, draw, fits
 from suite.values.exact import ClassIndex, Ignored, Integers, OutOfRange, uniform_ints
 from tests.core_helpers import write
 
@@ -237,3 +237,34 @@ def test_every_exact_dtype_has_its_documented_acl_enum() -> None:
     from suite.backends import _aclnn_marshal as marshal
     want = {"int8": 2, "int32": 3, "uint8": 4, "int16": 6, "int64": 9, "bool": 12}
     assert {n: marshal.acl_dtype(dt) for n, dt in dtypes.EXACT.items()} == want
+
+
+@pytest.mark.parametrize("name", sorted(DISTS))
+def test_the_bounds_of_an_exact_distribution_are_what_it_draws(name: str) -> None:
+    """bounds() is what `fits` checks a case by before anything is drawn: the extremes a large draw
+    reaches (every distribution here reaches both ends in 20000 draws of a span of at most 120)."""
+    dist = DISTS[name].bind(NLL)
+    lo, hi = dist.bounds()
+    if name == "huge_span":
+        assert (lo, hi) == (-(1 << 63), (1 << 62) - 1)
+        return
+    got = _ints(DISTS[name], shape=(20000,))
+    assert (int(got.min()), int(got.max())) == (lo, hi)
+    low = OutOfRange("self", high=False).bind(NLL)
+    assert low.bounds() == (-40, -1) and OutOfRange("self", low=False).bind(NLL).bounds() == (40, 79)
+
+
+@pytest.mark.parametrize("dist,dt,says", [
+    (Uniform(-5.0, 5.0), np.int32, "exact dtype, but its value set draws floats"),
+    (Integers(-1, 3), np.uint8, "outside uint8's 0..255"),
+    (Ignored(ClassIndex("self"), "ignoreIndex"), np.uint8, "outside uint8's 0..255"),
+    (ClassIndex("self"), np.bool_, "draws 0..39, outside bool's 0..1"),
+])
+def test_fits_refuses_before_a_draw_what_the_draw_refuses(dist, dt, says: str) -> None:
+    with pytest.raises(ValueError, match=says) as before:
+        fits(dist.bind(NLL), np.dtype(dt), "target")
+    with pytest.raises(ValueError) as drawn:
+        draw(dist.bind(NLL), 1, "target", (2000,), np.dtype(dt))
+    assert "\n" not in str(before.value) and (str(before.value) == str(drawn.value) or "floats" in says)
+    fits(Integers(0, 255).bind(NLL), np.dtype(np.uint8), "target")      # the edges fit
+    fits(Uniform(-5.0, 5.0), np.dtype(np.float16), "target")

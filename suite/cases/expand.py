@@ -17,6 +17,7 @@ from suite.common.yamlfile import FileError, LineDict, LineList
 from suite.cases.ids import _dtype_token, _ids
 from suite.cases.parse import _Ctx, _as_list, _attr_value, _bool, _choice, _dtype_name, _products, _reduction, arrays_of, check_size, parse_dtypes, parse_shape
 from suite.ops.outputs import declared
+from suite.cases.inputs import value_problem
 from suite.cases.model import Case, Frozen, NUMBERS, STORED_LIMIT, TIERS, _elements
 
 
@@ -195,13 +196,15 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
     made = out.made
     used: set = set()                          # the exclusions that took out a combination
     for product, (ins, od) in itertools.product(products, dts):
-        combos = [(name, s, False) for name, s, _ in literal]
+        # (set name, shapes, generated, the line and field a case of them that cannot be drawn names)
+        combos = [(name, s, False, line, "shapes") for name, s, line in literal]
         for name, gen in generated:
             for s in _generated(op, gen, hw, product, ins):
                 check_size(ctx, arrays_of(op, s), tier, gen.line, f"shapes.{name}",
                            f" (made for {product}, {_dtype_token(ins, od)})")
-                combos.append((name, s, True))
-        for red, extra, (set_name, shapes, gen), lay, vs in itertools.product(reds, extras, combos, layouts, vsets):
+                combos.append((name, s, True, gen.line, f"shapes.{name}"))
+        for red, extra, (set_name, shapes, gen, line, at), lay, vs in itertools.product(
+                reds, extras, combos, layouts, vsets):
             attrs: Dict[str, Any] = {**({} if red is None else {"reduction": red}),
                                      **{a.name: v for a, v in zip(op.attributes, extra)}}
             point = {**attrs, "product": product, "dtype": _dtype_token(ins, od), "shapes": set_name,
@@ -223,6 +226,7 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
                 continue
             if case.expect == NUMBERS and dtypes.is_exact(od):
                 raise ctx.fail(m, "dtypes", _exact_out(od))
+            _drawable(ctx, case, line, at)
             if timed and case.expect == NUMBERS:
                 case = dataclasses.replace(case, timing=True)
             made.add(case.id)
@@ -281,4 +285,13 @@ def _single(ctx: _Ctx, op: Operator, c: LineDict, out: Expansion) -> None:
             s is None and n not in op.optional for n, s in shapes.items()) or any(
             s is None for s, _ in (case.outputs or {}).values())):
         raise FileError(ctx.path, c.line, "shapes", "NULL tensors are for rejection cases")
+    _drawable(ctx, case, c.line_of("shapes"), "shapes")
     out.cases.append(case)
+
+
+def _drawable(ctx: _Ctx, case: Case, line: int, field: str) -> None:
+    """Refuse, at the shapes' line, a case whose inputs its value set cannot draw (inputs.value_problem):
+    what loads, `golden generate` and a run can draw."""
+    problem = value_problem(case)
+    if problem:
+        raise FileError(ctx.path, line, field, f"case {case.id}: {problem}")

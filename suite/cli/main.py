@@ -14,10 +14,12 @@ from suite.perf import gate
 from suite.report import compare, formats, journal, rundiff
 from suite.golden import build as golden_build
 from suite.golden import source as golden_source
+from suite.golden import where
 from suite.report import results
 from suite.common import numbers
 from suite.common.home import data_root, no_data_folder
 from suite.common.yamlfile import FileError
+from suite.cli.progress import Progress
 
 
 def _cases(paths: List[str]) -> List[cases_model.Case]:
@@ -31,27 +33,42 @@ def _cannot_write(e: OSError, default: Path) -> FileError:
     return FileError(e.filename or default, None, None, f"cannot write: {e.strerror or e}")
 
 
+def _golden_dir(args: argparse.Namespace) -> Path:
+    """--golden-dir, else the suite's golden/ for its own cases, else the folder beside the user's
+    case file (suite/golden/where.py)."""
+    return where.golden_dir([Path(p) for p in args.cases], Path(args.golden_dir) if args.golden_dir else None)
+
+
 def cmd_golden_generate(args: argparse.Namespace) -> int:
+    folder = _golden_dir(args)
+    where.may_write([Path(p) for p in args.cases], folder)      # never the suite's from a user's cases
     cases = _cases(args.cases)
+    progress = Progress()
     try:
-        stats = golden_build.generate(cases, Path(args.golden_dir),
-                                progress=lambda s: print(f"  {s}", file=sys.stderr), fresh=args.fresh)
+        stats = golden_build.generate(cases, folder, progress=progress, fresh=args.fresh)
     except OSError as e:
-        raise _cannot_write(e, Path(args.golden_dir)) from None
+        raise _cannot_write(e, folder) from None
+    finally:
+        progress.end()
     print(f"goldens: {stats['cases']} cases ({stats['large']} large, fingerprinted), "
           f"{stats['bundles']} bundles, {stats['bytes'] / 1e6:.2f} MB; {stats['written']} bundles written, "
           f"{stats['removed']} removed")
+    if not where.is_own_goldens(folder):
+        print(f"in {folder} (pytest reads them with --golden-dir {folder}; without it, the goldens of your "
+              f"own case files are computed as the run needs them)")
     return 0
 
 
 def cmd_golden_check(args: argparse.Namespace) -> int:
     tiers = ("default", "huge") if args.scale == "huge" else ("default",)
     skipped: List[str] = []
-    problems = golden_build.check(_cases(args.cases), Path(args.golden_dir), tiers, skipped)
+    folder = _golden_dir(args)
+    problems = golden_build.check(_cases(args.cases), folder, tiers, skipped)
     for p in problems:
         print(p)
     if problems:
-        print(f"golden check: {len(problems)} problems; run `aclnn-conform golden generate`", file=sys.stderr)
+        print(f"golden check: {len(problems)} problems; run `{where.command([Path(p) for p in args.cases], folder)}`",
+              file=sys.stderr)
         return 1
     note = f" ({len(skipped)} huge-tier cases not recomputed: add --scale huge)" if skipped else ""
     print(f"golden check: complete, intact and up to date{note}")
@@ -223,8 +240,9 @@ def build_parser() -> argparse.ArgumentParser:
                           ("check", cmd_golden_check, "fail on missing, stale, orphaned, corrupted or drifted goldens")):
         s = g.add_parser(name, help=hlp)
         s.add_argument("--cases", action="append", default=[], metavar="PATH", help="case file or folder (default: cases/ of $ACLNN_CONFORMANCE_HOME, else of this checkout)")
-        s.add_argument("--golden-dir", default=str(data_root() / "golden"), metavar="DIR",
-                       help="default: golden/ of $ACLNN_CONFORMANCE_HOME, else of this checkout")
+        s.add_argument("--golden-dir", default=None, metavar="DIR",
+                       help="default: golden/ of $ACLNN_CONFORMANCE_HOME, else of this checkout; for a case "
+                            "file of your own (outside its cases/), <name>.golden beside it")
         if name == "generate":
             s.add_argument("--fresh", action="store_true",
                            help="recompute large cases' fingerprints even where the manifest has them")

@@ -3,6 +3,7 @@ machine draws and computes is what was committed (drift limits, leftovers)."""
 from __future__ import annotations
 
 import json
+import time
 import zipfile
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Tuple
@@ -16,19 +17,45 @@ from suite.ops.base import Golden
 from suite.golden.manifest import read_manifest
 from suite.common.files import atomic_write
 from suite.golden.bundle import _bundle_bytes, _members, _read_bundle, _read_case, _sha256, _unpack
-from suite.golden.store import GoldenStore, lazy
+from suite.golden.store import GoldenStore, elementwise, lazy
 from suite.golden.cache import GoldenCache, compare_fingerprints, drift_limit, fingerprint, full_fingerprint
 from suite.golden.source import CaseData, Elementwise, FORMAT, GENERATOR_VERSION, GoldenError, GoldenSource, MANIFEST, Materialized, bucket_of, compute, compute_all, is_stored, numeric_cases, spec_hash
 
 
 # -- generate and check ------------------------------------------------------------------------
-def _fresh(case: Case) -> Tuple[Dict[str, np.ndarray], GoldenSource, Dict[str, Golden]]:
-    """The case's drawn inputs, its first output's golden, and the other written outputs' goldens."""
+def _fresh(case: Case, hold: bool = True) -> Tuple[Dict[str, np.ndarray], GoldenSource, Dict[str, Golden]]:
+    """The case's drawn inputs, its first output's golden, and the other written outputs' goldens.
+    Without `hold` (a large case's fingerprint, not kept in a cache), an elementwise golden is not
+    held but computed block by block as it is read: its memory is the inputs' and one block's."""
     inputs = draw_inputs(case)
-    if lazy(case):
+    if lazy(case) or (not hold and not is_stored(case) and elementwise(case)):
         return inputs, Elementwise(case.op, inputs, case.attrs), {}
     g, others = compute_all(case, inputs)
     return inputs, Materialized(g), others
+
+
+class _Eta:
+    """`generate`'s progress, one line per case computed: how many, the time so far and the time
+    left, estimated from the elements of the cases still to compute at the rate of those done."""
+
+    def __init__(self, todo: Mapping[str, Case]) -> None:
+        self.total = len(todo)
+        self.left = sum(c.elements for c in todo.values())
+        self.done = 0
+        self.start = time.monotonic()
+
+    def step(self, i: int, case: Case, computed: bool) -> str:
+        self.left -= case.elements
+        if computed:
+            self.done += case.elements
+        spent = time.monotonic() - self.start
+        eta = spent / self.done * self.left if self.done else 0.0
+        return f"{i + 1}/{self.total} cases, {_clock(spent)} so far, about {_clock(eta)} left ({case.datakey})"
+
+
+def _clock(seconds: float) -> str:
+    s = int(round(seconds))
+    return f"{s // 60} min {s % 60:02d} s" if s >= 60 else f"{seconds:.1f} s"
 
 
 def generate(cases: Iterable[Case], root: Path, progress: Callable[[str], None] = lambda s: None,
@@ -48,13 +75,15 @@ def generate(cases: Iterable[Case], root: Path, progress: Callable[[str], None] 
         old = {"files": {}, "cases": {}}
     old_cases = old["cases"]
     kept = _Kept(root, old)
+    eta = _Eta(todo)
     for i, (key, case) in enumerate(sorted(todo.items())):
         spec = spec_hash(case)
         if not is_stored(case) and old_cases.get(key, {}).get("spec") == spec and "file" not in old_cases[key] \
                 and full_fingerprint(old_cases[key]):
             entries[key] = old_cases[key]
+            progress(eta.step(i, case, False))
             continue
-        inputs, src, others = _fresh(case)
+        inputs, src, others = _fresh(case, hold=cache is not None)
         if is_stored(case):
             group = f"{case.op}/{bucket_of(key):02d}"
             per_bundle.setdefault(group, {})[key] = kept.members(key, spec, inputs, src.golden, others) or _members(
@@ -64,8 +93,8 @@ def generate(cases: Iterable[Case], root: Path, progress: Callable[[str], None] 
             entries[key] = {"spec": spec, **fingerprint(case, inputs, src)}
             if cache is not None and isinstance(src, Materialized):
                 cache.put(case, src.golden)
-        if i % 500 == 0:
-            progress(f"{i}/{len(todo)} cases")
+        del inputs, src, others              # before the next case's are made: one case's arrays at a time
+        progress(eta.step(i, case, True))
     files: Dict[str, str] = {}
     file_of: Dict[str, str] = {}
     written = 0
@@ -228,7 +257,7 @@ def check(cases: Iterable[Case], root: Path, tiers: Iterable[str] = ("default",)
                 if skipped is not None:
                     skipped.append(key)
                 continue
-            inputs, src, _ = _fresh(case)
+            inputs, src, _ = _fresh(case, hold=False)
             problems.extend(compare_fingerprints(key, entry, fingerprint(case, inputs, src)))
             continue
         if not is_stored(case):

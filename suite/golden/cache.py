@@ -52,7 +52,7 @@ def fingerprint(case: Case, inputs: Optional[Mapping[str, np.ndarray]], source: 
     samples: List[list] = []
     sums = {"out": 0.0, "abs": 0.0, "scale": 0.0, "path": 0.0}
     nonfinite = hashlib.sha256()
-    for start, out, scale, path in source.blocks():
+    for start, out, scale, path in _runs(source.blocks(), _RUN):
         if not full and not (_same(scale, np.abs(out)) and _same(path, scale)):
             raise GoldenError(f"golden {case.datakey}: an elementwise golden whose scale or path is not |out|")
         while nxt is not None and nxt < start + out.size:
@@ -73,6 +73,37 @@ def fingerprint(case: Case, inputs: Optional[Mapping[str, np.ndarray]], source: 
     if inputs is not None:
         out["inputs"] = {n: draw.digest(a) for n, a in inputs.items() if a is not None}
     return out
+
+
+_RUN = 1 << 16                   # the flat run a fingerprint sums at a time (a held golden's blocks)
+
+
+def _runs(blocks: Iterable[Tuple[int, np.ndarray, np.ndarray, np.ndarray]], size: int):
+    """A source's blocks cut again into flat runs of `size` elements (the last shorter), so a
+    fingerprint's sums are the same bits whatever blocks the source yields: a held golden's
+    slices of `size` (passed through as they are) or a computed one's rows (Elementwise)."""
+    parts: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    have = start = 0
+    for _, out, scale, path in blocks:
+        at = 0
+        while at < out.size:
+            take = min(size - have, out.size - at)
+            part = scale[at:at + take]
+            parts.append((out[at:at + take], part, part if path is scale else path[at:at + take]))
+            have, at = have + take, at + take
+            if have == size:
+                yield (start, *_joined(parts))
+                start, have, parts = start + size, 0, []
+    if parts:
+        yield (start, *_joined(parts))
+
+
+def _joined(parts: List[Tuple[np.ndarray, np.ndarray, np.ndarray]]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    if len(parts) == 1:
+        return parts[0]
+    out, scale = (np.concatenate([p[k] for p in parts]) for k in range(2))
+    same = all(p[2] is p[1] for p in parts)          # one array for both (an elementwise golden's |out|)
+    return out, scale, scale if same else np.concatenate([p[2] for p in parts])
 
 
 def _same(a: np.ndarray, b: np.ndarray) -> bool:

@@ -10,21 +10,21 @@ from suite.common import jsonfile
 from suite.golden.source import FORMAT, GoldenError, MANIFEST
 
 
-def read_manifest(root: Path, data: Optional[bytes] = None) -> dict:
+def read_manifest(root: Path, data: Optional[bytes] = None, command: str = "aclnn-conform golden generate") -> dict:
     """The manifest (or `data`, the bytes already read from it), checked entry by entry (so no
     later use of an entry meets a wrong type); any problem is one GoldenError that starts with the
-    manifest's path."""
+    manifest's path (and `command`, the `golden generate` that remakes this folder: where.command)."""
     path = Path(root) / MANIFEST
     if data is not None:
         m = jsonfile.loads(path, data, GoldenError)
     elif not path.exists():
-        raise GoldenError(f"{path}: no golden manifest; run `aclnn-conform golden generate`")
+        raise GoldenError(f"{path}: no golden manifest; run `{command}`")
     else:
         m = jsonfile.load(path, GoldenError)
     problem = _manifest_problem(m)
     if problem:
         raise GoldenError(f"{path}: not a golden manifest of format {FORMAT}: {problem}; "
-                          f"restore it from git or run `aclnn-conform golden generate`")
+                          f"restore it from git or run `{command}`")
     return m
 
 

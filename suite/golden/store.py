@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import zipfile
 from pathlib import Path
-from typing import Dict, Mapping, Optional, Tuple
+from typing import Callable, Dict, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -17,6 +17,7 @@ from suite.ops.base import numel
 from suite.golden.manifest import read_manifest
 from suite.golden.bundle import _read_bundle, _read_case, _sha256
 from suite.golden.cache import GoldenCache, compare_fingerprints, fingerprint
+from suite.golden.where import GENERATE
 from suite.golden.source import CaseData, Elementwise, GoldenError, MANIFEST, Materialized, compute, compute_all, is_stored, spec_hash
 
 
@@ -26,8 +27,17 @@ class GoldenStore:
     asks; large cases drawn, computed and checked against their fingerprint."""
 
     def __init__(self, root: Path, manifest: Optional[dict] = None,
-                 cache: Optional[GoldenCache] = None, reuse: bool = False) -> None:
+                 cache: Optional[GoldenCache] = None, reuse: bool = False, command: str = GENERATE,
+                 on_demand: Callable[[Case], bool] = lambda case: False) -> None:
         self.root = Path(root)
+        # the exact `golden generate` command that remakes this folder and no other (where.command):
+        # what every "run ..." of its messages says
+        self.command = command
+        # Which cases the manifest need not hold: their inputs are drawn from their seed and their
+        # golden computed in this process when a test first needs them, as a large case's are, with
+        # no fingerprint to check against (a user's own case files: where.is_own_case)
+        self.on_demand = on_demand
+        self._missing = False                   # no manifest file at all (not a broken one)
         # `reuse`: keep the last large case's data (read-only) for the next test of the same case
         # (its other products, layouts and kinds: the plugin orders them together), instead of
         # drawing its inputs and reading its golden again. Only where no backend code runs in
@@ -64,14 +74,15 @@ class GoldenStore:
             with open(path, "rb") as f:
                 data = f.read(jsonfile.MAX_BYTES + 1)        # (past the limit: jsonfile.loads says so)
         except FileNotFoundError:
-            self._hash, self._error = "", GoldenError(f"{path}: no golden manifest; run `aclnn-conform golden generate`")
+            self._missing = True
+            self._hash, self._error = "", GoldenError(f"{path}: no golden manifest; run `{self.command}`")
             return
         except OSError as e:
             self._hash, self._error = "", GoldenError(f"{path}: cannot be read ({e.strerror or e})")
             return
         self._hash = _sha256(data)
         try:
-            self._manifest = read_manifest(self.root, data)
+            self._manifest = read_manifest(self.root, data, self.command)
         except GoldenError as e:
             self._error = e
 
@@ -88,12 +99,23 @@ class GoldenStore:
         return self._hash or ""
 
     def entry(self, case: Case) -> dict:
+        """The case's manifest entry; for a case computed on demand (`on_demand`) that the manifest
+        lacks or holds for another spec, or with no manifest at all, one with no fingerprint to check
+        against: {"spec", "computed": True}."""
+        if self.on_demand(case):
+            self.pin()
+            if self._manifest is None and self._missing:
+                return {"spec": spec_hash(case), "computed": True}
+            entry = self.manifest["cases"].get(case.datakey)
+            if entry is None or entry["spec"] != spec_hash(case):
+                return {"spec": spec_hash(case), "computed": True}
+            return entry
         entry = self.manifest["cases"].get(case.datakey)
         if entry is None:
-            raise GoldenError(f"no golden for {case.datakey}; run `aclnn-conform golden generate`")
+            raise GoldenError(f"no golden for {case.datakey}; run `{self.command}`")
         if entry["spec"] != spec_hash(case):
             raise GoldenError(f"the golden for {case.datakey} is stale (its case changed); "
-                              f"run `aclnn-conform golden generate`")
+                              f"run `{self.command}`")
         return entry
 
     def inputs(self, case: Case) -> Dict[str, np.ndarray]:
@@ -147,7 +169,8 @@ class GoldenStore:
             if got is not None and got[1] == want:
                 return CaseData(inputs, Materialized(got[0]), _others(case, inputs))
         g, others = compute_all(case, inputs)
-        problems = compare_fingerprints(case.datakey, entry, fingerprint(case, None, Materialized(g)))
+        problems = [] if entry.get("computed") else compare_fingerprints(
+            case.datakey, entry, fingerprint(case, None, Materialized(g)))
         if problems:
             raise GoldenError(problems[0] + "; run `aclnn-conform golden check`")
         files = self.cache.files(g)
@@ -163,7 +186,7 @@ class GoldenStore:
     def _drawn(self, case: Case, entry: dict) -> Dict[str, np.ndarray]:
         inputs = draw_inputs(case)
         key = (case.datakey, entry["spec"])
-        if key in self._inputs_ok:             # the same draw, already checked in this process
+        if key in self._inputs_ok or entry.get("computed"):     # already checked; or nothing to check against
             return inputs
         for n, a in inputs.items():
             if a is None:
@@ -183,7 +206,7 @@ class GoldenStore:
             try:
                 data = path.read_bytes()
             except OSError:
-                raise GoldenError(f"golden bundle {path} is missing; run `aclnn-conform golden generate`") from None
+                raise GoldenError(f"golden bundle {path} is missing; run `{self.command}`") from None
             want = self.manifest["files"].get(rel)
             if _sha256(data) != want:
                 raise GoldenError(f"golden bundle {path} is corrupted (sha256 differs from the "
@@ -229,7 +252,10 @@ def lazy(case: Case) -> bool:
     cache (> LAZY_BYTES of float64) would cost more memory than the case's own arrays."""
     if is_stored(case):
         return False
+    return elementwise(case) and numel(case.out_shape) * 8 > LAZY_BYTES
+
+
+def elementwise(case: Case) -> bool:
+    """One term per element: the broadcast shape is out's (so a golden can be computed per block)."""
     shapes = {n: s for n, s in case.shapes.items() if s is not None}    # a NULL optional input: none
-    op = ops.get(case.op)
-    b = op.b_shape(shapes)
-    return tuple(b) == tuple(case.out_shape) and numel(b) * 8 > LAZY_BYTES
+    return tuple(ops.get(case.op).b_shape(shapes)) == tuple(case.out_shape)

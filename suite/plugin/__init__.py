@@ -24,6 +24,7 @@ from suite.golden import source as golden_source
 from suite.golden import cache as golden_cache
 from suite.golden.cache import GoldenCache
 from suite.golden.store import GoldenStore
+from suite.golden import where
 from suite.common.digest import file_sha256
 from suite.common.grouping import grouped
 from suite.common.home import CHECKOUT, data_root, no_data_folder
@@ -139,7 +140,8 @@ class Conformance:
             # backend could write into arrays it is given, so each test gets its own, and the cache.
             process = opt.isolation != "none"
             store = GoldenStore(self.golden_dir, cache=GoldenCache(None if process else self.cache_dir),
-                                reuse=process)
+                                reuse=process, command=where.command([Path(p) for p in opt.cases], self.golden_dir),
+                                on_demand=where.computed)
             store.pin()
             self.manifest_hash = store.manifest_hash()
             try:

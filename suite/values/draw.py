@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import numpy as np
 
@@ -60,6 +60,11 @@ class Dist:
         """This distribution for one call (a Signature): one that reads the call (a class count
         from an input's shape, an ignore value from an attribute) returns its bound form."""
         return self
+
+    def bounds(self) -> Optional[Tuple[int, int]]:
+        """The least and greatest integer an exact distribution (bound to its call) can draw;
+        None for a float one. What `fits` checks against a dtype before anything is drawn."""
+        return None
 
 
 @dataclass(frozen=True)
@@ -155,10 +160,7 @@ def draw(dist: Dist, seed: int, name: str, shape: Tuple[int, ...], dtype: np.dty
     result is the same whatever `chunk` is."""
     dtype = np.dtype(dtype)
     exact = dtypes.name_of(dtype) in dtypes.EXACT
-    if exact and not getattr(dist, "exact", False):
-        raise ValueError(f"input {name} is {dtypes.name_of(dtype)}, an exact dtype, but its value set "
-                         f"draws floats ({type(dist).__name__}); give it an exact distribution "
-                         f"(suite/values/exact.py)")
+    fits(dist, dtype, name)
     made: Dict[str, Stream] = {}
 
     def streams(purpose: str) -> Stream:
@@ -178,14 +180,35 @@ def draw(dist: Dist, seed: int, name: str, shape: Tuple[int, ...], dtype: np.dty
     return out.reshape(shape)
 
 
+def fits(dist: Dist, dtype: np.dtype, name: str) -> None:
+    """A ValueError (one line naming input `name`) where `dist`, bound to its call, cannot be drawn
+    into `dtype`: floats for an exact dtype, or integers past its range. Checked before a draw and
+    when a case file is read (suite/cases/inputs.py), so a case that loads can be drawn."""
+    dtype = np.dtype(dtype)
+    if dtypes.name_of(dtype) not in dtypes.EXACT:
+        return
+    if not getattr(dist, "exact", False):
+        raise ValueError(f"input {name} is {dtypes.name_of(dtype)}, an exact dtype, but its value set "
+                         f"draws floats ({type(dist).__name__}); give it an exact distribution "
+                         f"(suite/values/exact.py)")
+    b = dist.bounds()
+    if b is not None:
+        _range(b[0], b[1], dtype, name)
+
+
+def _range(lo: int, hi: int, dtype: np.dtype, name: str) -> None:
+    dlo, dhi = dtypes.exact_range(dtypes.name_of(dtype))
+    if lo < dlo or hi > dhi:
+        raise ValueError(f"input {name}: the value set draws {lo}..{hi}, "
+                         f"outside {dtypes.name_of(dtype)}'s {dlo}..{dhi}")
+
+
 def _exact(v: np.ndarray, dtype: np.dtype, name: str) -> np.ndarray:
     """Integers stored in an exact dtype unchanged: one outside its range is the value set's
     mistake, refused (never wrapped or clipped)."""
-    lo, hi = dtypes.exact_range(dtypes.name_of(dtype))
     v = np.asarray(v)
-    if v.size and (int(v.min()) < lo or int(v.max()) > hi):
-        raise ValueError(f"input {name}: the value set draws {int(v.min())}..{int(v.max())}, "
-                         f"outside {dtypes.name_of(dtype)}'s {lo}..{hi}")
+    if v.size:
+        _range(int(v.min()), int(v.max()), dtype, name)
     return v.astype(dtype)
 
 

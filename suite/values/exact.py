@@ -59,6 +59,9 @@ class CallBound(ExactDist):
     def sample(self, streams, n, state):
         raise ValueError(f"{self!r} is drawn only once bound to a call")
 
+    def bounds(self):
+        raise ValueError(f"{self!r} is drawn only once bound to a call")
+
 
 @dataclass(frozen=True)
 class Integers(ExactDist):
@@ -69,6 +72,9 @@ class Integers(ExactDist):
 
     def sample(self, streams, n, state):
         return uniform_ints(streams, n, self.lo, self.hi)
+
+    def bounds(self):
+        return self.lo, self.hi
 
 
 @dataclass(frozen=True)
@@ -112,6 +118,9 @@ class _Outside(ExactDist):
         # k < C: -(k + 1), in [-C, -1]; else k in [C, 2C - 1]
         return np.where(k < self.c, -(k + 1), k)
 
+    def bounds(self):
+        return -self.c if self.low else self.c, 2 * self.c - 1 if self.high else -1
+
 
 @dataclass(frozen=True)
 class Ignored(CallBound):
@@ -144,6 +153,10 @@ class _Ignored(ExactDist):
         a[hit] = self.value
         state["hits"] = state.get("hits", 0) + int(hit.sum())
         return a
+
+    def bounds(self):
+        b = self.base.bounds()
+        return None if b is None else (min(b[0], self.value), max(b[1], self.value))
 
     def finish(self, streams, out, state):
         if out.size and not state.get("hits"):
