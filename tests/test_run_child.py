@@ -10,6 +10,7 @@ import socket
 import threading
 import time
 import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,6 +25,12 @@ class _Exit(BaseException):
     def __init__(self, code):
         super().__init__(code)
         self.code = code
+
+
+def _line_of(text: str) -> int:
+    """The line of this file that holds `text` (the one raise an Echo makes)."""
+    lines = Path(__file__).read_text().splitlines()
+    return next(i + 1 for i, t in enumerate(lines) if text in t and "raise" in t)
 
 
 class Echo:
@@ -182,11 +189,14 @@ def test_a_run_request_is_served_with_each_outcome_and_its_array_index(monkeypat
         head, got = s.ask(("run", 41, _req(), 2), _arrays())
         assert head[:2] == ("done", 41) and len(head[2]) == 2
         assert [h["array"] for h in head[2]] == [0, 1]
-        assert head[2][0] == {"array": 0, "status": None, "unsupported": None, "raised": None, "returned": None,
-                              "aliased": None, "violation": None, "device_fault": None, "device_lost": False}
+        assert head[2][0] == {"array": 0, "status": None, "unsupported": None, "raised": None, "trace": None,
+                              "returned": None, "aliased": None, "violation": None, "device_fault": None, "device_lost": False}
         assert [a.tolist() for a in got] == [[[10.0, 11.0, 12.0], [13.0, 14.0, 15.0]]] * 2
         # an outcome with no array, with an input at index 2: no array is carried, the index is None
         head, got = s.ask(("run", 42, _req(target=True), 1), _arrays(target=True))
+        # the backend's own frame of what it raised crosses the wire with it (and none of the suite's)
+        assert head[2][0].pop("trace") == f'File "{__file__}", line {_line_of("target given")}, in run\n' \
+                                         f'  raise RuntimeError("target given")'
         assert head == ("done", 42, [{"array": None, "status": None, "unsupported": None,
                                       "raised": "RuntimeError: target given", "returned": None, "aliased": None,
                                       "violation": None, "device_fault": None, "device_lost": False}])
