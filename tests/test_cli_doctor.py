@@ -30,6 +30,7 @@ from suite.cases.load import load_cases
 from suite.contract import PRODUCTS
 from suite.common.home import data_root
 from tests.emulator.build import BuildError, build, find_compiler
+from tests.waiting import HANG_S
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -228,7 +229,7 @@ def test_a_crash_in_cann_costs_a_line_not_the_doctor(crashing_runtime):
 
 def test_a_hang_in_cann_is_cut_at_the_timeout(crashing_runtime):
     code, doc, _ = run_doctor("--no-smoke", "--timeout", "8", "--backend-opt", f"lib_dir={crashing_runtime}",
-                              env=clean_env(STUB_HANG="1"), timeout=60)
+                              env=clean_env(STUB_HANG="1"), timeout=HANG_S)
     assert code == 1
     assert "did not finish within 8 s in aclrtSetDevice(0)" in doc["cann"]["probe"]["error"]
 

@@ -17,6 +17,7 @@ import pytest
 
 from suite.run import child
 from suite.run.wire import recv, send
+from tests.waiting import HANG_S
 
 
 class _Exit(BaseException):
@@ -132,14 +133,14 @@ class Served:
             self.ended = ("raised", repr(e))
 
     def recv(self):
-        return recv(self.parent, time.monotonic() + 5)        # a serving loop that hangs fails the test
+        return recv(self.parent, time.monotonic() + HANG_S)        # a serving loop that hangs fails the test
 
     def ask(self, header, arrays=()):
-        send(self.parent, header, list(arrays), time.monotonic() + 5)
+        send(self.parent, header, list(arrays), time.monotonic() + HANG_S)
         return self.recv()
 
     def join(self):
-        self.thread.join(5)
+        self.thread.join(HANG_S)
         assert not self.thread.is_alive()
         return self.ended
 
@@ -149,7 +150,7 @@ class Served:
         with exit status 0 (a failing test read as passing)."""
         self.parent.close()
         self.theirs.close()
-        self.thread.join(5)
+        self.thread.join(HANG_S)
         assert not self.thread.is_alive(), "the serving loop did not end"
 
 
@@ -312,7 +313,7 @@ def test_a_start_without_a_spec_is_named_reference(monkeypatch):
     a, b = socket.socketpair()
     try:
         assert child.child_main(b, None, {}, None, None) is None
-        head, _ = recv(a, time.monotonic() + 5)
+        head, _ = recv(a, time.monotonic() + HANG_S)
         assert head == ("error", "backend 'reference' failed to start: SystemExit: 2")
     finally:
         a.close()

@@ -27,10 +27,11 @@ from suite.golden.store import GoldenStore
 from suite.run.host import Fault, Hosted
 from suite.run.runner import CaseFailure, CaseSkip, Runner
 from suite.judge.table import load_table
-from suite.run.wire import recv, send
+from suite.run.wire import pending, recv, send
 from suite.run.wire import ProtocolError
 from tests.careless_backends import Unfinished
 from tests.hostile import alive
+from tests.waiting import until
 
 SHAPES = [(), (0, 3), (2, 3), (3, 1, 4)]
 
@@ -175,14 +176,14 @@ def test_a_process_that_ends_between_calls_is_an_incident_not_a_failed_case():
             "inputs": {**req["inputs"], "target": req["inputs"]["self"]}}
     [o] = h.run(mean, 1, 30)
     assert o.array is not None and o.raised is None
-    time.sleep(0.5)
+    until(lambda: not h._proc.is_alive(), "the backend's timer ending its process")
     [o] = h.run({**mean, "attrs": {"reduction": 0}}, 1, 30)
     assert o.array is not None and h.starts == 2
     assert h.close() == "the backend's process exited with code 0 between calls, after a call had returned; it was restarted"
     h = Hosted("tests.misbehaving:ExitAfterReturning", {}, timeout=30)
     h.start()
     h.run(mean, 1, 30)
-    time.sleep(0.5)
+    until(lambda: not h._proc.is_alive(), "the backend's timer ending its process")
     assert h.close() == "the backend's process exited with code 0 after its last call, before close()"
 
 
@@ -284,20 +285,19 @@ class JunkLater:
     name = "junk-later"
 
     def run(self, call):
-        import threading
-        from tests.misbehaving import wire_socket
+        from tests.misbehaving import after_the_reply, wire_socket
 
         def junk():
             with wire_socket() as s:
                 s.sendall(b"junk" * 10)
-        threading.Timer(0.05, junk).start()
+        after_the_reply(junk)
         return np.zeros(call.out_shape, dtype=call.out_dtype)
 
 
 def test_junk_between_calls_is_an_incident_and_the_next_call_runs_on_a_fresh_process():
     h = Hosted("tests.test_run_host:JunkLater", {}, timeout=30)
     [o] = h.run(_req((2, 3)), 1, 30)
-    time.sleep(0.5)
+    until(lambda: pending(h._sock), "the backend's junk on the socket")
     [o] = h.run(_req((2, 3)), 1, 30)
     assert o.array is not None and h.starts == 2
     assert "protocol violation: the backend's process wrote to the suite's socket between calls" in h.close()
@@ -1012,7 +1012,7 @@ def test_bytes_between_calls_kill_the_process_with_an_incident(monkeypatch):
     started = _played(monkeypatch, _ready_then(junk), _ready_then(lambda s, h, a: send(s, *_ok(h[1]))))
     h = Hosted("x:y", {}, timeout=5)
     h.run(_req((2, 3)), 1, 5)
-    time.sleep(0.2)
+    until(lambda: pending(h._sock), "the junk on the socket")
     h.run(_req((2, 3)), 1, 5)
     assert started[0].kills == 1 and h.starts == 2
     assert h.incidents == ["protocol violation: the backend's process wrote to the suite's socket between calls; "
