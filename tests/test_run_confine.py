@@ -156,7 +156,7 @@ def test_every_descendant_of_a_backend_process_ends_with_it(tmp_path, then):
     """Closed, dead on its own, or killed on its deadline: its daemons end too. A second backend's
     process, the forkserver, and a child of this test process are left alone."""
     bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])    # killed below
-    other = Hosted("tests.test_run_confine:Daemonizer", {"spy": str(tmp_path / "other")}, timeout=30)
+    other = Hosted("tests.test_run_confine:Daemonizer", {"spy": str(tmp_path / "other")}, timeout=HANG_S)
     (tmp_path / "other").mkdir()
     h = Hosted("tests.test_run_confine:Daemonizer", {"spy": str(tmp_path), "then": then}, timeout=2)
     try:
