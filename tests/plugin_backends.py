@@ -80,3 +80,16 @@ class Crashes(ReferenceBackend):
 
     def run(self, call: OpCall) -> np.ndarray:
         raise RuntimeError("device lost")
+
+
+def _tiling(n: int) -> int:
+    raise ValueError(f"no tiling for {n} elements")
+
+
+class CrashesInAHelper(ReferenceBackend):
+    """Raises two frames down from run (its failure shows both, and none of the suite's)."""
+
+    name = "crashes-in-a-helper"
+
+    def run(self, call: OpCall) -> np.ndarray:
+        return np.zeros(_tiling(call.inputs["self"].size))

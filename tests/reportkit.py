@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import List
 
 import pytest
+from tests.waiting import HANG_S
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -28,7 +29,7 @@ def suite_env(**extra: str) -> dict:
     return env
 
 
-def run_suite(args: List[str], timeout: int = 300, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+def run_suite(args: List[str], timeout: float = HANG_S, cwd: Path = ROOT) -> subprocess.CompletedProcess:
     """`python -m pytest ARGS` in `cwd` (the project root: the conformance suite), output captured."""
     return subprocess.run([sys.executable, *PYTEST, *args], cwd=cwd, env=suite_env(),
                           capture_output=True, text=True, timeout=timeout)
@@ -43,7 +44,7 @@ def popen_suite(args: List[str], **kw) -> subprocess.Popen:
 def cli(args: List[str]) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     return subprocess.run([sys.executable, "-m", "suite.cli", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=HANG_S)
 
 
 def comparable(records: list) -> dict:

@@ -27,6 +27,7 @@ from suite.contract import PRODUCTS
 from tests import aclnn_checks as C
 from tests.emulator import build as emulator_build
 from tests.emulator.build import build, find_compiler
+from tests.waiting import HANG_S
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -546,7 +547,7 @@ def _python(code: str, env_extra: dict) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ASCEND_")}
     env.update(PYTHONPATH=str(ROOT), **env_extra)
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=HANG_S)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -644,7 +645,7 @@ def fault_results(tmp_path_factory, emu_dir) -> dict:
             lib_dir, extra = build(tmp_path_factory.mktemp(name), None if name == "good" else name), []
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         proc = subprocess.run([sys.executable, "-m", "tests.aclnn_fault_driver", str(lib_dir), *extra],
-                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=HANG_S)
         assert proc.returncode == 0, proc.stderr
         return name, json.loads(proc.stdout)
     with ThreadPoolExecutor(max_workers=2) as pool:

@@ -30,6 +30,7 @@ from suite.ops.base import Operator
 from tests import aclnn_checks as C
 from tests.emulator import build as emulator_build
 from tests.test_backends_aclnn import live, soc  # noqa: F401 (soc: the SoC fixture, shared)
+from tests.waiting import HANG_S
 
 ROOT = Path(__file__).resolve().parents[1]
 F32, F16, BF16 = C.F32, C.F16, C.BF16
@@ -456,7 +457,7 @@ def _battery_in_fresh_process(lib_dir: str) -> List[str]:
     """)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=300)
+                          timeout=HANG_S)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
 

@@ -36,6 +36,7 @@ from suite.backends.aclnn import AclnnBackend
 from suite.contract import PRODUCTS
 from tests.emulator import build as emulator_build
 from tests.emulator.build import BuildError, build, find_compiler
+from tests.waiting import HANG_S
 
 ROOT = Path(__file__).resolve().parents[1]
 NEGSTRIDE_REASON = "CANN cannot take negative-stride views"
@@ -102,7 +103,7 @@ def run_suite(tmp: Path, lib_dir: str, *args: str, soc: Optional[str] = None, wo
     if workers:
         cmd += ["-p", "xdist.plugin", "-n", str(workers)]
     proc = subprocess.run(cmd, cwd=ROOT, env=_env(**({"ACLNN_EMU_SOC": soc} if soc else {}), **(env or {})),
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=HANG_S)
     s = Session(proc.returncode, proc.stdout + proc.stderr)
     if junit.exists():
         s.cases = _parse_junit(junit)
@@ -155,7 +156,7 @@ def test_emulator_has_every_registered_operator(emulator):
             f"b = AclnnBackend(lib_dir={lib_dir!r}); "
             "print(json.dumps({k: v if isinstance(v, str) else None for k, v in b._ops.items()}))")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=_env(), capture_output=True, text=True,
-                          timeout=60)
+                          timeout=HANG_S)
     assert proc.returncode == 0, proc.stderr
     bound = json.loads(proc.stdout.strip().splitlines()[-1])
     assert set(bound) == set(ops.OPERATORS), bound
@@ -292,7 +293,7 @@ def test_planted_fault_is_caught_by_the_suite(emulator, tmp_path, name):
     if f.opts:  # the reproducer alone (carrying the test-only option) reproduces the failure
         line = next(iter(failed.values())).split("reproduce: ")[1].splitlines()[0]
         cmd = [sys.executable, "-m"] + shlex.split(line) + ["-q", "-p", "no:cacheprovider"]
-        proc = subprocess.run(cmd, cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(cmd, cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=HANG_S)
         assert proc.returncode == 1 and "1 failed" in proc.stdout, proc.stdout[-2000:]
 
 

@@ -27,6 +27,7 @@ from tests import aclnn_checks as C
 from tests import aclnn_timing_check as T
 from tests.aclnn_timing_faults import FAULTS
 from tests.test_backends_aclnn import live
+from tests.waiting import HANG_S
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -215,7 +216,7 @@ def _suite(emu_dir, tmp_path, backend="aclnn", *extra):
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--timing", "--timing-rounds", "3",
            f"--backend={backend}", f"--backend-opt=lib_dir={emu_dir}", "--op", "MseLossBackward",
            "-k", "float32 and uniform", f"--report-dir={tmp_path}", *extra]
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=500)
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=HANG_S)
     doc = json.loads((tmp_path / "results.json").read_text())
     assert results.validate(doc) == [], proc.stdout[-2000:]
     recs = [r for r in doc["records"] if r["kind"] == "numbers"]

@@ -30,6 +30,7 @@ from suite.cases.load import load_cases
 from suite.contract import PRODUCTS
 from suite.common.home import data_root
 from tests.emulator.build import BuildError, build, find_compiler
+from tests.waiting import HANG_S
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -228,7 +229,7 @@ def test_a_crash_in_cann_costs_a_line_not_the_doctor(crashing_runtime):
 
 def test_a_hang_in_cann_is_cut_at_the_timeout(crashing_runtime):
     code, doc, _ = run_doctor("--no-smoke", "--timeout", "8", "--backend-opt", f"lib_dir={crashing_runtime}",
-                              env=clean_env(STUB_HANG="1"), timeout=60)
+                              env=clean_env(STUB_HANG="1"), timeout=HANG_S)
     assert code == 1
     assert "did not finish within 8 s in aclrtSetDevice(0)" in doc["cann"]["probe"]["error"]
 
@@ -307,3 +308,15 @@ def test_a_smoke_reproducer_quotes_backend_options_for_the_shell() -> None:
     got = cli_doctor_diagnose._reproducer(row, case)
     assert got == ("pytest 'suite/conformance/test_numerics.py::test_results[X-float32-atlas-a2-1]' --backend aclnn"
                    " --backend-opt 'lib_dir=/opt/my libs' --backend-opt product=atlas-a2 -rs"), got
+
+
+def test_the_probes_timeout_does_not_count_pythons_start_up(tmp_path, monkeypatch):
+    """Issue 42 item 16: --timeout is for a hang in CANN. A probe whose Python takes longer than the
+    timeout to start (a loaded machine) is not cut as a hang: the timeout counts from its first line."""
+    from suite.cli import doctor_probe
+    slow = tmp_path / "slow-python"
+    slow.write_text(f"#!/bin/sh\nsleep 3\nexec {sys.executable} \"$@\"\n")
+    slow.chmod(0o755)
+    monkeypatch.setattr(doctor_probe.sys, "executable", str(slow))
+    result = doctor_probe.probe_cann(str(tmp_path / "no-cann-here"), timeout=1.5)
+    assert result["error"] is None and result["seconds"] >= 3, result

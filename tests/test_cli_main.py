@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from suite.cli.main import build_parser, main
+from tests.waiting import HANG_S
 
 LEAVES = ["doctor", "golden generate", "golden check", "cases validate", "cases list", "ops", "report diff",
           "report merge", "report recover"]
@@ -41,7 +42,7 @@ def test_the_listing_is_the_parser_itself() -> None:
 
 
 def test_the_installed_script_says_the_same() -> None:
-    r = subprocess.run([sys.executable, "-m", "suite.cli"], capture_output=True, text=True, timeout=60)
+    r = subprocess.run([sys.executable, "-m", "suite.cli"], capture_output=True, text=True, timeout=HANG_S)
     assert r.returncode == 2 and "golden check" in r.stdout and "Traceback" not in r.stderr
 
 

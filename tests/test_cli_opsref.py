@@ -10,6 +10,7 @@ import pytest
 from suite import ops
 from suite.cli import opsref
 from suite.cli.main import main
+from suite.contract import PRODUCTS
 from suite.ops.base import Signature
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,17 +49,55 @@ def test_the_reference_is_the_module(name: str) -> None:
 
 
 def test_the_accepted_dtypes_are_what_the_check_accepts() -> None:
-    """Each listed dtype passes the operator's check, and the first unlisted one a probe tries fails."""
+    """Each listed dtype passes the operator's check in an accepted call with that tensor changed
+    alone or with every floating tensor; an integral out is not listed."""
     op = ops.get("L1LossBackward")
-    per = opsref.operand_dtypes(op, "atlas-training")
+    per = opsref.tensor_dtypes(op, "atlas-training")
     assert "int32" in per["self"] and "bool" in per["target"]      # integer operands (the page)
-    assert "bfloat16" not in opsref.operand_dtypes(ops.get("MseLoss"), "atlas-training")["self"]
+    assert "bfloat16" not in opsref.tensor_dtypes(ops.get("MseLoss"), "atlas-training")["self"]
     assert "int32" not in per["out"]                                 # an integral out is rejected
     base = next(s for s in opsref._accepted(op) if set(s.dtypes.values()) == {"float32"})
     for d in per["self"]:
         sig = Signature(base.shapes, {**base.dtypes, "self": d}, base.out_shape, base.out_dtype,
                         base.attrs, "atlas-training")
         assert op.check(sig)[0] == 0, d
+
+
+@pytest.mark.parametrize("name", sorted(ops.OPERATORS))
+def test_every_input_and_output_has_its_dtypes_on_every_product(name: str) -> None:
+    """Issue 42 item 13: the reference named only the floating dtypes ("every tensor one of") and
+    listed nothing per tensor where an input is an integer (a class-index target). Every tensor, the
+    outputs beyond out included, has its dtypes on every product, and the page prints each one."""
+    op = ops.get(name)
+    d, text = opsref.describe(op), opsref.markdown({name: op})
+    tensors = [*op.inputs, *opsref.outputs(op)]
+    for p in PRODUCTS:
+        assert list(d["tensor_dtypes"][p]) == tensors
+        for n in tensors:
+            if n not in op.optional:
+                assert d["tensor_dtypes"][p][n], (p, n)
+    for n in tensors:
+        row = next(ln for ln in text.splitlines() if ln.startswith(f"| `{n}` | ") and ln.count("|") == 2 + len(PRODUCTS))
+        assert "| - |" not in row or n in op.optional, row
+    assert "every tensor one of" not in text
+    assert [o["name"] for o in d["other_outputs"]] == list(opsref.outputs(op)[1:])
+
+
+def test_nll_loss_names_its_targets_and_total_weights_shape_dtype_and_when_it_is_written() -> None:
+    d = opsref.describe(ops.get("NLLLoss"))
+    text = opsref.markdown({"NLLLoss": ops.get("NLLLoss")})
+    for p in PRODUCTS:
+        assert d["tensor_dtypes"][p]["target"] == ["int64", "int32", "uint8"]
+        assert "bfloat16" in d["tensor_dtypes"][p]["totalWeightOut"] or p in ("atlas-training", "atlas-inference")
+    assert "| `target` | int64, int32, uint8 | int64, int32, uint8 | int64, int32, uint8 | int64, int32, uint8 |" in text
+    [tw] = d["other_outputs"]
+    assert (tw["name"], tw["shape"], tw["written"]) == ("totalWeightOut", [], ["mean", "sum"])
+    assert tw["shapes_passed"][:3] == [[], [1], [1, 1]] and [2] not in tw["shapes_passed"]
+    assert tw["dtype_for_inputs"] == {"float32": "float32", "float16": "float16", "bfloat16": "bfloat16"}
+    assert ("`totalWeightOut`: written under mean, sum; shape [] as the suite allocates it (accepted: [], [1], "
+            "[1, 1], [1, 1, 1]); dtype float32 for float32 inputs, float16 for float16 inputs, bfloat16 for "
+            "bfloat16 inputs.") in text
+    assert "-> out [2], totalWeightOut not written under none; [], totalWeightOut [] under mean" in text
 
 
 def test_the_command(capsys) -> None:

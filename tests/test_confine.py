@@ -22,6 +22,7 @@ from typing import Dict, List, Optional
 import pytest
 
 from tests.reportkit import N2_HEAVY, ROOT
+from tests.waiting import HANG_S
 
 SLICE = ["--cases=cases/mse_loss_backward.yaml", "-p", "no:benchmark",
          "-k", "MseLossBackward-float32-atlas-a2 and 2x3.2x3.2x3-contiguous"]
@@ -86,7 +87,7 @@ class Sandbox:
     def diff(self, base: Path) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-m", "suite.cli", "report", "diff", str(base),
                                str(self.reports / "results.json")], cwd=self.root, env=self.env(),
-                              capture_output=True, text=True, timeout=120)
+                              capture_output=True, text=True, timeout=HANG_S)
 
     def noted(self, name: str) -> List[str]:
         p = self.spy / name
@@ -148,7 +149,7 @@ def test_a_backend_cannot_write_the_suite_its_goldens_or_the_cache(box, baseline
     target = box.cache if where == "cache" else box.root / where
     before = digest(target)
     proc = box.popen(backend, workers, target)
-    out = finish(proc, 240)
+    out = finish(proc, HANG_S)
     assert digest(target) == before, f"the backend changed {target}"
     assert_caught(box, baseline, out, proc.returncode)
     refused = box.noted("refused")
@@ -160,7 +161,7 @@ def test_a_backend_cannot_write_the_suite_its_goldens_or_the_cache(box, baseline
 @pytest.mark.parametrize("workers", N2_HEAVY)
 def test_a_backend_cannot_forge_results_json_and_kill_the_run(box, baseline, workers):
     proc = box.popen("ForgeAndKill", workers, box.reports)
-    out = finish(proc, 240)
+    out = finish(proc, HANG_S)
     assert_caught(box, baseline, out, proc.returncode)
     assert len(box.noted("refused")) >= 1
 
@@ -193,7 +194,7 @@ def test_no_daemon_of_the_backend_outlives_the_run_to_forge_its_reports(box, bas
         pytest.skip("no Landlock in this kernel")
     extra = ("-s",) + (("--confine=off",) if confine == "off" else ())      # -s: the daemon holds the pipe
     proc = box.popen("ForgingDaemon", workers, box.reports, extra=extra)
-    out = finish(proc, 240)
+    out = finish(proc, HANG_S)
     left = (box.reports / "results.json").read_bytes()
     pids = [int(x) for x in box.noted("daemon")]
     assert pids, out[-2000:]
@@ -211,7 +212,7 @@ def test_the_header_and_results_json_say_which_protections_the_run_had(box, extr
     """Where Landlock or signal scoping is missing the run says 'not available: why' (and the tests
     that need them are skipped); it is reported, never an error."""
     proc = box.popen(None, 0, extra=extra, quiet=False)
-    out = finish(proc, 240)
+    out = finish(proc, HANG_S)
     assert proc.returncode == 0, out[-2000:]
     doc = json.loads((box.reports / "results.json").read_text())
     got = doc["protections"]

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Dict, Iterator, List, Tuple
 
 import pytest
+from tests.waiting import HANG_S
 
 ROOT = Path(__file__).resolve().parent.parent
 FIGURES = ROOT / "docs" / "figures.md"
@@ -74,7 +75,7 @@ def problems(files: Dict[str, str], values: Dict[str, int]) -> List[str]:
 
 def _tests_collected(*args: str) -> int:
     r = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-                        *args, "suite/conformance"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+                        *args, "suite/conformance"], cwd=ROOT, capture_output=True, text=True, timeout=HANG_S)
     m = re.search(r"^(\d+) tests? collected", r.stdout, re.M)
     assert r.returncode == 0 and m, r.stdout[-2000:] + r.stderr[-2000:]
     return int(m.group(1))
@@ -84,7 +85,7 @@ def _tests_collected(*args: str) -> int:
 def measured() -> Dict[str, int]:
     """Each label's count, by the commands docs/figures.md names for it."""
     r = subprocess.run([sys.executable, "-m", "suite.cli", "cases", "list", "--count"], cwd=ROOT,
-                       capture_output=True, text=True, timeout=300)
+                       capture_output=True, text=True, timeout=HANG_S)
     m = re.search(r"^\s*(\d+)\s+total$", r.stdout, re.M)
     assert r.returncode == 0 and m, r.stdout[-2000:] + r.stderr[-2000:]
 

@@ -59,6 +59,45 @@ def broken_links(md: Path) -> List[Tuple[str, str]]:
     return bad
 
 
+HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.M)
+HTML_ANCHOR = re.compile(r"<a\s[^>]*?(?:id|name)=\"([^\"]+)\"")
+
+
+def slug(heading: str) -> str:
+    """The anchor GitHub gives a heading: its text (a link's words, a code span's content), lower
+    case, without punctuation but hyphens and underscores, each space a hyphen."""
+    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", heading)
+    return re.sub(r"[^\w\- ]", "", text.lower()).replace(" ", "-")
+
+
+def anchors(md: Path) -> set:
+    """The anchors a page has: one per heading (a repeated one gets -1, -2, ...), and HTML ids."""
+    text = FENCE.sub("", md.read_text(encoding="utf-8"))
+    found, seen = set(), {}
+    for m in HEADING.finditer(text):
+        a = slug(m.group(1))
+        n = seen.get(a, 0)
+        seen[a] = n + 1
+        found.add(a if n == 0 else f"{a}-{n}")
+    return found | set(HTML_ANCHOR.findall(text))
+
+
+def broken_anchors(md: Path) -> List[Tuple[str, str]]:
+    """(target, why) for each link of `md` to a heading of a Markdown page (this one or another)
+    that the page does not have."""
+    bad = []
+    for target in link_targets(md.read_text(encoding="utf-8")):
+        if SCHEME.match(target) or "#" not in target:
+            continue
+        path, frag = target.split("#", 1)
+        page = md if not path else (md.parent / path).resolve()
+        if page.suffix != ".md" or not page.is_file():
+            continue                         # (a missing page is broken_links' to say)
+        if frag not in anchors(page):
+            bad.append((target, f"{page.name} has no heading #{frag}"))
+    return bad
+
+
 def markdown_files() -> List[Path]:
     return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
@@ -81,6 +120,30 @@ def test_no_tracked_file_points_at_the_old_shared_notes() -> None:
 def test_relative_links_point_at_files_that_exist(md: Path) -> None:
     bad = broken_links(md)
     assert not bad, "\n".join(f"{md.relative_to(ROOT)}: link {t!r}: {why}" for t, why in bad)
+
+
+@pytest.mark.parametrize("md", markdown_files(), ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_links_to_a_heading_point_at_one_that_exists(md: Path) -> None:
+    bad = broken_anchors(md)
+    assert not bad, "\n".join(f"{md.relative_to(ROOT)}: link {t!r}: {why}" for t, why in bad)
+
+
+def test_the_anchor_checker_sees_a_heading_missing(tmp_path: Path) -> None:
+    (tmp_path / "there.md").write_text("# The page\n## Timing: `--timing` (issue 24)\n## Twice\n## Twice\n"
+                                       "```\n# not a heading\n```\n<a id=\"kept\"></a>\n")
+    md = tmp_path / "page.md"
+    md.write_text("## Here\n[a](there.md#timing---timing-issue-24) [b](there.md#twice-1) [c](there.md#kept) "
+                  "[d](#here) [e](there.md#timing) [f](there.md#not-a-heading) [g](#gone) [h](there.md#twice-2)\n")
+    assert {t for t, _ in broken_anchors(md)} == {"there.md#timing", "there.md#not-a-heading", "#gone",
+                                                 "there.md#twice-2"}
+
+
+def test_the_case_files_section_names_every_operators_case_file() -> None:
+    """docs/cases.md's "The case files" lists each operator's file (it once named 6 of 9)."""
+    section = (ROOT / "docs/cases.md").read_text(encoding="utf-8").split("## The case files", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"`cases/([a-z0-9_]+)\.yaml`", section))
+    files = {p.stem for p in (ROOT / "cases").glob("*.yaml")} - {"tolerances", "hardware"}
+    assert files and files <= named, f"case files docs/cases.md does not name: {sorted(files - named)}"
 
 
 def test_the_operator_index_links_every_operator_page() -> None:

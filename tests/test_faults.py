@@ -17,6 +17,7 @@ import pytest
 
 from suite.report import results
 from tests.reportkit import N2_HEAVY, ROOT, cli, popen_suite, run_suite, serial_and_n2
+from tests.waiting import HANG_S
 
 CASES = "--cases=" + str(ROOT / "cases" / "mse_loss_backward.yaml")
 # 8 tests: numbers and determinism for reduction none/mean/sum, and two rejections. The planted
@@ -76,7 +77,7 @@ def _terminal_counts(out: str) -> dict:
 def test_misbehaving_backend_costs_its_cases_and_all_reports_agree(tmp_path, name, workers):
     m = CASES_TABLE[name]
     args = [*SLICE, "--backend", f"tests.misbehaving:{m.backend}", *m.options, f"--report-dir={tmp_path}"]
-    p = run_suite(args + (["-n", str(workers)] if workers else []), timeout=240)
+    p = run_suite(args + (["-n", str(workers)] if workers else []), timeout=HANG_S)
     out = p.stdout + p.stderr
     assert p.returncode == m.exit_code, out[-3000:]
     assert "Traceback" not in out, out[-3000:]
@@ -146,7 +147,7 @@ def _popen(args, tmp_path):
     return popen_suite(args)
 
 
-def _wait_for_records(path: Path, n: int, proc, limit: float = 120) -> None:
+def _wait_for_records(path: Path, n: int, proc, limit: float = HANG_S) -> None:
     end = time.monotonic() + limit
     while time.monotonic() < end:
         if path.exists() and len(path.read_text().splitlines()) >= n + 1:
@@ -167,7 +168,7 @@ def test_a_killed_run_leaves_its_finished_cases_and_reports_marked_incomplete(tm
     _wait_for_records(d / "results.journal", 1, proc)
     time.sleep(1.0)
     proc.kill()
-    proc.wait(30)
+    proc.wait(HANG_S)
     doc = results.read(d / "results.json")
     assert doc["complete"] is False and "report recover" in doc["incomplete"] and not doc["records"]
     assert "INCOMPLETE RUN" in (d / "summary.md").read_text()
@@ -194,7 +195,7 @@ def test_sigterm_ends_the_run_with_reports_marked_interrupted(tmp_path):
     _wait_for_records(d / "results.journal", 1, proc)
     time.sleep(1.0)
     proc.send_signal(signal.SIGTERM)
-    out, _ = proc.communicate(timeout=60)
+    out, _ = proc.communicate(timeout=HANG_S)
     assert proc.returncode == 2, out[-2000:]
     doc = results.read(d / "results.json")
     assert doc["complete"] is False and doc["incomplete"].startswith("interrupted")

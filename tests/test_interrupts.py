@@ -14,6 +14,7 @@ import pytest
 from suite.report import journal
 from suite.report import results
 from tests.reportkit import ROOT, popen_suite, serial_and_n2
+from tests.waiting import HANG_S
 
 SLICE = ["--cases=" + str(ROOT / "cases" / "mse_loss_backward.yaml"), "-p", "no:benchmark",
          "-k", "MseLossBackward-float32-atlas-a2", "--backend", "tests.careless_backends:Slow"]
@@ -55,7 +56,7 @@ def _left_in_group(pgid: int, grace: float = 15.0) -> list:
 def _interrupt(tmp_path, schedule, workers, group):
     d = tmp_path / "run"
     proc = _popen([*SLICE, f"--report-dir={d}"] + (["-n", str(workers)] if workers else []))
-    end = time.monotonic() + 120
+    end = time.monotonic() + HANG_S
     while _journal_records(d / journal.JOURNAL) < 3:
         assert proc.poll() is None and time.monotonic() < end, proc.stdout.read()[-2000:]
         time.sleep(0.05)
@@ -64,7 +65,7 @@ def _interrupt(tmp_path, schedule, workers, group):
             break
         (os.killpg(proc.pid, sig) if group else proc.send_signal(sig))
         time.sleep(wait)
-    out, _ = proc.communicate(timeout=120)
+    out, _ = proc.communicate(timeout=HANG_S)
     left = _left_in_group(proc.pid)
     assert not left, f"still running after the interrupted run ended: {left}"
     return proc.returncode, out, d
@@ -108,5 +109,5 @@ def test_at_exit_the_signals_a_run_handles_are_ignored_not_defaulted(tmp_path):
         "from suite.run.interrupts import Interrupts\n"
         "i = Interrupts(); i.install()\n"
         "assert signal.getsignal(signal.SIGTERM) == i._handle\n")
-    r = subprocess.run([sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    r = subprocess.run([sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, timeout=HANG_S)
     assert r.returncode == 0 and r.stdout.strip() == "[True, True]", (r.stdout, r.stderr)

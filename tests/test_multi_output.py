@@ -318,7 +318,7 @@ def test_across_the_process_boundary(world, name, says):
 
 
 def _head(array):
-    return {"array": array, "status": None, "unsupported": None, "raised": None, "returned": None,
+    return {"array": array, "status": None, "unsupported": None, "raised": None, "trace": None, "returned": None,
             "aliased": None, "violation": None, "device_fault": None, "device_lost": False}
 
 

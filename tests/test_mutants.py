@@ -31,6 +31,7 @@ from tests.mutants.correct import EVERY_SMALL_CASE
 from tests.mutants.kernel import Float32Kernel
 from tests.mutants.kit import Mutant, Variant
 from tests.mutants.report import judged_on, kill_table, markdown, outcome
+from tests.waiting import HANG_S
 
 MUTANTS = registry.gallery_mutants()
 VARIANTS = registry.variants()
@@ -251,7 +252,7 @@ def test_plugin_path_fails_a_mutant() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-rf",
          "--backend", f"tests.mutants.gallery:{name}", "-k", " and ".join(tokens), "suite/conformance"],
-        cwd=root, env=env, capture_output=True, text=True, timeout=300)
+        cwd=root, env=env, capture_output=True, text=True, timeout=HANG_S)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out
     failed = {line.split("[", 1)[1].split("]", 1)[0]

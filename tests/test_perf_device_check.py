@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.waiting import HANG_S
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "device_timing_check.py"
@@ -28,7 +29,7 @@ def _module():
 check = _module()
 
 
-def _script(*args: str, timeout: int = 300) -> subprocess.CompletedProcess:
+def _script(*args: str, timeout: float = HANG_S) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, str(SCRIPT), *args], cwd=ROOT, capture_output=True, text=True,
                           timeout=timeout)
 

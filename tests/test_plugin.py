@@ -188,6 +188,34 @@ def test_crash_is_reported_as_a_crash(suite_dir: pytest.Pytester) -> None:
     assert "Traceback" not in text
 
 
+@pytest.mark.parametrize("isolation", ["process", "none"])
+def test_a_crash_shows_the_backends_own_frames_and_none_of_the_suites(suite_dir: pytest.Pytester,
+                                                                     isolation: str) -> None:
+    """Issue 42 item 11: "the backend crashed: ValueError: ..." with no file or line, even with
+    --isolation none --tb=long. Its failure now carries the backend's own traceback, in either
+    process: each of its frames as file, line and source, from its run down to the raise."""
+    r = run(suite_dir, "-k", "test_results and MseLossBackward and float32 and atlas-a2 and none and 2x3",
+            f"--isolation={isolation}", "--tb=long", backend=B + "CrashesInAHelper")
+    r.assert_outcomes(failed=1)
+    failures = r.stdout.str().split("= FAILURES =", 1)[1].split("short test summary info", 1)[0]
+    here = str(Path(__file__).with_name("plugin_backends.py"))
+    lines = [ln.strip() for ln in failures.splitlines()]
+    at = lines.index("the backend's traceback (most recent call last):")
+    assert lines[at - 1].endswith("the backend crashed: ValueError: no tiling for 6 elements"), lines
+    assert lines[at + 1:at + 6] == [
+        f'File "{here}", line {_line(here, "return np.zeros(_tiling(")}, in run',
+        "return np.zeros(_tiling(call.inputs[\"self\"].size))",
+        f'File "{here}", line {_line(here, "no tiling for")}, in _tiling',
+        'raise ValueError(f"no tiling for {n} elements")',
+        lines[at + 5]], lines
+    assert lines[at + 5].startswith("reproduce: pytest "), lines
+    assert "suite/run/" not in failures and "Traceback" not in failures
+
+
+def _line(path: str, text: str) -> int:
+    return next(i + 1 for i, t in enumerate(Path(path).read_text().splitlines()) if text in t)
+
+
 def test_xdist_gives_the_same_outcomes(suite_dir: pytest.Pytester) -> None:
     k = ("-k", "atlas-a2 and not bfloat16")
     plain = run(suite_dir, *k, "--junitxml=plain.xml", backend=B + "WrongKL")

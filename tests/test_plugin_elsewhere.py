@@ -8,6 +8,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -114,20 +115,29 @@ def test_the_documented_own_repository_flow_works_verbatim(installed, tmp_path):
     and the printed reproducer run as printed: it reruns the failure (it exited 4)."""
     export, command = _documented_flow()
     assert export[0] == "export" and export[1].startswith("ACLNN_CONFORMANCE_HOME=") and command[0] == "pytest"
+    # The team's package under a name nothing installed has (an installed module wins over the
+    # folder, by design): a `mykernels` that is installed, as the decoy is, must not matter.
+    pkg = f"mykernels_{uuid.uuid4().hex[:12]}"
+    command = [w.replace("mykernels.", f"{pkg}.") for w in command]
+    assert f"{pkg}.backend:Backend" in command, command
+    decoy = tmp_path / "decoy" / "mykernels"
+    decoy.mkdir(parents=True)
+    (decoy / "__init__.py").write_text("raise ImportError('an installed mykernels, not the team\'s')\n")
     repo = tmp_path / "kernels"
-    (repo / "mykernels").mkdir(parents=True)
-    (repo / "mykernels" / "__init__.py").write_text("")
+    (repo / pkg).mkdir(parents=True)
+    (repo / pkg / "__init__.py").write_text("")
     script = _pytest_script(tmp_path)
     env = _env(installed, ACLNN_CONFORMANCE_HOME=str(ROOT))
+    env["PYTHONPATH"] += os.pathsep + str(decoy.parent)
     slice_ = ["--op", "MseLossBackward", "-k", "float32-atlas-a2-mean and uniform and 2x3", "-p", "no:cacheprovider"]
 
     def pytest_(args, **kw):
         return subprocess.run([str(script), *args], cwd=repo, env=env, capture_output=True, text=True,
                               timeout=300, **kw)
-    (repo / "mykernels" / "backend.py").write_text(_readme_backend(defect=False))
+    (repo / pkg / "backend.py").write_text(_readme_backend(defect=False))
     good = pytest_([*command[1:], *slice_, "-q"])
     assert good.returncode == 0 and " passed" in good.stdout, good.stdout[-3000:] + good.stderr[-2000:]
-    (repo / "mykernels" / "backend.py").write_text(_readme_backend(defect=True))
+    (repo / pkg / "backend.py").write_text(_readme_backend(defect=True))
     bad = pytest_([*command[1:], *slice_, "-q"])
     assert bad.returncode == 1, bad.stdout[-3000:] + bad.stderr[-2000:]
     line = next(s for s in bad.stdout.splitlines() if s.strip().startswith("reproduce: pytest "))

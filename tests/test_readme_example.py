@@ -5,6 +5,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from tests.waiting import HANG_S
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -26,7 +27,7 @@ def _run(tmp_path: Path, source: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--backend",
          "mykernels.backend:Backend", "--backend-opt", "device=1", "--op", "MseLossBackward", "-k", "2x3"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=HANG_S)
 
 
 def test_readme_backend_passes(tmp_path: Path) -> None:

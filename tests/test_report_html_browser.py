@@ -18,6 +18,7 @@ import pytest
 from suite import ops
 from suite.report import html, results
 from tests.reportkit import sample_record
+from tests.waiting import HANG_S
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 WIDTH, HEIGHT = 1400, 900
@@ -67,7 +68,7 @@ def measure(page: str, tmp_path: Path) -> dict:
     p = subprocess.run([browser(), "--headless", "--disable-gpu", "--no-sandbox", "--hide-scrollbars",
                         "--no-first-run", "--disable-extensions", f"--user-data-dir={tmp_path / 'profile'}",
                         f"--window-size={WIDTH},{HEIGHT}", "--virtual-time-budget=5000", "--dump-dom",
-                        f.as_uri()], capture_output=True, text=True, timeout=120)
+                        f.as_uri()], capture_output=True, text=True, timeout=HANG_S)
     m = re.search(r'<pre id="measured">(.*?)</pre>', p.stdout, re.S)
     assert m, f"no measurements in the dumped DOM (exit {p.returncode}): {p.stderr[-1500:]}"
     return json.loads(htmllib.unescape(m.group(1)))

@@ -10,12 +10,14 @@ import socket
 import threading
 import time
 import types
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from suite.run import child
 from suite.run.wire import recv, send
+from tests.waiting import HANG_S
 
 
 class _Exit(BaseException):
@@ -24,6 +26,12 @@ class _Exit(BaseException):
     def __init__(self, code):
         super().__init__(code)
         self.code = code
+
+
+def _line_of(text: str) -> int:
+    """The line of this file that holds `text` (the one raise an Echo makes)."""
+    lines = Path(__file__).read_text().splitlines()
+    return next(i + 1 for i, t in enumerate(lines) if text in t and "raise" in t)
 
 
 class Echo:
@@ -125,14 +133,14 @@ class Served:
             self.ended = ("raised", repr(e))
 
     def recv(self):
-        return recv(self.parent, time.monotonic() + 5)        # a serving loop that hangs fails the test
+        return recv(self.parent, time.monotonic() + HANG_S)        # a serving loop that hangs fails the test
 
     def ask(self, header, arrays=()):
-        send(self.parent, header, list(arrays), time.monotonic() + 5)
+        send(self.parent, header, list(arrays), time.monotonic() + HANG_S)
         return self.recv()
 
     def join(self):
-        self.thread.join(5)
+        self.thread.join(HANG_S)
         assert not self.thread.is_alive()
         return self.ended
 
@@ -142,7 +150,7 @@ class Served:
         with exit status 0 (a failing test read as passing)."""
         self.parent.close()
         self.theirs.close()
-        self.thread.join(5)
+        self.thread.join(HANG_S)
         assert not self.thread.is_alive(), "the serving loop did not end"
 
 
@@ -182,11 +190,14 @@ def test_a_run_request_is_served_with_each_outcome_and_its_array_index(monkeypat
         head, got = s.ask(("run", 41, _req(), 2), _arrays())
         assert head[:2] == ("done", 41) and len(head[2]) == 2
         assert [h["array"] for h in head[2]] == [0, 1]
-        assert head[2][0] == {"array": 0, "status": None, "unsupported": None, "raised": None, "returned": None,
-                              "aliased": None, "violation": None, "device_fault": None, "device_lost": False}
+        assert head[2][0] == {"array": 0, "status": None, "unsupported": None, "raised": None, "trace": None,
+                              "returned": None, "aliased": None, "violation": None, "device_fault": None, "device_lost": False}
         assert [a.tolist() for a in got] == [[[10.0, 11.0, 12.0], [13.0, 14.0, 15.0]]] * 2
         # an outcome with no array, with an input at index 2: no array is carried, the index is None
         head, got = s.ask(("run", 42, _req(target=True), 1), _arrays(target=True))
+        # the backend's own frame of what it raised crosses the wire with it (and none of the suite's)
+        assert head[2][0].pop("trace") == f'File "{__file__}", line {_line_of("target given")}, in run\n' \
+                                         f'  raise RuntimeError("target given")'
         assert head == ("done", 42, [{"array": None, "status": None, "unsupported": None,
                                       "raised": "RuntimeError: target given", "returned": None, "aliased": None,
                                       "violation": None, "device_fault": None, "device_lost": False}])
@@ -302,7 +313,7 @@ def test_a_start_without_a_spec_is_named_reference(monkeypatch):
     a, b = socket.socketpair()
     try:
         assert child.child_main(b, None, {}, None, None) is None
-        head, _ = recv(a, time.monotonic() + 5)
+        head, _ = recv(a, time.monotonic() + HANG_S)
         assert head == ("error", "backend 'reference' failed to start: SystemExit: 2")
     finally:
         a.close()

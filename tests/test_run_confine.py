@@ -17,6 +17,7 @@ from suite.run import confine, reaper
 from suite.run.host import Fault, Hosted
 from tests.test_confine import ABI, needs_signals, needs_writes
 from tests.test_run_host import _req
+from tests.waiting import HANG_S
 
 
 def test_the_rules_grant_every_sibling_on_the_way_and_nothing_protected(tmp_path):
@@ -97,7 +98,7 @@ def test_a_confined_process_writes_everywhere_but_the_protected_paths(tmp_path):
     (guarded / "old").write_text("kept")
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
     p = subprocess.run([sys.executable, "-c", CONFINED, str(guarded), str(free)], capture_output=True,
-                       text=True, env=env, timeout=60)
+                       text=True, env=env, timeout=HANG_S)
     assert p.returncode == 0, p.stderr
     said = dict(line.rsplit(" ", 1) for line in p.stdout.splitlines())
     confine.cleanup(confine.Policy([], 0, made=[m for m in said.pop("made").split(":") if m != "-"]))
@@ -154,8 +155,8 @@ linux_only = pytest.mark.skipif(not reaper.available()[0], reason=reaper.describ
 def test_every_descendant_of_a_backend_process_ends_with_it(tmp_path, then):
     """Closed, dead on its own, or killed on its deadline: its daemons end too. A second backend's
     process, the forkserver, and a child of this test process are left alone."""
-    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    other = Hosted("tests.test_run_confine:Daemonizer", {"spy": str(tmp_path / "other")}, timeout=30)
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])    # killed below
+    other = Hosted("tests.test_run_confine:Daemonizer", {"spy": str(tmp_path / "other")}, timeout=HANG_S)
     (tmp_path / "other").mkdir()
     h = Hosted("tests.test_run_confine:Daemonizer", {"spy": str(tmp_path), "then": then}, timeout=2)
     try:
@@ -167,8 +168,8 @@ def test_every_descendant_of_a_backend_process_ends_with_it(tmp_path, then):
             assert _alive(_pids(tmp_path)[0])
             assert h.close() is None
         else:
-            with pytest.raises(Fault):
-                h.run(_req((2, 3)), deadline=2)
+            with pytest.raises(Fault):           # dead on its own: no deadline but a hang's guard
+                h.run(_req((2, 3)), deadline=2 if then == "hang" else HANG_S)
         assert _pids(tmp_path) and not any(_alive(p) for p in _pids(tmp_path))
         assert other._proc.is_alive() and _alive(server) and bystander.poll() is None
         other.run(_req((2, 3)))                           # its own daemon lives until it ends

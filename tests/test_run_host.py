@@ -27,10 +27,11 @@ from suite.golden.store import GoldenStore
 from suite.run.host import Fault, Hosted
 from suite.run.runner import CaseFailure, CaseSkip, Runner
 from suite.judge.table import load_table
-from suite.run.wire import recv, send
+from suite.run.wire import pending, recv, send
 from suite.run.wire import ProtocolError
 from tests.careless_backends import Unfinished
 from tests.hostile import alive
+from tests.waiting import HANG_S, until
 
 SHAPES = [(), (0, 3), (2, 3), (3, 1, 4)]
 
@@ -62,7 +63,7 @@ class ViewEcho:
 
 @pytest.fixture(scope="module")
 def hosted():
-    h = Hosted("tests.test_run_host:ViewEcho", {}, timeout=30)
+    h = Hosted("tests.test_run_host:ViewEcho", {}, timeout=HANG_S)
     h.start()
     yield h
     assert h.close() is None
@@ -82,7 +83,7 @@ def test_a_backend_sees_the_same_views_in_its_own_process(hosted, shape, lay, dt
 
 def test_the_wrong_answer_is_described_not_carried(hosted):
     """A result of the wrong shape never crosses: the parent allocates only what it asked for."""
-    [o] = hosted.run(_req((2, 3), out_shape=(3, 2)), 1, 30)
+    [o] = hosted.run(_req((2, 3), out_shape=(3, 2)), 1, HANG_S)
     assert o.array is None and o.returned == "shape (2, 3) dtype float32"
 
 
@@ -105,10 +106,10 @@ def test_the_backends_process_keeps_no_result_after_its_reply():
     """Nothing of a call outlives its reply there: a huge case's input and result (8 GiB for a
     float16 self of 2^31 elements) held until the next request came would be held while the next
     case is drawn and sent, and that case skipped for want of memory."""
-    h = Hosted("tests.test_run_host:Forgetful", {}, timeout=30)
+    h = Hosted("tests.test_run_host:Forgetful", {}, timeout=HANG_S)
     h.start()
     try:
-        got = [h.run(_req((2, 3)), 1, 30)[0].array for _ in range(3)]
+        got = [h.run(_req((2, 3)), 1, HANG_S)[0].array for _ in range(3)]
     finally:
         assert h.close() is None
     assert [a.tolist() for a in got] == [[[1.0] * 3] * 2] * 3, [a.tolist() for a in got]
@@ -146,21 +147,21 @@ def test_wire_round_trip_and_refusals():
 
 
 def test_a_backend_that_fails_to_start_is_a_backend_error():
-    h = Hosted("tests.misbehaving:RaisingInit", {}, timeout=30)
+    h = Hosted("tests.misbehaving:RaisingInit", {}, timeout=HANG_S)
     with pytest.raises(BackendError, match="failed to start: RuntimeError: no device 0"):
         h.start()
-    h = Hosted("tests.misbehaving:NoSuchThing", {}, timeout=30)
+    h = Hosted("tests.misbehaving:NoSuchThing", {}, timeout=HANG_S)
     with pytest.raises(BackendError, match="has no attribute 'NoSuchThing'"):
         h.start()
 
 
 def test_faults_in_a_row_stop_the_restarts():
-    h = Hosted("tests.misbehaving:CrashAlways", {}, timeout=30, restarts=1)
+    h = Hosted("tests.misbehaving:CrashAlways", {}, timeout=HANG_S, restarts=1)
     h.start()
     kinds = []
     for _ in range(4):
         with pytest.raises(Fault) as e:
-            h.run(_req((2, 3)), 1, 30)
+            h.run(_req((2, 3)), 1, HANG_S)
         kinds.append(e.value.kind)
     assert kinds == ["exit 7", "exit 7", "gave up", "gave up"] and h.starts == 2
 
@@ -168,21 +169,21 @@ def test_faults_in_a_row_stop_the_restarts():
 def test_a_process_that_ends_between_calls_is_an_incident_not_a_failed_case():
     """Its last call had returned: no case fails, the next call gets a fresh backend, and the run
     gets an incident (which fails it)."""
-    h = Hosted("tests.misbehaving:ExitAfterReturning", {}, timeout=30)
+    h = Hosted("tests.misbehaving:ExitAfterReturning", {}, timeout=HANG_S)
     h.start()
     req = _req((2, 3))
     mean = {**req, "op": "MseLossBackward", "attrs": {"reduction": 1},
             "inputs": {**req["inputs"], "target": req["inputs"]["self"]}}
-    [o] = h.run(mean, 1, 30)
+    [o] = h.run(mean, 1, HANG_S)
     assert o.array is not None and o.raised is None
-    time.sleep(0.5)
-    [o] = h.run({**mean, "attrs": {"reduction": 0}}, 1, 30)
+    until(lambda: not h._proc.is_alive(), "the backend's timer ending its process")
+    [o] = h.run({**mean, "attrs": {"reduction": 0}}, 1, HANG_S)
     assert o.array is not None and h.starts == 2
     assert h.close() == "the backend's process exited with code 0 between calls, after a call had returned; it was restarted"
-    h = Hosted("tests.misbehaving:ExitAfterReturning", {}, timeout=30)
+    h = Hosted("tests.misbehaving:ExitAfterReturning", {}, timeout=HANG_S)
     h.start()
-    h.run(mean, 1, 30)
-    time.sleep(0.5)
+    h.run(mean, 1, HANG_S)
+    until(lambda: not h._proc.is_alive(), "the backend's timer ending its process")
     assert h.close() == "the backend's process exited with code 0 after its last call, before close()"
 
 
@@ -271,9 +272,9 @@ class Counting:
 def test_each_outcome_of_a_repeated_call_gets_its_own_array():
     """The header's array index is what tells the two results of a determinism case apart: both
     pointing at the first would compare a result with itself."""
-    h = Hosted("tests.test_run_host:Counting", {}, timeout=30)
+    h = Hosted("tests.test_run_host:Counting", {}, timeout=HANG_S)
     try:
-        outs = h.run(_req((2, 3)), 2, 30)
+        outs = h.run(_req((2, 3)), 2, HANG_S)
     finally:
         assert h.close() is None
     assert [o.array.reshape(-1)[0] for o in outs] == [1, 2]
@@ -284,34 +285,33 @@ class JunkLater:
     name = "junk-later"
 
     def run(self, call):
-        import threading
-        from tests.misbehaving import wire_socket
+        from tests.misbehaving import after_the_reply, wire_socket
 
         def junk():
             with wire_socket() as s:
                 s.sendall(b"junk" * 10)
-        threading.Timer(0.05, junk).start()
+        after_the_reply(junk)
         return np.zeros(call.out_shape, dtype=call.out_dtype)
 
 
 def test_junk_between_calls_is_an_incident_and_the_next_call_runs_on_a_fresh_process():
-    h = Hosted("tests.test_run_host:JunkLater", {}, timeout=30)
-    [o] = h.run(_req((2, 3)), 1, 30)
-    time.sleep(0.5)
-    [o] = h.run(_req((2, 3)), 1, 30)
+    h = Hosted("tests.test_run_host:JunkLater", {}, timeout=HANG_S)
+    [o] = h.run(_req((2, 3)), 1, HANG_S)
+    until(lambda: pending(h._sock), "the backend's junk on the socket")
+    [o] = h.run(_req((2, 3)), 1, HANG_S)
     assert o.array is not None and h.starts == 2
     assert "protocol violation: the backend's process wrote to the suite's socket between calls" in h.close()
 
 
 def test_junk_in_a_reply_fails_that_call_as_a_protocol_fault_and_the_next_one_runs():
-    h = Hosted("tests.misbehaving:SocketJunk", {}, timeout=30)
+    h = Hosted("tests.misbehaving:SocketJunk", {}, timeout=HANG_S)
     req = _req((2, 3))
     mean = {**req, "op": "MseLossBackward", "attrs": {"reduction": 1},
             "inputs": {**req["inputs"], "target": req["inputs"]["self"]}}
     with pytest.raises(Fault) as e:
-        h.run(mean, 1, 30)
+        h.run(mean, 1, HANG_S)
     assert e.value.kind == "protocol" and str(e.value).startswith("protocol violation: ")
-    [o] = h.run({**mean, "attrs": {"reduction": 0}}, 1, 30)
+    [o] = h.run({**mean, "attrs": {"reduction": 0}}, 1, HANG_S)
     assert o.array is not None and h.starts == 2 and h.close() is None
 
 
@@ -365,9 +365,9 @@ def test_a_broken_str_costs_nothing():
 
 
 def test_a_broken_str_in_the_backends_process_costs_only_its_case():
-    h = Hosted("tests.test_run_host:Says", {"what": "unprintable"}, timeout=30)
-    [o] = h.run(_req((2, 3)), 1, 30)
-    [o2] = h.run(_req((2, 3)), 1, 30)
+    h = Hosted("tests.test_run_host:Says", {"what": "unprintable"}, timeout=HANG_S)
+    [o] = h.run(_req((2, 3)), 1, HANG_S)
+    [o2] = h.run(_req((2, 3)), 1, HANG_S)
     assert o.raised.startswith("Unprintable: <unprintable") and o2.raised == o.raised and h.starts == 1
     assert h.close() is None
 
@@ -393,8 +393,8 @@ def test_numpy_subclasses_are_judged_by_value_or_refused():
         assert type(o.array) is np.ndarray and o.array.tolist() == [[1.0] * 3] * 2, what
     o = _says("masked-one")
     assert o.array is None and "MaskedArray with 2 masked elements" in o.violation
-    h = Hosted("tests.test_run_host:Says", {"what": "matrix"}, timeout=30)
-    [o] = h.run(_req((2, 3)), 1, 30)
+    h = Hosted("tests.test_run_host:Says", {"what": "matrix"}, timeout=HANG_S)
+    [o] = h.run(_req((2, 3)), 1, HANG_S)
     assert o.array.tolist() == [[1.0] * 3] * 2 and h.close() is None
 
 
@@ -417,12 +417,12 @@ class Loud:
 
 
 def test_the_backends_output_is_kept_per_call_head_and_tail_and_counted():
-    h = Hosted("tests.test_run_host:Loud", {}, timeout=30)
+    h = Hosted("tests.test_run_host:Loud", {}, timeout=HANG_S)
     h.start()
     try:
         logs = []
         for _ in range(2):
-            h.run(_req((2, 3)), 1, 30)
+            h.run(_req((2, 3)), 1, HANG_S)
             logs.append(h.take_output())
     finally:
         assert h.close() is None
@@ -446,17 +446,17 @@ class Pid:
 
 
 def test_the_twin_is_another_process_of_the_same_backend_and_closes_with_the_first():
-    h = Hosted("tests.test_run_host:Pid", {}, timeout=30)
+    h = Hosted("tests.test_run_host:Pid", {}, timeout=HANG_S)
     h.start()
     twin = h.twin()
     assert h.twin() is twin
-    [a] = h.run(_req((2, 3)), 1, 30)
-    [b] = twin.run(_req((2, 3)), 1, 30)
+    [a] = h.run(_req((2, 3)), 1, HANG_S)
+    [b] = twin.run(_req((2, 3)), 1, HANG_S)
     assert a.array.reshape(-1)[0] != b.array.reshape(-1)[0] and twin.info == h.info
     assert h.close() is None and twin._proc is None
-    h = Hosted("tests.misbehaving:ExitInClose", {}, timeout=30)
+    h = Hosted("tests.misbehaving:ExitInClose", {}, timeout=HANG_S)
     h.start()
-    h.twin().run(_req((2, 3)), 1, 30)
+    h.twin().run(_req((2, 3)), 1, HANG_S)
     found = h.close()
     assert found.count("during close() or its exit handlers") == 2 and "the backend's second process: " in found, found
 
@@ -1012,7 +1012,7 @@ def test_bytes_between_calls_kill_the_process_with_an_incident(monkeypatch):
     started = _played(monkeypatch, _ready_then(junk), _ready_then(lambda s, h, a: send(s, *_ok(h[1]))))
     h = Hosted("x:y", {}, timeout=5)
     h.run(_req((2, 3)), 1, 5)
-    time.sleep(0.2)
+    until(lambda: pending(h._sock), "the junk on the socket")
     h.run(_req((2, 3)), 1, 5)
     assert started[0].kills == 1 and h.starts == 2
     assert h.incidents == ["protocol violation: the backend's process wrote to the suite's socket between calls; "
@@ -1372,7 +1372,7 @@ def test_a_run_killed_while_its_backend_hangs_leaves_no_process_of_it_behind(tmp
         pids.append(int(pidfile.read_text()))
         assert all(map(alive, pids))
         proc.kill()
-        proc.wait(30)
+        proc.wait(HANG_S)
         end = time.monotonic() + 20
         while any(map(alive, pids)) and time.monotonic() < end:
             time.sleep(0.05)

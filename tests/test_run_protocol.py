@@ -35,14 +35,14 @@ def _refused(fn, *args, **kw):
 # -- one outcome ---------------------------------------------------------------------------------
 def test_the_fields_of_an_outcome():
     assert protocol.RESULTS == ("array", "status", "unsupported", "raised", "returned", "violation", "device_fault")
-    assert protocol.TEXTS == ("unsupported", "raised", "returned", "aliased", "violation", "device_fault")
+    assert protocol.TEXTS == ("unsupported", "raised", "trace", "returned", "aliased", "violation", "device_fault")
     assert protocol.KEYS == set(protocol.RESULTS) | set(protocol.TEXTS) | {"device_lost"}
     assert protocol.MAX_TEXT == 65536
 
 
 @pytest.mark.parametrize("fields", [
     {"array": 0}, {"array": 2}, {"array": 0, "aliased": "input self"}, {"status": 0}, {"status": -5},
-    {"unsupported": "no"}, {"raised": ""}, {"returned": "x" * protocol.MAX_TEXT}, {"violation": "v"},
+    {"unsupported": "no"}, {"raised": ""}, {"raised": "E: x", "trace": 'File "b.py", line 3, in run'}, {"returned": "x" * protocol.MAX_TEXT}, {"violation": "v"},
     {"device_fault": "f"}, {"device_fault": "f", "device_lost": True},
 ])
 def test_a_well_formed_outcome_is_returned_as_a_copy(fields):
@@ -75,6 +75,8 @@ def test_a_well_formed_outcome_is_returned_as_a_copy(fields):
     (_head(status=1, raised="x", array=0), "an outcome with 3 results (array, status, raised), not one"),
     (_head(status=1, aliased="input self"), "aliased without an array"),
     (_head(status=1, device_lost=True), "device_lost without a device fault"),
+    (_head(status=1, trace="File"), "trace without an exception raised"),
+    (_head(raised="E: x", trace=["File"]), "trace list: not a str of at most 65536 characters"),
 ])
 def test_every_way_an_outcome_is_wrong_is_said(head, why):
     assert _refused(protocol.outcome, head, 3) == why

@@ -17,6 +17,7 @@ import pytest
 from suite.common import dtypes
 from suite.run import wire
 from suite.run.wire import ProtocolError, _Timeout, pending, recv, send
+from tests.waiting import HANG_S
 
 
 @pytest.fixture
@@ -71,8 +72,8 @@ def test_a_large_message_is_read_straight_into_its_arrays(pair, n):
     y = np.arange(7, dtype=np.int8)[::-1]
     z = np.zeros((0,), np.float16)
     t, got = _recv_in_thread(b, expect=_expect([x, y, z]))
-    send(a, ("big", n), [x, y, z], time.monotonic() + 30)
-    t.join(30)
+    send(a, ("big", n), [x, y, z], time.monotonic() + HANG_S)
+    t.join(HANG_S)
     head, arrays = got["m"]
     assert head == ("big", n)
     assert arrays[0].flags.writeable and arrays[0].flags.owndata and arrays[0].tolist() == x.tolist()
@@ -86,8 +87,8 @@ def test_a_large_array_of_several_axes_is_read_whole(pair):
     a, b = pair
     x = np.arange(1 << 19, dtype=np.float32).reshape(512, 1024)
     t, got = _recv_in_thread(b, expect=_expect([x]))
-    send(a, ("2d",), [x], time.monotonic() + 30)
-    t.join(30)
+    send(a, ("2d",), [x], time.monotonic() + HANG_S)
+    t.join(HANG_S)
     head, arrays = got["m"]
     assert head == ("2d",) and arrays[0].shape == (512, 1024) and np.array_equal(arrays[0], x)
     assert not pending(b)
@@ -111,7 +112,7 @@ def test_a_large_contiguous_array_is_sent_from_its_own_memory(pair):
     t.start()
     tracemalloc.start()
     try:
-        send(a, ("big",), [x], time.monotonic() + 30)
+        send(a, ("big",), [x], time.monotonic() + HANG_S)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -125,8 +126,8 @@ def test_a_message_of_exactly_the_small_limit_is_read_in_one_piece(pair):
     x = np.zeros(wire._SMALL // 4, np.float32)
     x[-1] = 9
     t, got = _recv_in_thread(b, expect=_expect([x]))
-    send(a, ("edge",), [x], time.monotonic() + 30)
-    t.join(30)
+    send(a, ("edge",), [x], time.monotonic() + HANG_S)
+    t.join(HANG_S)
     head, [g] = got["m"]
     assert head == ("edge",) and g[-1] == 9 and g.shape == x.shape
     assert not g.flags.owndata and g.flags.writeable       # read with the header, in one buffer
@@ -166,7 +167,7 @@ def test_bytes_that_are_not_a_message_fail_at_once(pair):
     a, b = pair
     a.sendall(b"junk" * 10)
     with pytest.raises(ProtocolError, match=r"^bytes that are not a message: b'junkjunkjunkjunk'\.\.\.$"):
-        recv(b, time.monotonic() + 5)
+        recv(b, time.monotonic() + HANG_S)
 
 
 @pytest.mark.parametrize("hlen, count, ok", [(1000, 3, True), (1001, 3, False), (1000, 4, False)])
@@ -186,10 +187,10 @@ def test_the_default_bounds(pair):
     a, b = pair
     a.sendall(struct.pack("<4sQQQ", b"ACN1", (1 << 26) + 1, 0, 0))
     with pytest.raises(ProtocolError, match="a header of 67108865 bytes with 0 arrays"):
-        recv(b, time.monotonic() + 5)
+        recv(b, time.monotonic() + HANG_S)
     a.sendall(struct.pack("<4sQQQ", b"ACN1", 10, 65, 0))
     with pytest.raises(ProtocolError, match="a header of 10 bytes with 65 arrays"):
-        recv(b, time.monotonic() + 5)
+        recv(b, time.monotonic() + HANG_S)
 
 
 @pytest.mark.parametrize("metas, count, total, why", [
@@ -212,7 +213,7 @@ def test_every_field_of_the_array_list_is_checked(pair, metas, count, total, why
     a, b = pair
     a.sendall(_raw(("h",), metas, count=count, total=total, body=b"\0" * total))
     with pytest.raises(ProtocolError, match=r"^a malformed header \(ValueError: " + why):
-        recv(b, time.monotonic() + 5)
+        recv(b, time.monotonic() + HANG_S)
 
 
 def test_a_malformed_header_is_said_in_at_most_300_characters(pair):
@@ -220,7 +221,7 @@ def test_a_malformed_header_is_said_in_at_most_300_characters(pair):
     name = "x" * 1000
     a.sendall(_raw(("h",), [(name, (1,))], total=4, body=b"\0" * 4))
     with pytest.raises(ProtocolError) as e:
-        recv(b, time.monotonic() + 5)
+        recv(b, time.monotonic() + HANG_S)
     assert len(str(e.value)) == 300 and str(e.value).startswith("a malformed header (ValueError: unexpected dtype 'xxx")
     assert e.value.__cause__ is None and e.value.__suppress_context__
 
@@ -230,7 +231,7 @@ def test_a_header_that_is_not_a_pair_is_malformed(pair):
     head = pickle.dumps(("only",), protocol=4)
     a.sendall(struct.pack("<4sQQQ", b"ACN1", len(head), 0, 0) + head)
     with pytest.raises(ProtocolError, match=r"^a malformed header \(ValueError: not enough values to unpack"):
-        recv(b, time.monotonic() + 5)
+        recv(b, time.monotonic() + HANG_S)
 
 
 def test_a_connection_closed_mid_message_is_eof(pair):
@@ -238,7 +239,7 @@ def test_a_connection_closed_mid_message_is_eof(pair):
     a.sendall(_raw(("h",), [("float32", (2,))], total=8, body=b"\0" * 4))
     a.close()
     with pytest.raises(EOFError, match="^the connection closed$"):
-        recv(b, time.monotonic() + 5)
+        recv(b, time.monotonic() + HANG_S)
 
 
 def test_a_connection_closed_before_a_message_is_eof(pair):
@@ -271,8 +272,8 @@ def test_a_send_nobody_reads_is_a_timeout(pair):
 
 def test_a_send_within_its_deadline_leaves_the_socket_blocking_for_the_next(pair):
     a, b = pair
-    send(a, ("h",), [], time.monotonic() + 5)
-    assert recv(b, time.monotonic() + 5) == (("h",), [])
+    send(a, ("h",), [], time.monotonic() + HANG_S)
+    assert recv(b, time.monotonic() + HANG_S) == (("h",), [])
     send(a, ("h2",), [])
     assert a.gettimeout() is None and recv(b) == (("h2",), [])
 

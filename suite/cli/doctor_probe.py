@@ -8,8 +8,9 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
-from typing import Any, Callable, Dict, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from suite import ops
 from suite.backends import _aclnn_lib as lib
@@ -138,6 +139,41 @@ def _exit_words(code: int) -> str:
     return f"exited with code {code}"
 
 
+STARTUP_FLOOR = 120.0        # seconds Python may take to start the probe, before its first line
+CLOSE_WAIT = 10.0            # seconds the probe's output is read for after it ended
+
+
+def _run_from_first_line(cmd: Sequence[str], timeout: float) -> Tuple[str, str, Optional[int], bool]:
+    """Run the probe: (stdout, stderr, exit code, hung). `timeout` counts from its first line, so a
+    loaded machine's slow Python start-up is not taken for a hang in CANN (start-up itself gets
+    STARTUP_FLOOR or the timeout, whichever is longer); then the child is killed."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            stdin=subprocess.DEVNULL)
+    lines: List[str] = []
+    errs: List[str] = []
+    first = threading.Event()
+
+    def pump() -> None:
+        for line in proc.stdout:
+            lines.append(line)
+            first.set()
+        first.set()
+    readers = [threading.Thread(target=pump, daemon=True),
+               threading.Thread(target=lambda: errs.append(proc.stderr.read()), daemon=True)]
+    for t in readers:
+        t.start()
+    first.wait(max(STARTUP_FLOOR, timeout))
+    try:
+        rc, hung = proc.wait(timeout), False
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        rc, hung = None, True
+    for t in readers:
+        t.join(CLOSE_WAIT)                # a descendant of the child may hold its pipes open
+    return "".join(lines), "".join(errs), rc, hung
+
+
 def probe_cann(lib_dir: Optional[str], timeout: float) -> Dict[str, Any]:
     """Run the probe in a child and gather its lines. A crash, an exit or a hang becomes `error`,
     naming the call it happened in; what the child found before it stays in the result."""
@@ -149,13 +185,7 @@ def probe_cann(lib_dir: Optional[str], timeout: float) -> Dict[str, Any]:
                               "device_error": None, "emulator": False, "dirs": [], "loader": not lib_dir,
                               "error": None}
     start = time.perf_counter()
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
-        out, err, rc, hung = proc.stdout, proc.stderr, proc.returncode, False
-    except subprocess.TimeoutExpired as e:
-        out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
-        err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
-        rc, hung = None, True
+    out, err, rc, hung = _run_from_first_line(cmd, timeout)
     result["seconds"] = round(time.perf_counter() - start, 3)
     doing, done = None, False
     for line in out.splitlines():

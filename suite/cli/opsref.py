@@ -1,6 +1,7 @@
 """The backend author's reference: per operator, what a call carries (C signature, inputs in order,
-attributes and their values, reduction codes, dtypes per product, the out shape) read from the
-operator modules themselves, so it cannot disagree with what the suite sends and judges.
+attributes and their values, reduction codes, the dtypes of every input and output per product,
+each output's shape and dtype and when it is written, the out shape) read from the operator
+modules themselves, so it cannot disagree with what the suite sends and judges.
 
 `aclnn-conform ops` prints it; docs/operators/reference.md is the same text, committed, and
 tests/test_cli_opsref.py holds the two equal (`aclnn-conform ops --write-docs` rewrites it)."""
@@ -59,27 +60,90 @@ def shape_examples(op: Operator, limit: int = 3) -> List[Tuple[Dict[str, Any], D
     return picked
 
 
-def operand_dtypes(op: Operator, product: str) -> Dict[str, List[str]]:
-    """Per tensor (inputs and out), the dtypes its check accepts on `product` when every other
-    tensor of a page's accepted float32 call keeps float32: the promotions and integer operands a
-    backend must take, probed through the operator's own check."""
-    base = next((s for s in _accepted(op) if all(d in (None, "float32") for d in s.dtypes.values())
-                 and s.out_dtype == "float32"), None)
-    if base is None:
-        return {}
-    out: Dict[str, List[str]] = {}
-    for n in [*op.inputs, "out"]:
-        if n != "out" and base.shapes.get(n) is None:
+def _with(op: Operator, sig: Signature, product: str, dts: Mapping[str, str]) -> Signature:
+    """`sig` on `product` with the tensors named in `dts` (inputs or outputs) of those dtypes."""
+    first = outputs(op)[0]
+    ins = {**sig.dtypes, **{n: d for n, d in dts.items() if n in op.inputs}}
+    out_dtype = dts.get(first, sig.out_dtype)
+    outs = None if sig.outputs is None else {
+        n: (shape, dts.get(n, out_dtype if n == first else d)) for n, (shape, d) in sig.outputs.items()}
+    return Signature(sig.shapes, ins, sig.out_shape, out_dtype, dict(sig.attrs), product, outs)
+
+
+def _passes(op: Operator, sig: Signature) -> bool:
+    return op.check(sig)[0] == 0 and not op.outside_contract(sig)
+
+
+def tensor_dtypes(op: Operator, product: str) -> Dict[str, List[str]]:
+    """Per tensor (the inputs, then every output), the dtypes it may have on `product`: each dtype
+    with which some call the page accepts passes the operator's own check there, inside the
+    contract, when that tensor alone changes dtype or every floating tensor of the call takes it
+    (the other outputs as the operator allocates them). Promotions and integer operands included."""
+    names = [*op.inputs, *outputs(op)]
+    found: Dict[str, set] = {n: set() for n in names}
+    floats = sorted(op.product_dtypes.get(product, ()))
+    for base in _accepted(op):
+        if not _passes(op, _with(op, base, product, {})):
             continue
-        ok = []
-        for d in dtypes.DTYPES:
-            dts = dict(base.dtypes) if n == "out" else {**base.dtypes, n: d}
-            sig = Signature(base.shapes, dts, base.out_shape, d if n == "out" else base.out_dtype,
-                            dict(base.attrs), product)
-            if op.check(sig)[0] == 0:
-                ok.append(d)
-        out[n] = ok
-    return out
+        tensors = [n for n in names if n not in op.inputs or base.shapes.get(n) is not None]
+        for n in tensors:
+            for d in dtypes.DTYPES:
+                if _passes(op, _with(op, base, product, {n: d})):
+                    found[n].add(d)
+        for d in floats:
+            dts = {n: d for n in tensors if n in op.inputs and base.dtypes.get(n) in floats}
+            dts[outputs(op)[0]] = d
+            for n in outputs(op)[1:]:
+                dts[n] = op.output_dtype(n, {**base.dtypes, **dts}, d, base.attrs)
+            if _passes(op, _with(op, base, product, dts)):
+                for n, dn in dts.items():
+                    found[n].add(dn)
+    return {n: [d for d in dtypes.DTYPES if d in found[n]] for n in names}
+
+
+CANDIDATE_SHAPES = ((), (1,), (1, 1), (1, 1, 1), (2,))   # tried for an output beyond out
+
+
+def _shaped(sig: Signature, name: str, shape: Tuple[int, ...]) -> Signature:
+    outs = {**sig.outputs, name: (shape, sig.outputs[name][1])}
+    return Signature(sig.shapes, sig.dtypes, sig.out_shape, sig.out_dtype, dict(sig.attrs), sig.product, outs)
+
+
+def _written(op: Operator, name: str) -> List[str]:
+    """The reductions under which a call writes output `name` (all of them; [""] without any)."""
+    if not op.reductions:
+        return [""]
+    return [r for r, code in op.reductions.items() if op.writes(name, {"reduction": code})]
+
+
+def output_facts(op: Operator) -> List[Dict[str, Any]]:
+    """Each output beyond out: the shapes the page's accepted calls pass, the one the suite
+    allocates, the dtype it allocates for inputs of each floating dtype, and when it is written."""
+    facts = []
+    accepted = _accepted(op)
+    floats = [d for d in dtypes.DTYPES if any(d in op.product_dtypes[p] for p in PRODUCTS)]
+    for name in outputs(op)[1:]:
+        base = accepted[0]
+        passed = {c for s in accepted if s.outputs for c in CANDIDATE_SHAPES
+                  if _passes(op, _shaped(s, name, c))}
+        shape = op.output_shape(name, base.shapes, base.attrs)
+        dt = {d: op.output_dtype(name, {n: (d if v in floats else v) for n, v in base.dtypes.items()}, d, base.attrs)
+              for d in floats}
+        facts.append({"name": name, "shape": None if shape is None else list(shape),
+                      "shapes_passed": [list(t) for t in sorted(passed, key=lambda t: (len(t), t))],
+                      "dtype_for_inputs": dt, "written": _written(op, name)})
+    return facts
+
+
+def _other_shapes(op: Operator, shapes: Mapping[str, Any]) -> Dict[str, Dict[str, Any]]:
+    """Per reduction, each output beyond out: the shape the suite allocates, or "-" (not written)."""
+    found: Dict[str, Dict[str, Any]] = {}
+    for r, code in (op.reductions.items() if op.reductions else [("", None)]):
+        attrs = {} if code is None else {"reduction": code}
+        for n in outputs(op)[1:]:
+            shape = op.output_shape(n, shapes, attrs) if op.writes(n, attrs) else "-"
+            found.setdefault(r, {})[n] = shape if shape in ("-", None) else list(shape)
+    return found
 
 
 def describe(op: Operator) -> Dict[str, Any]:
@@ -94,9 +158,11 @@ def describe(op: Operator) -> Dict[str, Any]:
         "attributes": [{"name": a.name, "type": a.kind.__name__, "values_run": list(a.values),
                         "default": a.default} for a in op.attributes],
         "dtypes": {p: sorted(op.product_dtypes[p]) for p in PRODUCTS},
-        "accepted_per_tensor": {p: operand_dtypes(op, p) for p in PRODUCTS},
+        "tensor_dtypes": {p: tensor_dtypes(op, p) for p in PRODUCTS},
+        "other_outputs": output_facts(op),
         "out_shape_examples": [{"inputs": {k: None if v is None else list(v) for k, v in shapes.items()},
-                                "out": {r: None if s is None else list(s) for r, s in by.items()}}
+                                "out": {r: None if s is None else list(s) for r, s in by.items()},
+                                "others": _other_shapes(op, shapes)}
                                for shapes, by in shape_examples(op)],
         "nondeterministic": {p: {k: list(v) for k, v in when.items()} for p, when in op.nondeterministic.items()},
         "page": f"docs/operators/{op.name}.md",
@@ -126,15 +192,22 @@ def markdown(operators: Mapping[str, Operator]) -> str:
                   f"{a['default']!r} |" for a in d["attributes"]]
         if attrs:
             lines += ["| attribute | type | values | default |", "| --- | --- | --- | --- |", *attrs, ""]
-        lines += ["| product | every tensor one of | accepted per tensor, the others float32 |", "| --- | --- | --- |"]
-        for p in PRODUCTS:
-            per = d["accepted_per_tensor"][p]
-            extra = "; ".join(f"`{n}` {', '.join(ds)}" for n, ds in per.items())
-            lines.append(f"| {p} | {', '.join(d['dtypes'][p])} | {extra} |")
+        lines += ["Dtypes each tensor may have, per product (each passes the operator's check in some call the",
+                  "page accepts; which combinations pass is the contract page's table):", "",
+                  "| tensor | " + " | ".join(PRODUCTS) + " |", "| --- |" + " --- |" * len(PRODUCTS)]
+        for n in [i["name"] for i in d["inputs"]] + d["outputs"]:
+            lines.append(f"| `{n}` | " + " | ".join(", ".join(d["tensor_dtypes"][p][n]) or "-" for p in PRODUCTS) + " |")
+        for o in d["other_outputs"]:
+            written = "every call" if o["written"] == [""] else "under " + ", ".join(o["written"])
+            alloc = ", ".join(f"{a} for {i} inputs" for i, a in o["dtype_for_inputs"].items())
+            lines += ["", f"`{o['name']}`: written {written}; shape {_shape(o['shape'])} as the suite allocates it "
+                          f"(accepted: {', '.join(_shape(t) for t in o['shapes_passed'])}); dtype {alloc}."]
         lines += ["", "Out shape, worked from the page's accepted calls:", ""]
         for ex in d["out_shape_examples"]:
             ins = ", ".join(f"{k} {_shape(v)}" for k, v in ex["inputs"].items())
-            outs = "; ".join(f"{_shape(s)}{' under ' + r if r else ''}" for r, s in ex["out"].items())
+            outs = "; ".join(f"{_shape(s)}" + "".join(f", {n} " + ("not written" if t == "-" else _shape(t))
+                                                      for n, t in ex["others"].get(r, {}).items())
+                             + f"{' under ' + r if r else ''}" for r, s in ex["out"].items())
             lines.append(f"- {ins} -> out {outs}")
         if d["nondeterministic"]:
             nd = "; ".join(f"{p}" + (" for " + ", ".join(f"{k} {v}" for k, v in when.items()) if when else "")

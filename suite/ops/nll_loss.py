@@ -185,8 +185,9 @@ class NLLLoss(LossBackward):
     def outside_contract(self, sig: Signature) -> Optional[str]:
         """Calls phase 1 accepts whose result the page leaves open: an ignoreIndex outside INT32
         (the op API's INT32 cast of the target; not established), a BFLOAT16 out on a product
-        without BFLOAT16 (not list-checked; not established). Out-of-range targets and a left-out
-        single sample with a 1-D self depend on values: no value set draws them."""
+        without BFLOAT16 (not list-checked; not established). Out-of-range targets depend on
+        values: no value set draws them. (A 1-D self's single sample is always drawn left out:
+        the page's "Result".)"""
         ig = sig.attrs.get("ignoreIndex", -100)
         if not INT32[0] <= ig <= INT32[1]:
             return f"ignoreIndex {ig} outside INT32 (the op API casts the target to INT32)"

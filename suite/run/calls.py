@@ -10,6 +10,7 @@ import numpy as np
 
 from suite.common import dtypes, layout
 from suite.run.backend import BackendInfo
+from suite.run.trace import backend_frames
 from suite.contract import AclnnError, DeviceFault, OpCall, Unsupported
 
 # A request: op, inputs (name -> contiguous array or None), layout, attrs, out_shape, out_dtype
@@ -28,6 +29,7 @@ class Outcome:
     status: Optional[int] = None           # AclnnError's status
     unsupported: Optional[str] = None      # Unsupported's reason
     raised: Optional[str] = None           # any other exception: "TypeError: ..."
+    trace: Optional[str] = None            # ... and the backend's own frames of it (suite/run/trace.py)
     returned: Optional[str] = None         # what came back instead of such an array
     aliased: Optional[str] = None          # the result shares memory with: "input NAME" or "an earlier result"
     violation: Optional[str] = None        # what the backend gave breaks the contract: why
@@ -116,7 +118,7 @@ def call_once(backend: Any, req: Request, earlier: Sequence[np.ndarray]) -> Tupl
     except DeviceFault as e:
         return _device_fault(e), None
     except Exception as e:
-        return Outcome(raised=f"{type(e).__name__}: {words(e)}"), None
+        return Outcome(raised=f"{type(e).__name__}: {words(e)}", trace=backend_frames(e)), None
     if req.get("outputs") is not None:
         from suite.run.several import several          # (it reads this module's helpers)
         return several(call, req, got, earlier)

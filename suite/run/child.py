@@ -54,7 +54,7 @@ def _let_the_forkserver_go() -> None:
 
 def _outcome_header(o: Outcome, index: Optional[int]) -> Dict[str, Any]:
     return {"array": index, "status": o.status, "unsupported": o.unsupported, "raised": o.raised,
-            "returned": o.returned, "aliased": o.aliased, "violation": o.violation,
+            "trace": o.trace, "returned": o.returned, "aliased": o.aliased, "violation": o.violation,
             "device_fault": o.device_fault, "device_lost": o.device_lost}
 
 

@@ -12,9 +12,9 @@ from suite.run.wire import ProtocolError
 
 # Each outcome of a call, as its header carries it (suite.host.Outcome, with `array` an index into
 # the message's arrays). Exactly one of RESULTS is set; `aliased` only with an array, `device_lost`
-# only with a device fault.
+# only with a device fault, `trace` (the backend's own frames) only with `raised`.
 RESULTS = ("array", "status", "unsupported", "raised", "returned", "violation", "device_fault")
-TEXTS = ("unsupported", "raised", "returned", "aliased", "violation", "device_fault")
+TEXTS = ("unsupported", "raised", "trace", "returned", "aliased", "violation", "device_fault")
 KEYS = frozenset(RESULTS + TEXTS + ("device_lost",))
 MAX_TEXT = 1 << 16                  # the child cuts a backend's own words far below this
 
@@ -61,6 +61,8 @@ def outcome(head: Any, n_arrays: int, written: Optional[Written] = None) -> Dict
         raise ProtocolError(f"an outcome with {len(set_)} results ({', '.join(set_) or 'none'}), not one")
     if head["aliased"] is not None and i is None:
         raise ProtocolError("aliased without an array")
+    if head["trace"] is not None and head["raised"] is None:
+        raise ProtocolError("trace without an exception raised")
     if head["device_lost"] and head["device_fault"] is None:
         raise ProtocolError("device_lost without a device fault")
     return dict(head)

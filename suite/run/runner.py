@@ -25,6 +25,7 @@ from suite.run.calls import Outcome, Request, call_of
 from suite.run.output import Log, output_lines
 from suite.run.several import aliased_text, out_shapes, outputs_record, outputs_text, request_outputs
 from suite.run.seams import Backend, Host
+from suite.run.trace import trace_lines
 from suite.run.bits import _copied, _digest, _digest_all, differing
 from suite.run.paths import judged_dtype, may_flush, rounding_path
 from suite.judge.judging import Verdict, judge
@@ -169,7 +170,7 @@ class Runner:
         if o.unsupported is not None:
             raise CaseSkip(f"backend cannot express this call: {o.unsupported}")
         if o.raised is not None:
-            raise self._fail(case, nodeid, f"the backend crashed: {o.raised}")
+            raise self._fail(case, nodeid, f"the backend crashed: {o.raised}", trace_lines(o.trace))
         if o.violation is not None:
             raise self._fail(case, nodeid, f"the backend broke its contract: {o.violation}")
         return o.status
