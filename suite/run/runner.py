@@ -11,26 +11,25 @@ import numpy as np
 
 from suite.common import dtypes
 from suite import ops
-from suite.golden import source as golden
 from suite.run import memory
 from suite.run.backend import BackendInfo
 from suite.cases.model import Case, Kind
 from suite.common.blocks import numel
 from suite.contract import OpCall, status_name
-from suite.golden.source import CaseData, GoldenError
+from suite.golden.source import CaseData, GoldenError, is_stored
 from suite.golden.store import GoldenStore
 from suite.cases.inputs import draw_inputs
 from suite.run.host import Fault
+from suite.run.trace import trace_lines
 from suite.run.calls import Outcome, Request, call_of
 from suite.run.output import Log, output_lines
 from suite.run.several import aliased_text, out_shapes, outputs_record, outputs_text, request_outputs
 from suite.run.seams import Backend, Host
-from suite.run.trace import trace_lines
 from suite.run.bits import _copied, _digest, _digest_all, differing
 from suite.run.paths import judged_dtype, may_flush, rounding_path
 from suite.judge.judging import Verdict, judge
 from suite.judge.table import Standard, ToleranceTable
-from suite.run.worst import failing_outputs, failing_text, numbers_details, worst_element, worst_elements  # noqa: F401  (worst_element: imported from here before)
+from suite.run.worst import failing_outputs, failing_text, numbers_details, worst_elements
 
 
 class CaseFailure(AssertionError):
@@ -177,7 +176,7 @@ class Runner:
 
     def fits(self, case: Case, kind: Kind) -> None:
         """Skip, with the numbers, a case whose arrays this machine cannot hold."""
-        if golden.is_stored(case):
+        if is_stored(case):
             return
         b = self.timer.baseline if self.timer is not None and case.timing and kind is Kind.NUMBERS else None
         second = None if b is None else (getattr(b.host.info, "working_memory", memory.WORKING_MEMORY), b.host.copies)
