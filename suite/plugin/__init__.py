@@ -223,6 +223,20 @@ class Conformance:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[STATE] = Conformance(config)
+    _collect_the_suite(config)
+
+
+CONFORMANCE = Path(__file__).resolve().parents[1] / "conformance"     # the conformance tests
+
+
+def _collect_the_suite(config: pytest.Config) -> None:
+    """`pytest --backend X` or `--op Y` with no test path on the command line runs the conformance
+    tests wherever it is started: a kernel team's own folder (suite/pytest_entry.py loaded the suite
+    there), or a subfolder of the checkout, where pytest would otherwise collect what lies there (or
+    the project's `testpaths`). A test path given is run as given."""
+    opt = config.option
+    if config.args_source != pytest.Config.ArgsSource.ARGS and (opt.backend is not None or opt.op):
+        config.args = [str(CONFORMANCE)]
 
 
 @pytest.hookimpl(tryfirst=True)
