@@ -3,7 +3,7 @@ and leaves every other pytest run in the environment alone.
 
 A run asks for the suite when its command line (with addopts and PYTEST_ADDOPTS) gives one of
 TRIGGERS and nothing else in the run defines that option (no other plugin, no initial conftest.py of
-the project being tested): `pytest --backend mykernels.backend:Backend --op MseLossBackward` in a
+the project being tested): `pytest --backend mykernels.backend:Backend --op NAME` in a
 kernel team's own folder. The suite's plugin (suite.plugin) is then loaded as `-p suite.plugin` would
 load it, and, with no test path on the command line, it collects the conformance tests
 (suite/plugin/__init__.py). Any other run sees no option, hook or test of the suite: another pytest

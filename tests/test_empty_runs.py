@@ -30,11 +30,16 @@ def test_a_backend_named_where_only_the_projects_own_tests_are_fails(workers):
     assert "Traceback" not in out
 
 
-def test_a_backend_named_where_nothing_is_collected_fails_with_the_line():
-    p = _pytest_in(ROOT / "docs", ["--backend", "tests.plugin_backends:WrongKL"])
+@pytest.mark.parametrize("folder", ["docs", "tests"])
+def test_a_suite_option_with_no_test_path_runs_the_conformance_cases_in_any_subfolder(folder):
+    """`cd docs && pytest --op X` collected nothing (exit 5, no hint) and `cd tests && pytest --op X`
+    ran the project's own tests (issue 42, item 9): --backend or --op without a test path runs the
+    conformance suite wherever pytest starts."""
+    p = _pytest_in(ROOT / folder, ["--op", "MseLossBackward", "-k", "float32-atlas-a2-mean and uniform and 2x3"])
     out = p.stdout + p.stderr
-    assert p.returncode == 4, out[-2000:]
-    assert f"ERROR: no conformance case ran: pytest ran in {ROOT / 'docs'}" in out and "selected 0 tests" in out
+    assert p.returncode == 0, out[-2000:]
+    assert "MseLossBackward" in out and "test_report" not in out and "no conformance case ran" not in out, out[-2000:]
+    assert "24 passed" in out.splitlines()[-1], out[-2000:]
 
 
 @pytest.mark.parametrize("workers", N2_HEAVY)
