@@ -30,6 +30,22 @@ def test_a_backend_named_where_only_the_projects_own_tests_are_fails(workers):
     assert "Traceback" not in out
 
 
+@pytest.mark.parametrize("workers", [0, 2], ids=["serial", "n2"])
+@pytest.mark.parametrize("mistake,cause", [
+    (["--backend", "no_such_backend"], "ERROR: unknown backend 'no_such_backend'"),
+    (["--cases", "no/such/cases.yaml"], "ERROR: no/such/cases.yaml: no such case file or folder"),
+], ids=["backend", "case-file"])
+def test_a_backend_or_case_file_mistake_is_the_one_error_line(mistake, cause, workers):
+    """It came second, after "no conformance case ran: ... run it in the project folder", and under
+    xdist once per worker as a failed test (issue 42, item 9): now it is the run's only ERROR line."""
+    p = run_suite(mistake + (["-n", str(workers)] if workers else []))
+    out = p.stdout + p.stderr
+    assert p.returncode == 4, out[-2000:]
+    errors = [line for line in out.splitlines() if line.startswith("ERROR")]
+    assert len(errors) == 1 and errors[0].startswith(cause), errors
+    assert "setup-error" not in out and "failed" not in out and "Traceback" not in out, out[-2000:]
+
+
 @pytest.mark.parametrize("folder", ["docs", "tests"])
 def test_a_suite_option_with_no_test_path_runs_the_conformance_cases_in_any_subfolder(folder):
     """`cd docs && pytest --op X` collected nothing (exit 5, no hint) and `cd tests && pytest --op X`

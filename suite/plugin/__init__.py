@@ -201,6 +201,18 @@ class Conformance:
             out.append(pytest.param(c, id=c.id, marks=[pytest.mark.skip(reason=skip)] if skip else []))
         return out
 
+    def preflight(self) -> None:
+        """Under xdist, in the controller before any worker starts (suite/plugin/report.py): the case
+        files load and the backend starts (then is closed), so that a mistake in either stops the
+        run with its one line, as it does in a serial run, and not once per worker."""
+        try:
+            self.params(Kind.NUMBERS)
+        except pytest.UsageError as e:
+            self.error = str(e)
+            raise
+        finally:
+            self.close()
+
     @property
     def backend(self) -> Optional[Backend]:
         """The backend if this session has made one in this process (--isolation none); never makes

@@ -261,6 +261,13 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         return
     if rep.dir is not None:
         rep.start()
+    if config.pluginmanager.getplugin("dsession") is not None:
+        try:
+            rep.state().preflight()          # before xdist starts its workers (its hook is trylast)
+        except pytest.UsageError:
+            if rep.dir is not None:
+                rep.finish(_incomplete(session, rep))
+            raise
 
 
 class _Collector:
@@ -377,7 +384,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         terminalreporter.write_line(f"ERROR: {error}", red=True, bold=True)
     asked = rep.config.option.backend is not None or rep.dir is not None     # a conformance run
     nothing = (asked and rep.empty_run()) or rep.all_skipped()
-    if nothing and not rep.interrupts.count:
+    if nothing and not rep.interrupts.count and not (rep.setup_errors or rep.state().error):
+        # (a session that could not start says why, alone: pytest's "ERROR:" line, or the one above)
         terminalreporter.write_line(f"ERROR: {nothing}", red=True, bold=True)
     incidents = rep.all_incidents()
     if incidents:
