@@ -14,6 +14,7 @@ Imports pytest only, and nothing of the suite at its top level: every pytest run
 imports this module."""
 from __future__ import annotations
 
+from argparse import ArgumentError
 from typing import List, Sequence
 
 import pytest
@@ -40,7 +41,7 @@ def _defined(parser: pytest.Parser, option: str) -> bool:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: List[str]):
-    yield                                # the initial conftest.py files first: theirs win
+    outcome = yield                      # the initial conftest.py files first: theirs win
     pm = early_config.pluginmanager
     asked = named(args)
     if not asked or pm.has_plugin(PLUGIN) or pm.is_blocked(PLUGIN):
@@ -49,7 +50,10 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
         return                           # the option is another plugin's or conftest's: theirs
     try:
         pm.import_plugin(PLUGIN)
-    except ValueError as e:              # argparse: an option of the suite's is defined already
-        raise pytest.UsageError(
+    except (ValueError, ArgumentError) as e:     # an option of the suite's is defined already
+        error = pytest.UsageError(
             f"aclnn-conformance: {e}: another plugin or conftest.py defines an option of the suite's; "
-            f"run the suite where that one is not loaded (`-p no:NAME` turns a plugin off)") from None
+            f"run the suite where that one is not loaded (`-p no:NAME` turns a plugin off)")
+        if not hasattr(outcome, "force_exception"):    # pluggy before 1.1
+            raise error
+        outcome.force_exception(error)        # (raised here, pluggy would add a warning to the line)

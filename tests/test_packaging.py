@@ -26,6 +26,15 @@ def wheel(sources, tmp_path_factory) -> Path:
     return kit.build_wheel(sources, tmp_path_factory.mktemp("dist"))
 
 
+@pytest.mark.parametrize("args,asked", [
+    (["--backend", "x", "-k", "y"], ["--backend"]), (["--op=MseLoss", "--backend=x"], ["--backend", "--op"]),
+    (["--backend-opt", "a=b", "--opx"], []), (["-k", "x", "--", "--backend"], []), ([], []),
+])
+def test_the_entry_point_is_asked_for_the_suite_by_backend_or_op_only(args, asked):
+    from suite import pytest_entry
+    assert pytest_entry.named(args) == asked
+
+
 def test_the_wheel_carries_every_case_file_and_golden(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     for top in ("cases", "golden"):
@@ -101,6 +110,12 @@ def test_a_plain_pytest_project_beside_the_installed_suite_is_unaffected(install
     p = kit.shell("pytest -q -p no:cacheprovider --backend x", other, bin_)
     assert p.returncode == 0 and "1 passed" in p.stdout, p.stdout[-3000:] + p.stderr[-2000:]
     assert "aclnn" not in p.stdout + p.stderr
+    # one that defines another of the suite's options, asked for the suite: one line naming it
+    (other / "conftest.py").write_text("def pytest_addoption(parser):\n    parser.addoption('--report-dir')\n")
+    p = kit.shell("pytest -q -p no:cacheprovider --op MseLoss", other, bin_)
+    assert p.returncode == 4 and p.stdout == "", p.stdout[-3000:] + p.stderr[-2000:]
+    assert p.stderr.startswith("ERROR: aclnn-conformance: argument --report-dir: conflicting option") \
+        and len(p.stderr.strip().splitlines()) == 1, p.stderr
     (other / "conftest.py").unlink()
     (other / "test_plain.py").write_text("def test_plain():\n    assert True\n")
     helptext = kit.shell("pytest --help -p no:cacheprovider", other, bin_).stdout

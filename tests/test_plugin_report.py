@@ -473,7 +473,8 @@ def test_the_session_start_registers_the_collector_and_writes_the_first_reports(
     for worker in (False, True):
         rep = _run_reporter(tmp_path)
         registered, installed = [], []
-        rep.config.pluginmanager = SimpleNamespace(register=lambda p, name: registered.append((p, name)))
+        rep.config.pluginmanager = SimpleNamespace(register=lambda p, name: registered.append((p, name)),
+                                                   getplugin=lambda name: None)      # no xdist
         monkeypatch.setattr(rep.interrupts, "install", lambda: installed.append(1))
         d = tmp_path / f"w{worker}"
         d.mkdir()
