@@ -45,7 +45,8 @@ from suite.plugin.options import SCALES, pytest_addoption  # noqa: F401  (the ho
 # pytest derives from the command line before it knows this plugin's options.
 RECORD = pytest.StashKey[Dict[str, Any]]()
 STATE = pytest.StashKey["Conformance"]()
-pytest_plugins = ["suite.plugin.report", "suite.plugin.baseline"]   # reports, known failures, sharding; --timing-baseline
+# reports, known failures, sharding; --timing-baseline; what the run prints at its end
+pytest_plugins = ["suite.plugin.report", "suite.plugin.baseline", "suite.plugin.terminal"]
 
 
 @dataclass(frozen=True)

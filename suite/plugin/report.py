@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional
 
 import pytest
 
-from suite.report import compare, formats, journal, knownfail, results, shard, summary, verdict
+from suite.report import compare, formats, journal, knownfail, results, shard, verdict
 from suite.common.digest import file_sha256
 from suite.golden.store import GoldenStore
 from suite.run.interrupts import Interrupts
@@ -374,35 +374,3 @@ def exit_status(status: int, rep: Reporter, incomplete: Optional[str]) -> int:
     if verdict.reasons(outcomes, len(rep.records), len(incidents), incomplete):
         return E.TESTS_FAILED
     return status
-
-
-def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    rep = config.stash.get(REPORTER, None)
-    if rep is None:
-        return
-    for error in rep.setup_errors:
-        terminalreporter.write_line(f"ERROR: {error}", red=True, bold=True)
-    asked = rep.config.option.backend is not None or rep.dir is not None     # a conformance run
-    nothing = (asked and rep.empty_run()) or rep.all_skipped()
-    if nothing and not rep.interrupts.count and not (rep.setup_errors or rep.state().error):
-        # (a session that could not start says why, alone: pytest's "ERROR:" line, or the one above)
-        terminalreporter.write_line(f"ERROR: {nothing}", red=True, bold=True)
-    incidents = rep.all_incidents()
-    if incidents:
-        terminalreporter.section("aclnn conformance: incidents outside any case (they fail the run)", red=True)
-        for line in incidents:
-            terminalreporter.write_line(line)
-    if rep.unexcused:
-        terminalreporter.section(f"aclnn conformance: {len(rep.unexcused)} known failures not excused "
-                                 f"(they passed in --baseline)", yellow=True)
-        for key in rep.unexcused[:20]:
-            terminalreporter.write_line(key)
-        if len(rep.unexcused) > 20:
-            terminalreporter.write_line(f"... and {len(rep.unexcused) - 20} more")
-    if not rep.records:
-        return
-    terminalreporter.section("aclnn conformance: per operator, dtype and product")
-    for line in summary.terminal_lines(list(rep.records.values())) + summary.within_standard(rep.records.values()):
-        terminalreporter.write_line(line)
-    if rep.dir is not None:
-        terminalreporter.write_line(f"reports: {rep.dir}/{formats.file_list()}")
