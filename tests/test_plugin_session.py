@@ -505,6 +505,20 @@ def test_a_suite_option_with_no_test_path_collects_the_conformance_tests(source,
     assert config.args == collects
 
 
+def test_a_folder_with_conformance_modules_of_its_own_collects_them(tmp_path):
+    (tmp_path / "test_mine.py").write_text("from suite.cases.model import Kind\nCASE_KIND = Kind.NUMBERS\n")
+    (tmp_path / "test_other.py").write_text('TEXT = "\\nCASE_KIND = Kind.NUMBERS"\n')
+    config = _config(source=pytest.Config.ArgsSource.INVOCATION_DIR, backend="x")
+    config.invocation_params.dir = tmp_path
+    plugin.pytest_configure(config)
+    assert config.args == ["given"]
+    (tmp_path / "test_mine.py").unlink()             # a module that only names it in a string is not one
+    config = _config(source=pytest.Config.ArgsSource.INVOCATION_DIR, backend="x")
+    config.invocation_params.dir = tmp_path
+    plugin.pytest_configure(config)
+    assert config.args == [str(ROOT / "suite" / "conformance")]
+
+
 def test_the_cases_are_read_once_of_the_operators_asked(monkeypatch, tmp_path):
     st = _state(cases=[str(ROOT / "cases" / "mse_loss_backward.yaml"), str(ROOT / "cases" / "kl_div.yaml")],
                 op=["KlDiv"])

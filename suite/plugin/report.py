@@ -129,7 +129,8 @@ class Reporter:
                 text = (self.config.rootpath / path).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
                 return None
-            m = re.search(r"^CASE_KIND\s*=\s*(?:Kind\.(\w+)|[\"'](\w+)[\"'])", text, re.M)
+            from suite.plugin import CASE_KIND_LINE
+            m = CASE_KIND_LINE.search(text)
             self._kinds[path] = None if not m else (m[1] or m[2]).lower()
         return self._kinds[path]
 
