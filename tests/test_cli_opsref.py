@@ -107,6 +107,8 @@ def test_the_command(capsys) -> None:
     assert main(["ops", "L1Loss"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: unknown operator L1Loss (known: ") and "L1LossBackward" in err
+    assert main(["ops", "aclnnNLLLoss"]) == 2
+    assert capsys.readouterr().err.startswith("error: unknown operator aclnnNLLLoss (did you mean NLLLoss?) (known: ")
 
 
 def test_write_docs_writes_the_page_atomically(tmp_path: Path) -> None:

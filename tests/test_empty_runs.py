@@ -30,11 +30,32 @@ def test_a_backend_named_where_only_the_projects_own_tests_are_fails(workers):
     assert "Traceback" not in out
 
 
-def test_a_backend_named_where_nothing_is_collected_fails_with_the_line():
-    p = _pytest_in(ROOT / "docs", ["--backend", "tests.plugin_backends:WrongKL"])
+@pytest.mark.parametrize("workers", [0, 2], ids=["serial", "n2"])
+@pytest.mark.parametrize("mistake,cause", [
+    (["--backend", "no_such_backend"], "ERROR: unknown backend 'no_such_backend'"),
+    (["--cases", "no/such/cases.yaml"], "ERROR: no/such/cases.yaml: no such case file or folder"),
+], ids=["backend", "case-file"])
+def test_a_backend_or_case_file_mistake_is_the_one_error_line(mistake, cause, workers):
+    """It came second, after "no conformance case ran: ... run it in the project folder", and under
+    xdist once per worker as a failed test (issue 42, item 9): now it is the run's only ERROR line."""
+    p = run_suite(mistake + (["-n", str(workers)] if workers else []))
     out = p.stdout + p.stderr
     assert p.returncode == 4, out[-2000:]
-    assert f"ERROR: no conformance case ran: pytest ran in {ROOT / 'docs'}" in out and "selected 0 tests" in out
+    errors = [line for line in out.splitlines() if line.startswith("ERROR")]
+    assert len(errors) == 1 and errors[0].startswith(cause), errors
+    assert "setup-error" not in out and "failed" not in out and "Traceback" not in out, out[-2000:]
+
+
+@pytest.mark.parametrize("folder", ["docs", "tests"])
+def test_a_suite_option_with_no_test_path_runs_the_conformance_cases_in_any_subfolder(folder):
+    """`cd docs && pytest --op X` collected nothing (exit 5, no hint) and `cd tests && pytest --op X`
+    ran the project's own tests (issue 42, item 9): --backend or --op without a test path runs the
+    conformance suite wherever pytest starts."""
+    p = _pytest_in(ROOT / folder, ["--op", "MseLossBackward", "-k", "float32-atlas-a2-mean and uniform and 2x3"])
+    out = p.stdout + p.stderr
+    assert p.returncode == 0, out[-2000:]
+    assert "MseLossBackward" in out and "test_report" not in out and "no conformance case ran" not in out, out[-2000:]
+    assert "24 passed" in out.splitlines()[-1], out[-2000:]
 
 
 @pytest.mark.parametrize("workers", N2_HEAVY)

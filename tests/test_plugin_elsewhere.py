@@ -1,18 +1,20 @@
-"""A kernel team runs the suite from its own repository, against an installed copy: the plugin is
-loaded by name (`-p suite.plugin`), the data folder comes from $ACLNN_CONFORMANCE_HOME, and
-another pytest project in the same environment never sees the plugin."""
+"""A kernel team runs the suite from its own repository, against an installed copy (`pip install
+--target`, on PYTHONPATH): the documented command runs as written (the entry point loads the suite,
+suite/pytest_entry.py), the copy's own case files and goldens serve (or the folder
+$ACLNN_CONFORMANCE_HOME names), `-p suite.plugin --pyargs suite.conformance` still works, and another
+pytest project in the same environment never sees the plugin. The wheel in a fresh venv, and an
+editable install: tests/test_packaging.py."""
 from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 
 import pytest
 
+from tests import packagekit as kit
 from tests.reportkit import ROOT
 
 SLICE = "MseLossBackward-float32-atlas-a2 and 2x3.2x3.2x3-contiguous"
@@ -23,11 +25,7 @@ def installed(tmp_path_factory) -> Path:
     """`pip install --target` of a copy of the package's sources (not this checkout: no build
     folder is left in it), without dependencies (they are this environment's)."""
     tmp = tmp_path_factory.mktemp("install")
-    src = tmp / "src"
-    src.mkdir()
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(ROOT / name, src / name)
-    shutil.copytree(ROOT / "suite", src / "suite", ignore=shutil.ignore_patterns("__pycache__"))
+    src = kit.copy_sources(tmp / "src")
     site = tmp / "site"
     p = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
                         "--no-compile", "--target", str(site), str(src)], capture_output=True, text=True,
@@ -48,9 +46,10 @@ def _run(args, cwd: Path, env: dict) -> subprocess.CompletedProcess:
 
 
 def test_the_suite_runs_from_another_repository_against_an_installed_copy(installed, tmp_path):
+    """By the older command (the plugin named, the tests by package), with the copy's own data."""
     repo = tmp_path / "kernels"
     repo.mkdir()
-    env = _env(installed, ACLNN_CONFORMANCE_HOME=str(ROOT))
+    env = _env(installed)
     where = _run(["-c", "import suite.plugin; print(suite.plugin.__file__)"], repo, env)
     assert where.stdout.strip().startswith(str(installed)), where.stdout + where.stderr
     p = _run(["-m", "pytest", "-p", "suite.plugin", "--pyargs", "suite.conformance", "-q", "-p", "no:cacheprovider",
@@ -58,9 +57,9 @@ def test_the_suite_runs_from_another_repository_against_an_installed_copy(instal
     out = p.stdout + p.stderr
     assert p.returncode == 0 and "8 passed" in out, out[-3000:]
     assert (repo / "reports" / "results.json").exists()
-    # without the data folder: one line that says how to name it
+    # a data folder named that holds none: one line that says how to name it
     p = _run(["-m", "pytest", "-p", "suite.plugin", "--pyargs", "suite.conformance", "-q", "-p", "no:cacheprovider"],
-             repo, _env(installed))
+             repo, _env(installed, ACLNN_CONFORMANCE_HOME=str(tmp_path)))
     assert p.returncode == 4 and "no case files:" in p.stderr and "ACLNN_CONFORMANCE_HOME" in p.stderr, p.stderr
     assert "Traceback" not in p.stdout + p.stderr
 
@@ -83,14 +82,7 @@ def _documented_flow() -> list:
     text = (ROOT / "docs" / "running.md").read_text()
     section = text.split("## From your own repository", 1)[1]
     block = re.search(r"```\n(.*?)```", section, re.S).group(1)
-    return [line.split() for line in block.strip().splitlines()]
-
-
-def _readme_backend(defect: bool) -> str:
-    import re
-    text = (ROOT / "README.md").read_text()
-    src = re.search(r"```python\n(# mykernels/backend\.py\n.*?)```", text, re.S).group(1)
-    return src.replace("2.0 / x.size", "2.0 / np.prod(call.out_shape)") if defect else src
+    return [line for line in block.strip().splitlines() if line.startswith("pytest ")]
 
 
 def _pytest_script(tmp_path: Path) -> Path:
@@ -110,46 +102,36 @@ def _pytest_script(tmp_path: Path) -> Path:
 
 
 def test_the_documented_own_repository_flow_works_verbatim(installed, tmp_path):
-    """Exactly as docs/running.md writes it, with the `pytest` script (which, unlike `python -m
-    pytest`, does not put the folder on sys.path), the README's backend in the team's own folder,
-    and the printed reproducer run as printed: it reruns the failure (it exited 4)."""
-    export, command = _documented_flow()
-    assert export[0] == "export" and export[1].startswith("ACLNN_CONFORMANCE_HOME=") and command[0] == "pytest"
-    # The team's package under a name nothing installed has (an installed module wins over the
-    # folder, by design): a `mykernels` that is installed, as the decoy is, must not matter.
-    pkg = f"mykernels_{uuid.uuid4().hex[:12]}"
-    command = [w.replace("mykernels.", f"{pkg}.") for w in command]
-    assert f"{pkg}.backend:Backend" in command, command
-    decoy = tmp_path / "decoy" / "mykernels"
-    decoy.mkdir(parents=True)
-    (decoy / "__init__.py").write_text("raise ImportError('an installed mykernels, not the team\'s')\n")
-    repo = tmp_path / "kernels"
-    (repo / pkg).mkdir(parents=True)
-    (repo / pkg / "__init__.py").write_text("")
+    """Exactly as docs/running.md writes it (no environment variable), with the `pytest` script
+    (which, unlike `python -m pytest`, does not put the folder on sys.path), the README's backend in
+    the team's own folder, and the printed reproducer run as printed: it reruns the failure."""
+    commands = _documented_flow()
+    assert commands and all("mykernels.backend:Backend" in c for c in commands), commands
+    repo, name = kit.own_folder(tmp_path)
     script = _pytest_script(tmp_path)
-    env = _env(installed, ACLNN_CONFORMANCE_HOME=str(ROOT))
-    env["PYTHONPATH"] += os.pathsep + str(decoy.parent)
-    slice_ = ["--op", "MseLossBackward", "-k", "float32-atlas-a2-mean and uniform and 2x3", "-p", "no:cacheprovider"]
+    env = _env(installed)
+    slice_ = ["-k", "float32-atlas-a2-mean and uniform and 2x3", "-p", "no:cacheprovider"]
 
     def pytest_(args, **kw):
         return subprocess.run([str(script), *args], cwd=repo, env=env, capture_output=True, text=True,
                               timeout=300, **kw)
-    (repo / pkg / "backend.py").write_text(_readme_backend(defect=False))
-    good = pytest_([*command[1:], *slice_, "-q"])
-    assert good.returncode == 0 and " passed" in good.stdout, good.stdout[-3000:] + good.stderr[-2000:]
-    (repo / pkg / "backend.py").write_text(_readme_backend(defect=True))
-    bad = pytest_([*command[1:], *slice_, "-q"])
+    for command in commands:
+        words = shlex.split(kit.as_named(command, name))[1:]
+        (repo / name / "backend.py").write_text(kit.readme_backend(defect=False))
+        good = pytest_([*words, *slice_, "-q"])
+        assert good.returncode == 0 and " passed" in good.stdout, good.stdout[-3000:] + good.stderr[-2000:]
+    (repo / name / "backend.py").write_text(kit.readme_backend(defect=True))
+    bad = pytest_([*words, *slice_, "-q"])
     assert bad.returncode == 1, bad.stdout[-3000:] + bad.stderr[-2000:]
     line = next(s for s in bad.stdout.splitlines() if s.strip().startswith("reproduce: pytest "))
-    words = shlex.split(line.split("reproduce: ", 1)[1])
-    again = pytest_(words[1:] + ["-p", "no:cacheprovider"])
+    again = pytest_(shlex.split(line.split("reproduce: ", 1)[1])[1:] + ["-p", "no:cacheprovider"])
     assert again.returncode == 1 and "1 failed" in again.stdout, again.stdout[-3000:] + again.stderr[-2000:]
     first = next(s for s in bad.stdout.splitlines() if "golden " in s)
     assert first in again.stdout
 
 
 def test_the_cli_without_the_data_folder_says_how_to_name_it(installed, tmp_path):
-    p = _run(["-m", "suite.cli", "golden", "check"], tmp_path, _env(installed))
+    p = _run(["-m", "suite.cli", "golden", "check"], tmp_path, _env(installed, ACLNN_CONFORMANCE_HOME=str(tmp_path)))
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
     assert len(p.stderr.strip().splitlines()) == 1 and "ACLNN_CONFORMANCE_HOME" in p.stderr, p.stderr
 

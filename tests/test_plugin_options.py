@@ -94,6 +94,10 @@ def test_listed_names_are_split_at_commas_and_stripped_and_an_unknown_one_is_one
     with pytest.raises(pytest.UsageError) as e:
         options.listed("--product", ["atlas-nine"], PRODUCTS)
     assert str(e.value) == f"--product: unknown atlas-nine (known: {', '.join(PRODUCTS)})"
+    with pytest.raises(pytest.UsageError) as e:              # issue 42, item 14
+        options.listed("--op", ["nllloss,aclnnNLLLoss"], ("NLLLoss", "MseLoss"))
+    assert str(e.value) == ("--op: unknown nllloss (did you mean NLLLoss?), aclnnNLLLoss (did you mean NLLLoss?) "
+                            "(known: NLLLoss, MseLoss)")
 
 
 def test_each_option_shows_its_own_help_and_a_default_it_states_is_the_parsed_one():

@@ -13,7 +13,7 @@ import pytest
 
 from suite import plugin
 from suite.cases.load import load_cases
-from suite.plugin import report
+from suite.plugin import report, terminal
 from suite.plugin.report import Reporter
 from suite.report import formats, knownfail, shard, summary
 
@@ -57,7 +57,7 @@ class Terminal:
 
 def _summary(rep):
     term = Terminal()
-    report.pytest_terminal_summary(term, rep.config)
+    terminal.pytest_terminal_summary(term, rep.config)
     return term
 
 
@@ -133,7 +133,7 @@ def test_setup_errors_incidents_and_unexcused_known_failures_are_written_in_full
     rep.incidents = ["gw1: its close"]
     rep.unexcused = [f"case{i}" for i in range(23)]
     term = Terminal()
-    report.pytest_terminal_summary(term, rep.config)
+    terminal.pytest_terminal_summary(term, rep.config)
     out = term.out
     assert out[:2] == [("line", "ERROR: backend x:Y failed to start: boom"), ("line", "ERROR: another")]
     assert term.markup["ERROR: another"] == {"red": True, "bold": True}
@@ -154,6 +154,7 @@ def test_setup_errors_incidents_and_unexcused_known_failures_are_written_in_full
 def test_the_per_operator_table_and_the_reports_line_follow_the_records(tmp_path):
     recs = [{"outcome": o, "reason": None, "metrics": {"max_ulp": 0.5}} for o in ("passed", "failed")]
     rep = _reporter(records=recs)
+    rep.config.option.verbose = 1                   # -v: the full table, as summary.md has it
     term = _summary(rep)
     table = summary.terminal_lines(list(rep.records.values())) + summary.within_standard(rep.records.values())
     i = term.out.index(("section", "aclnn conformance: per operator, dtype and product"))
@@ -161,7 +162,47 @@ def test_the_per_operator_table_and_the_reports_line_follow_the_records(tmp_path
     rep.dir = tmp_path
     assert _summary(rep).out[-1] == ("line", f"reports: {tmp_path}/{formats.file_list()}")
     assert _summary(_reporter()).out == []          # no record: no table
-    assert report.pytest_terminal_summary(Terminal(), SimpleNamespace(stash={})) is None
+    assert terminal.pytest_terminal_summary(Terminal(), SimpleNamespace(stash={})) is None
+
+
+def _records(ops, dtypes, products, outcome="passed", reason=None):
+    return [{"outcome": outcome, "reason": reason, "op": op, "product": p, "dtypes": {"self": d}, "out_dtype": d,
+             "metrics": {"max_ulp": 0.5}} for op in ops for d in dtypes for p in products]
+
+
+def test_by_default_the_table_is_a_line_per_operator_and_product_and_the_failed_groups_dtypes():
+    """It was a line per operator, dtype and product, 485 lines for the default run (issue 42,
+    item 14): now one per operator and product, then the dtypes of only the groups with a failure."""
+    recs = _records(["A", "B"], ["float32", "float16", "bfloat16"], ["p1", "p2"]) \
+        + _records(["A"], ["int8"], ["p1"], outcome="failed")
+    rep = _reporter(records=recs)
+    rep.config.option.verbose = 0
+    term = _summary(rep)
+    sections = [t for k, t in term.out if k == "section"]
+    assert sections == ["aclnn conformance: per operator and product (-v: and dtype)",
+                        "aclnn conformance: where cases failed, per dtype"], sections
+    lines = term.lines()
+    per_op = lines[:4]
+    assert [line.split()[:2] for line in per_op] == [["A", "p1"], ["A", "p2"], ["B", "p1"], ["B", "p2"]]
+    assert per_op[0].split()[2:8] == ["3", "passed", "1", "failed", "0", "skipped"]
+    detail = lines[4:]
+    assert [line.split()[:3] for line in detail] == [["A", "bfloat16", "p1"], ["A", "float16", "p1"],
+                                                     ["A", "float32", "p1"], ["A", "int8", "p1"]], detail
+
+
+def test_skips_are_counted_by_reason_in_the_summary_without_rs():
+    recs = _records(["A"], ["float32"], ["p1", "p2", "p3"], outcome="skipped", reason="no bfloat16 here") \
+        + _records(["A"], ["float16"], ["p1"], outcome="skipped", reason="too little memory") \
+        + _records(["B"], ["float32"], ["p1"])
+    for i in range(terminal.REASONS):
+        recs += _records(["C"], [f"d{i}"], ["p1"], outcome="skipped", reason=f"reason {i}")
+    rep = _reporter(records=recs)
+    rep.config.option.verbose = 0
+    term = _summary(rep)
+    i = term.out.index(("section", f"aclnn conformance: {4 + terminal.REASONS} skipped, by reason"))
+    lines = [t for _, t in term.out[i + 1:]]
+    assert lines[:2] == ["      3  no bfloat16 here", "      1  too little memory"], lines
+    assert len(lines) == terminal.REASONS + 1 and lines[-1] == "... and 2 more reasons (-rs lists every skip)"
 
 
 # -- sharding and known failures change what runs -------------------------------------------------
@@ -473,7 +514,8 @@ def test_the_session_start_registers_the_collector_and_writes_the_first_reports(
     for worker in (False, True):
         rep = _run_reporter(tmp_path)
         registered, installed = [], []
-        rep.config.pluginmanager = SimpleNamespace(register=lambda p, name: registered.append((p, name)))
+        rep.config.pluginmanager = SimpleNamespace(register=lambda p, name: registered.append((p, name)),
+                                                   getplugin=lambda name: None)      # no xdist
         monkeypatch.setattr(rep.interrupts, "install", lambda: installed.append(1))
         d = tmp_path / f"w{worker}"
         d.mkdir()

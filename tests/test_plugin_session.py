@@ -25,9 +25,10 @@ DEFAULTS = dict(backend=None, backend_opt=[], product=[], op=[], cases=[], golde
                 perf_threshold=None, perf_alpha=None)
 
 
-def _config(args=(), **opts):
+def _config(args=(), source=pytest.Config.ArgsSource.ARGS, **opts):
     return SimpleNamespace(option=SimpleNamespace(**{**DEFAULTS, **opts}), stash={},
-                           invocation_params=SimpleNamespace(args=list(args), dir=ROOT))
+                           invocation_params=SimpleNamespace(args=list(args), dir=ROOT),
+                           args=["given"], args_source=source)
 
 
 def _state(args=(), **opts):
@@ -490,6 +491,32 @@ def test_the_hooks_make_the_state_and_close_it_before_the_reports(monkeypatch):
     plugin.pytest_unconfigure(empty)
     assert plugin.pytest_sessionfinish.pytest_impl["tryfirst"] is True      # before report.py's hook writes
     assert plugin.pytest_runtest_makereport.pytest_impl["hookwrapper"] is True
+
+
+@pytest.mark.parametrize("source,opts,collects", [
+    ("ARGS", {"backend": "x"}, ["given"]),                      # a test path given is run as given
+    ("INVOCATION_DIR", {"backend": "x"}, [str(ROOT / "suite" / "conformance")]),
+    ("TESTPATHS", {"op": ["MseLoss"]}, [str(ROOT / "suite" / "conformance")]),
+    ("INVOCATION_DIR", {}, ["given"]),                          # no suite option: pytest's own choice
+], ids=["path-given", "backend-no-path", "op-testpaths", "no-option"])
+def test_a_suite_option_with_no_test_path_collects_the_conformance_tests(source, opts, collects):
+    config = _config(source=getattr(pytest.Config.ArgsSource, source), **opts)
+    plugin.pytest_configure(config)
+    assert config.args == collects
+
+
+def test_a_folder_with_conformance_modules_of_its_own_collects_them(tmp_path):
+    (tmp_path / "test_mine.py").write_text("from suite.cases.model import Kind\nCASE_KIND = Kind.NUMBERS\n")
+    (tmp_path / "test_other.py").write_text('TEXT = "\\nCASE_KIND = Kind.NUMBERS"\n')
+    config = _config(source=pytest.Config.ArgsSource.INVOCATION_DIR, backend="x")
+    config.invocation_params.dir = tmp_path
+    plugin.pytest_configure(config)
+    assert config.args == ["given"]
+    (tmp_path / "test_mine.py").unlink()             # a module that only names it in a string is not one
+    config = _config(source=pytest.Config.ArgsSource.INVOCATION_DIR, backend="x")
+    config.invocation_params.dir = tmp_path
+    plugin.pytest_configure(config)
+    assert config.args == [str(ROOT / "suite" / "conformance")]
 
 
 def test_the_cases_are_read_once_of_the_operators_asked(monkeypatch, tmp_path):

@@ -18,11 +18,12 @@ the variables the toolkit's set_env.sh exports (ASCEND_HOME_PATH, ASCEND_TOOLKIT
 ASCEND_OPP_PATH/../lib64), else the dynamic loader's path. It loads libascendcl.so (runtime),
 libnnopbase.so (aclCreateTensor) and the operators from libopapi_nn.so or libopapi.so.
 
-Never crashes the session: if a library, a runtime symbol or device initialisation is missing,
-the constructor still succeeds, `unavailable` holds the reason (what was looked for, where),
-`products` lists all four families so every case is collected, and `run()` raises
-`suite.Unsupported(reason)`, which the suite reports as a skip with that reason. A missing
-operator symbol makes only that operator's calls Unsupported.
+Never crashes: if a library, a runtime symbol or device initialisation is missing, the
+constructor still succeeds, `unavailable` holds the reason (what was looked for, where),
+`products` lists all four families, and `run()` raises `suite.Unsupported(reason)`. The suite reads
+`unavailable` when the backend starts (suite/run/backend.py, BackendInfo.of) and stops the run there
+with that line, before any case. A missing operator symbol makes only that operator's calls
+Unsupported (its cases skip, with the reason).
 
 Product: detected from aclrtGetSocName() through suite/backends/soc.py's table (exact CANN platform names,
 then a few prefix rules; the bare "Ascend910B" is a first-generation 910, atlas-training). An
@@ -147,7 +148,7 @@ class AclnnBackend:
     @property
     def products(self) -> tuple:
         if self.unavailable:
-            return PRODUCTS  # collect every case so each is reported as skipped with the reason
+            return PRODUCTS  # the suite stops at `unavailable`; a caller of run() gets Unsupported
         if self._product_override:
             return (self._product_override,)
         if self._detected:

@@ -14,7 +14,8 @@ from suite.backends import _aclnn_lib as lib
 from suite.common.home import HOME_ENV
 from suite.cli.doctor_probe import probe_cann
 from suite.cli.doctor_env import PACKAGE_FIXES, Problem, Report, case_counts, dtypes_by_family, environment
-from suite.cli.doctor_smoke import _backend_opts, EMULATOR_LABEL, NUMBERS_TEST, Suite, _row, emulator_builder, load_suite, passed, run_smoke
+from suite.cli.doctor_smoke import (_backend_opts, EMULATOR_LABEL, Suite, _row, emulator_builder, load_suite,
+                                    numbers_test, passed, run_smoke)
 from suite.backends.cann import DEFAULT_SET_ENV, cann_version, set_env_script, toolkit_of
 
 
@@ -259,7 +260,7 @@ def _reproducer(row: Dict[str, Any], case: Dict[str, Any]) -> str:
     """The command that runs this smoke case alone under pytest (-rs: a skip's reason too)."""
     if not case["case"]:
         return f"aclnn-conform cases list --count   (the case files hold no smoke case for {case['op']})"
-    test = f"pytest '{NUMBERS_TEST}[{case['case']}]' --backend {shlex.quote(row['backend'])}"
+    test = f"pytest {shlex.quote(numbers_test(case['case']))} --backend {shlex.quote(row['backend'])}"
     if row["substitute"]:                  # the doctor's emulator folder is gone: build one
         return f"python -m tests.emulator.build DIR && {test} --backend-opt lib_dir=DIR -rs"
     return case.get("reproduce") or test + _backend_opts(row["opts"]) + " -rs"

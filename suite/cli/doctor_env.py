@@ -2,7 +2,6 @@
 environment, the product families and their dtypes, the case counts."""
 from __future__ import annotations
 
-import os
 import platform
 import sys
 from dataclasses import dataclass, field
@@ -14,7 +13,7 @@ from suite.run import confine
 from suite import ops
 from suite.cases.model import Case
 from suite.contract import PRODUCTS
-from suite.common.home import HOME_ENV, data_root
+from suite.common.home import data_source
 
 
 # -- what is looked at -------------------------------------------------------------------------
@@ -84,7 +83,7 @@ def environment() -> Dict[str, Any]:
     return {"python": platform.python_version(), "executable": sys.executable,
             "platform": f"{platform.system()} {platform.machine()}",
             "suite": getattr(suite, "__version__", "?"), "suite_at": str(Path(suite.__file__).parent),
-            "data": str(data_root()), "data_from": f"${HOME_ENV}" if os.environ.get(HOME_ENV) else "this checkout",
+            "data": str(data_source()[0]), "data_from": data_source()[1],
             "packages": package_versions(), "protections": confine.in_force()}
 
 

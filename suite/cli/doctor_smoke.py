@@ -24,6 +24,18 @@ SMOKE_LIMIT = 4096          # the most elements (inputs and broadcast shape) a s
 SMOKE_DTYPE = "float32"
 EMULATOR_LABEL = "aclnn (host emulator: proves the marshalling, not the kernels)"
 NUMBERS_TEST = "suite/conformance/test_numerics.py::test_results"   # the pytest node a case runs as
+# Its file where this package is (a checkout, or an installed copy's site-packages)
+NUMBERS_FILE = Path(__file__).resolve().parents[1] / "conformance" / "test_numerics.py"
+
+
+def numbers_test(case_id: str) -> str:
+    """The smoke case's test as a command line started here names it (as a failure's reproducer
+    does): its file relative to this folder where it lies below it, else by its absolute path."""
+    try:
+        where = str(NUMBERS_FILE.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        where = str(NUMBERS_FILE)
+    return f"{where}::test_results[{case_id}]"
 
 
 # -- smoke cases ---------------------------------------------------------------------------------
@@ -100,7 +112,8 @@ def run_smoke(spec: str, opts: Dict[str, str], label: str, data: Suite, timeout:
         row["incident"] = host.close()
         return row
     replay = f" --backend {shlex.quote(spec)}{_backend_opts(opts)}"
-    runner = Runner(host, info, GoldenStore(data.golden_dir), data.table, replay=replay)
+    runner = Runner(host, info, GoldenStore(data.golden_dir), data.table, replay=replay,
+                    invocation_dir=Path.cwd(), test_path=NUMBERS_FILE)
     try:
         for name in ops.OPERATORS:
             case = smoke_case(data.cases, name, info.products)

@@ -105,7 +105,9 @@ def cmd_ops(args: argparse.Namespace) -> int:
     from suite.cli import opsref
     unknown = [n for n in args.names if n not in ops.OPERATORS]
     if unknown:
-        print(f"error: unknown operator {', '.join(unknown)} (known: {', '.join(ops.OPERATORS)})", file=sys.stderr)
+        from suite.common.names import unknown_words
+        print(f"error: unknown operator {unknown_words(unknown, list(ops.OPERATORS))} "
+              f"(known: {', '.join(ops.OPERATORS)})", file=sys.stderr)
         return 2
     if args.write_docs:
         print(f"wrote {opsref.write_docs(data_root())}")

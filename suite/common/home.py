@@ -1,18 +1,31 @@
-"""Where the suite's data (cases/, golden/) lives: the folder named by $ACLNN_CONFORMANCE_HOME,
-else the checkout this package sits in. A kernel team that runs the suite from its own repository
-against an installed copy sets the variable (or passes --cases, --golden-dir and --tolerances)."""
+"""Where the suite's data (cases/, golden/) lives: the folder named by $ACLNN_CONFORMANCE_HOME, else
+the data an installed copy carries (suite/data/, which setup.py fills from the repository's cases/ and
+golden/ when it builds a wheel), else the checkout this package sits in (an editable install, or a run
+from the checkout). A kernel team may point the variable at its own copy with its own case files (or
+pass --cases, --golden-dir and --tolerances)."""
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Tuple
 
 HOME_ENV = "ACLNN_CONFORMANCE_HOME"
 CHECKOUT = Path(__file__).resolve().parents[2]   # suite/common/home.py -> the checkout
+PACKAGED = Path(__file__).resolve().parents[1] / "data"   # suite/data/ of an installed wheel
+
+
+def data_source() -> Tuple[Path, str]:
+    """The data folder and where it comes from, in words (`aclnn-conform doctor` prints both)."""
+    home = os.environ.get(HOME_ENV)
+    if home:
+        return Path(home), f"${HOME_ENV}"
+    if (PACKAGED / "cases").is_dir():
+        return PACKAGED, "the installed package"
+    return CHECKOUT, "this checkout"
 
 
 def data_root() -> Path:
-    home = os.environ.get(HOME_ENV)
-    return Path(home) if home else CHECKOUT
+    return data_source()[0]
 
 
 def no_data_folder(overrides: str) -> str:

@@ -8,6 +8,7 @@ May import: every stage below (suite.common .. suite.report). Loaded by `-p suit
 conftest.py's `pytest_plugins`; nothing in the suite imports it except suite/conformance/."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional
@@ -46,7 +47,8 @@ from suite.plugin.options import SCALES, pytest_addoption  # noqa: F401  (the ho
 # pytest derives from the command line before it knows this plugin's options.
 RECORD = pytest.StashKey[Dict[str, Any]]()
 STATE = pytest.StashKey["Conformance"]()
-pytest_plugins = ["suite.plugin.report", "suite.plugin.baseline"]   # reports, known failures, sharding; --timing-baseline
+# reports, known failures, sharding; --timing-baseline; what the run prints at its end
+pytest_plugins = ["suite.plugin.report", "suite.plugin.baseline", "suite.plugin.terminal"]
 
 
 @dataclass(frozen=True)
@@ -203,6 +205,18 @@ class Conformance:
             out.append(pytest.param(c, id=c.id, marks=[pytest.mark.skip(reason=skip)] if skip else []))
         return out
 
+    def preflight(self) -> None:
+        """Under xdist, in the controller before any worker starts (suite/plugin/report.py): the case
+        files load and the backend starts (then is closed), so that a mistake in either stops the
+        run with its one line, as it does in a serial run, and not once per worker."""
+        try:
+            self.params(Kind.NUMBERS)
+        except pytest.UsageError as e:
+            self.error = str(e)
+            raise
+        finally:
+            self.close()
+
     @property
     def backend(self) -> Optional[Backend]:
         """The backend if this session has made one in this process (--isolation none); never makes
@@ -225,6 +239,34 @@ class Conformance:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[STATE] = Conformance(config)
+    _collect_the_suite(config)
+
+
+CONFORMANCE = Path(__file__).resolve().parents[1] / "conformance"     # the conformance tests
+# A conformance test module's kind, as it sets it at its top level (suite/plugin/report.py reads it too)
+CASE_KIND_LINE = re.compile(r"^CASE_KIND\s*=\s*(?:Kind\.(\w+)|[\"'](\w+)[\"'])", re.M)
+
+
+def _collect_the_suite(config: pytest.Config) -> None:
+    """`pytest --backend X` or `--op Y` with no test path on the command line runs the conformance
+    tests wherever it is started: a kernel team's own folder (suite/pytest_entry.py loaded the suite
+    there), or a subfolder of the checkout, where pytest would otherwise collect what lies there (or
+    the project's `testpaths`). A test path given is run as given, and so is a folder that holds
+    conformance test modules of its own (a test_*.py that sets CASE_KIND)."""
+    opt = config.option
+    if config.args_source != pytest.Config.ArgsSource.ARGS and (opt.backend is not None or opt.op) \
+            and not _holds_conformance_tests(Path(config.invocation_params.dir)):
+        config.args = [str(CONFORMANCE)]
+
+
+def _holds_conformance_tests(folder: Path) -> bool:
+    for path in folder.glob("test_*.py"):
+        try:
+            if CASE_KIND_LINE.search(path.read_text(encoding="utf-8")):
+                return True
+        except (OSError, UnicodeDecodeError):
+            continue
+    return False
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -3,7 +3,7 @@ module suite/plugin/__init__.py imports it, so pytest finds it there), the check
 the options a one-line reproducer carries. Kept apart from the session so that what a user can pass is
 read in one place; --timing-baseline's options are suite/plugin/baseline.py's.
 
-Imports suite.contract, suite.plugin.baseline and pytest only."""
+Imports suite.common.names, suite.contract, suite.plugin.baseline and pytest only."""
 from __future__ import annotations
 
 import shlex
@@ -11,6 +11,7 @@ from typing import Any, List, Optional, Sequence
 
 import pytest
 
+from suite.common.names import unknown_words
 from suite.contract import PRODUCTS
 from suite.plugin import baseline
 
@@ -100,11 +101,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def listed(option: str, given: Sequence[str], known: Sequence[str]) -> List[str]:
     """The names a repeatable, comma-separated option gives, each one `known`: else a usage error
-    that lists the known names."""
+    that lists the known names, and the one meant where it is plain (suite/common/names.py)."""
     names = [n.strip() for item in given for n in item.split(",") if n.strip()]
     unknown = [n for n in names if n not in known]
     if unknown:
-        raise pytest.UsageError(f"{option}: unknown {', '.join(unknown)} (known: {', '.join(known)})")
+        raise pytest.UsageError(f"{option}: unknown {unknown_words(unknown, known)} (known: {', '.join(known)})")
     return names
 
 

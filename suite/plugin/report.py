@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional
 
 import pytest
 
-from suite.report import compare, formats, journal, knownfail, results, shard, summary, verdict
+from suite.report import compare, formats, journal, knownfail, results, shard, verdict
 from suite.common.digest import file_sha256
 from suite.golden.store import GoldenStore
 from suite.run.interrupts import Interrupts
@@ -129,7 +129,8 @@ class Reporter:
                 text = (self.config.rootpath / path).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
                 return None
-            m = re.search(r"^CASE_KIND\s*=\s*(?:Kind\.(\w+)|[\"'](\w+)[\"'])", text, re.M)
+            from suite.plugin import CASE_KIND_LINE
+            m = CASE_KIND_LINE.search(text)
             self._kinds[path] = None if not m else (m[1] or m[2]).lower()
         return self._kinds[path]
 
@@ -261,6 +262,13 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         return
     if rep.dir is not None:
         rep.start()
+    if config.pluginmanager.getplugin("dsession") is not None:
+        try:
+            rep.state().preflight()          # before xdist starts its workers (its hook is trylast)
+        except pytest.UsageError:
+            if rep.dir is not None:
+                rep.finish(_incomplete(session, rep))
+            raise
 
 
 class _Collector:
@@ -367,34 +375,3 @@ def exit_status(status: int, rep: Reporter, incomplete: Optional[str]) -> int:
     if verdict.reasons(outcomes, len(rep.records), len(incidents), incomplete):
         return E.TESTS_FAILED
     return status
-
-
-def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    rep = config.stash.get(REPORTER, None)
-    if rep is None:
-        return
-    for error in rep.setup_errors:
-        terminalreporter.write_line(f"ERROR: {error}", red=True, bold=True)
-    asked = rep.config.option.backend is not None or rep.dir is not None     # a conformance run
-    nothing = (asked and rep.empty_run()) or rep.all_skipped()
-    if nothing and not rep.interrupts.count:
-        terminalreporter.write_line(f"ERROR: {nothing}", red=True, bold=True)
-    incidents = rep.all_incidents()
-    if incidents:
-        terminalreporter.section("aclnn conformance: incidents outside any case (they fail the run)", red=True)
-        for line in incidents:
-            terminalreporter.write_line(line)
-    if rep.unexcused:
-        terminalreporter.section(f"aclnn conformance: {len(rep.unexcused)} known failures not excused "
-                                 f"(they passed in --baseline)", yellow=True)
-        for key in rep.unexcused[:20]:
-            terminalreporter.write_line(key)
-        if len(rep.unexcused) > 20:
-            terminalreporter.write_line(f"... and {len(rep.unexcused) - 20} more")
-    if not rep.records:
-        return
-    terminalreporter.section("aclnn conformance: per operator, dtype and product")
-    for line in summary.terminal_lines(list(rep.records.values())) + summary.within_standard(rep.records.values()):
-        terminalreporter.write_line(line)
-    if rep.dir is not None:
-        terminalreporter.write_line(f"reports: {rep.dir}/{formats.file_list()}")

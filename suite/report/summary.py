@@ -135,17 +135,18 @@ def op_dtype_product(r: Mapping) -> Tuple[str, str, str]:
     return r["op"], dtype_label(r), r["product"]
 
 
-def terminal_lines(records: List[Mapping]) -> List[str]:
-    """One line per operator x dtype x product, columns aligned."""
+def terminal_lines(records: List[Mapping], key=op_dtype_product) -> List[str]:
+    """One line per group of `key` (default operator x dtype x product), columns aligned."""
     rows = []
-    for (op, dt, prod), g in by(records, op_dtype_product).items():
+    for k, g in by(records, key).items():
         extra = "".join(f" {n} {name}" for name, n in (("xfailed", g.xfailed), ("xpassed", g.xpassed)) if n)
-        rows.append((op, dt, prod, f"{g.passed} passed {g.failed} failed {g.skipped} skipped{extra}",
+        rows.append((*k, f"{g.passed} passed {g.failed} failed {g.skipped} skipped{extra}",
                      f"worst {g.worst_text()}"))
     if not rows:
         return []
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    return ["  ".join(r[i].ljust(widths[i]) for i in range(4)) + "  " + r[4] for r in rows]
+    n = len(rows[0]) - 1
+    widths = [max(len(r[i]) for r in rows) for i in range(n)]
+    return ["  ".join(r[i].ljust(widths[i]) for i in range(n)) + "  " + r[n] for r in rows]
 
 
 def within_standard(records: Iterable[Mapping]) -> List[str]:

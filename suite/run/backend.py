@@ -116,7 +116,12 @@ class BackendInfo:
 
     @classmethod
     def of(cls, backend: Any) -> "BackendInfo":
+        """Read off a backend that was made; BackendError when it says it cannot run here at all."""
         products = tuple(getattr(backend, "products", None) or PRODUCTS)
+        unavailable = getattr(backend, "unavailable", None)     # read after products (which may try)
+        if unavailable:
+            raise BackendError(f"backend {getattr(backend, 'name', type(backend).__name__)} cannot run here: "
+                               f"{unavailable}")
         unknown = [p for p in products if p not in PRODUCTS]
         if unknown:
             raise BackendError(f"backend declares unknown products {unknown} (known: {', '.join(PRODUCTS)})")
