@@ -216,12 +216,15 @@ def test_full_suite_passes_on_each_product_and_leaks_nothing(emulator, tmp_path,
     assert passed_ops | unmarshalled == set(ops.OPERATORS), \
         f"no passing case of {sorted(set(ops.OPERATORS) - passed_ops - unmarshalled)}"
 
-    assert sorted(r["process"] for r in s.live) == (["gw0", "gw1"] if workers == 2 else ["main"]), s.live
+    # under xdist the controller starts the backend too, before any worker (it runs no case there)
+    assert sorted(r["process"] for r in s.live) == (["gw0", "gw1", "main"] if workers == 2 else ["main"]), s.live
     for r in s.live:
         assert "error" not in r, r
         assert r["products"] == [product] and r["soc"] == soc, r
         # per-call resources gone while the session's stream is still alive: the counters are live
-        assert r["at_session_end"] == {**ZERO, "streams": 1}, r
+        # (the xdist controller's backend, which ran no case, is closed before the session ends)
+        closed_early = workers == 2 and r["process"] == "main"
+        assert r["at_session_end"] == {**ZERO, "streams": 0 if closed_early else 1}, r
         assert r["after_close"] == ZERO, r
 
 

@@ -103,6 +103,16 @@ class FailureGroup:
             return w[1]
         return next((r for r in self.records if r.get("reproduce")), self.records[0])
 
+    def came_back(self) -> str:
+        """What the example call came back with when no element was judged: its process's fault, a
+        status (and the one that was due), or that the call never ran."""
+        r = self.example()
+        if r.get("fault"):
+            return f"the backend's process: {r['fault']}"
+        if r.get("status") is None:
+            return "the call never ran"
+        return f"status {r['status']}" + (f" where {r['expect']} was due" if r.get("expect") is not None else "")
+
 
 def elements(r: Mapping) -> List[Tuple[Optional[str], Mapping]]:
     """A failed record's worst elements as (output, element): each failing output's of a call with

@@ -75,14 +75,8 @@ def _element(g: G.FailureGroup) -> str:
                 f'<b>{_n(e.get("got"))}</b>, golden {_n(e.get("golden"))}, window [{_n(e.get("lo"))}, '
                 f'{_n(e.get("hi"))}], error <b>{_n(e.get("error"), 4)} {unit}</b>{why}, in case '
                 f'<code>{_e(r["case"])}</code></div>')
-    r = g.example()
-    if r.get("fault"):
-        got = f"the backend's process: {r['fault']}"
-    elif r.get("status") is None:
-        got = "the call never ran"
-    else:
-        got = f"status {r['status']}" + (f" where {r['expect']} was due" if r.get("expect") is not None else "")
-    return f'<div class="fworst">no element judged: {_e(got)}, in case <code>{_e(r["case"])}</code></div>'
+    return (f'<div class="fworst">no element judged: {_e(g.came_back())}, in case '
+            f'<code>{_e(g.example()["case"])}</code></div>')
 
 
 def _group(g: G.FailureGroup) -> str:

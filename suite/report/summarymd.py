@@ -50,14 +50,7 @@ def _element(g: G.FailureGroup) -> str:
     what came back when there is none."""
     w = g.worst()
     if w is None:
-        r = g.example()
-        if r.get("fault"):
-            got = f"the backend's process: {r['fault']}"
-        elif r.get("status") is None:
-            got = "the call never ran"
-        else:
-            got = f"status {r['status']}" + (f" where {r['expect']} was due" if r.get("expect") is not None else "")
-        return f"no element judged: {got}, in case `{r['case']}`"
+        return f"no element judged: {g.came_back()}, in case `{g.example()['case']}`"
     e, r, name = w
     unit = "ulp" if e.get("unit") == "ulp" else "absolute"
     return (f"worst element{'' if name is None else ' of ' + name} `{list(e.get('index') or [])}`: got "
