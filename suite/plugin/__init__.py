@@ -325,13 +325,27 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
     # other, where its first one stood: the golden store then draws a large case's inputs and
     # reads its golden once for all of them (GoldenStore.reuse).
     items[:] = grouped(sorted(items, key=_determinism_last), key=_data_of)
+    # A conformance module none of whose cases is selected (a case file of one kind, --op) holds
+    # pytest's one "got empty parameter set" skip: deselected, as a case that is not selected is.
+    _deselect(config, items, lambda i: "case" in getattr(i, "fixturenames", ()) and not _has_case(i))
     if state.timing is not None:
         # --timing: the timing set's numbers tests alone (the other kinds' modules have no case left).
-        other = [i for i in items if getattr(getattr(i, "module", None), "CASE_KIND", Kind.NUMBERS) != Kind.NUMBERS]
-        if other:
-            config.hook.pytest_deselected(items=other)
-            gone = set(other)
-            items[:] = [i for i in items if i not in gone]
+        _deselect(config, items,
+                  lambda i: getattr(getattr(i, "module", None), "CASE_KIND", Kind.NUMBERS) != Kind.NUMBERS)
+
+
+def _deselect(config: pytest.Config, items: list, which) -> None:
+    other = [i for i in items if which(i)]
+    if other:
+        config.hook.pytest_deselected(items=other)
+        gone = set(other)
+        items[:] = [i for i in items if i not in gone]
+
+
+def _has_case(item: pytest.Item) -> bool:
+    """Whether the item runs a case (or the setup error standing for them all): not pytest's empty set."""
+    callspec = getattr(item, "callspec", None)
+    return callspec is not None and isinstance(callspec.params.get("case"), (cases_model.Case, SetupError))
 
 
 def _determinism_last(item: pytest.Item) -> bool:
