@@ -111,7 +111,7 @@ def test_without_timing_nothing_changes(suite_dir) -> None:
     recs = run(suite_dir, B + "Simulated")
     assert len(recs) == 3 and not any("timing" in r for r in recs.values())
     # 3 numbers tests, 1 determinism test, and the status module's empty set: no deselection.
-    suite_dir.last.assert_outcomes(passed=4, skipped=1)
+    suite_dir.last.assert_outcomes(passed=4, deselected=1)
     assert "## Timing" not in (suite_dir.path / "rep" / "summary.md").read_text()
     assert "Timing" not in (suite_dir.path / "rep" / "report.html").read_text()
 

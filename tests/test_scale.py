@@ -232,31 +232,32 @@ def _run(p: pytest.Pytester, *args: str) -> pytest.RunResult:
 
 # (test_status.py has no case here: pytest reports its empty parametrization as one skip)
 def test_scale_tiers_select_cases(scale_dir: pytest.Pytester) -> None:
-    _run(scale_dir, "--scale", "small").assert_outcomes(passed=2, skipped=1)   # 2x3: numbers, determinism
-    _run(scale_dir).assert_outcomes(passed=4, skipped=1)                       # + tile + 1
-    _run(scale_dir, "--scale", "huge").assert_outcomes(passed=5, skipped=1)    # + the huge-tier case
+    # 2x3: numbers, determinism (the status module has no case: deselected)
+    _run(scale_dir, "--scale", "small").assert_outcomes(passed=2, deselected=1)
+    _run(scale_dir).assert_outcomes(passed=4, deselected=1)                       # + tile + 1
+    _run(scale_dir, "--scale", "huge").assert_outcomes(passed=5, deselected=1)    # + the huge-tier case
     assert "scale default" in "\n".join(_run(scale_dir, "--co").outlines)
 
 
 def test_golden_cache_is_filled_once_and_survives_corruption(scale_dir: pytest.Pytester) -> None:
     """The cache serves a run whose backend is in pytest's process (one in a process of its own
     gets a case's data kept in memory for its next tests instead, and writes no cache)."""
-    _run(scale_dir).assert_outcomes(passed=4, skipped=1)
+    _run(scale_dir).assert_outcomes(passed=4, deselected=1)
     assert not list((scale_dir.path / "cache").rglob("meta.json"))
-    _run(scale_dir, "--isolation=none").assert_outcomes(passed=4, skipped=1)
+    _run(scale_dir, "--isolation=none").assert_outcomes(passed=4, deselected=1)
     entries = list((scale_dir.path / "cache").rglob("meta.json"))
     assert len(entries) == 1
     out = entries[0].parent / "out.npy"
     data = bytearray(out.read_bytes())
     data[-1] ^= 0xFF
     out.write_bytes(bytes(data))                                           # a corrupted entry
-    _run(scale_dir, "--isolation=none").assert_outcomes(passed=4, skipped=1)   # is recomputed
+    _run(scale_dir, "--isolation=none").assert_outcomes(passed=4, deselected=1)   # is recomputed
     assert out.read_bytes() != bytes(data)
 
 
 def test_a_case_too_large_for_memory_is_skipped_with_the_numbers(scale_dir: pytest.Pytester) -> None:
     r = _run(scale_dir, "--max-memory=1M", "-rs")
-    r.assert_outcomes(passed=2, skipped=3)
+    r.assert_outcomes(passed=2, skipped=2, deselected=1)
     assert "needs about" in r.stdout.str() and "--max-memory" in r.stdout.str()
     assert "MemoryError" not in r.stdout.str()
 
@@ -267,7 +268,7 @@ def test_large_case_that_draws_other_inputs_than_its_fingerprint_fails(scale_dir
     m["cases"][key]["inputs"]["self"] = "0" * 64
     (scale_dir.path / "golden" / "manifest.json").write_text(json.dumps(m))
     r = _run(scale_dir)
-    r.assert_outcomes(passed=2, failed=2, skipped=1)
+    r.assert_outcomes(passed=2, failed=2, deselected=1)
     assert "differs from what the generator draws now" in r.stdout.str()
 
 
