@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Dict, List, Tuple
 
 from tests.reportkit import ROOT
+from tests.waiting import HANG_S
 
 SOURCES = ("pyproject.toml", "setup.py", "README.md", "conftest.py", "suite", "cases", "golden")
 DEFECT = ("2.0 / x.size", "2.0 / np.prod(call.out_shape)")      # a planted mean-reduction bug
@@ -73,7 +74,7 @@ def clean_env(**extra: str) -> Dict[str, str]:
 def pip(python: Path, args: List[str]) -> None:
     """`python -m pip ARGS` (quiet, no index, no build isolation: this environment's setuptools)."""
     p = subprocess.run([str(python), "-m", "pip", "-q", "--disable-pip-version-check", *args],
-                       capture_output=True, text=True, timeout=300, env=clean_env())
+                       capture_output=True, text=True, timeout=HANG_S, env=clean_env())
     assert p.returncode == 0, f"pip {' '.join(args)}:\n{p.stdout[-2000:]}{p.stderr[-2000:]}"
 
 
@@ -88,7 +89,7 @@ def venv(where: Path) -> Path:
     """A venv that sees this environment's packages (numpy, pytest ...) but has its own site-packages
     first; its `pytest` script written as pip writes one. Returns its bin folder."""
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(where)],
-                   check=True, timeout=120)
+                   check=True, timeout=HANG_S)
     bin_ = where / "bin"
     script = bin_ / "pytest"
     script.write_text(f"#!{bin_ / 'python'}\nimport sys\nfrom pytest import console_main\n"
@@ -99,9 +100,12 @@ def venv(where: Path) -> Path:
 
 def shell(command: str, cwd: Path, bin_: Path, **env: str) -> subprocess.CompletedProcess:
     """A command line as a user types it, with `bin_` first on PATH."""
-    e = clean_env(PATH=f"{bin_}{os.pathsep}{os.environ.get('PATH', '')}", **env)
+    home = Path(cwd).parent / "home"          # a new user's: an empty HOME and golden cache
+    home.mkdir(exist_ok=True)
+    e = clean_env(PATH=f"{bin_}{os.pathsep}{os.environ.get('PATH', '')}", HOME=str(home),
+                  XDG_CACHE_HOME=str(home / ".cache"), ACLNN_CONFORMANCE_CACHE=str(home / "golden-cache"), **env)
     return subprocess.run(["bash", "-c", command], cwd=cwd, env=e, capture_output=True, text=True,
-                          timeout=300)
+                          timeout=HANG_S)
 
 
 def reproducer(output: str, marker: str) -> str:

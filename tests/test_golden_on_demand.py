@@ -21,6 +21,7 @@ from suite.golden import where
 from suite.golden.source import GoldenError, compute_all
 from suite.golden.store import GoldenStore
 from tests.core_helpers import MSE_TINY, suite_folder, write
+from tests.waiting import HANG_S
 from tests.test_golden_integrity import LARGE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,16 +67,18 @@ def test_a_new_users_case_file_runs_from_a_fresh_clone_with_no_other_step(tmp_pa
     home = tmp_path / "home"
     home.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("ACLNN_CONFORMANCE_HOME", "PYTEST_ADDOPTS")}
-    env.update(PYTHONPATH=str(clone), HOME=str(home), ACLNN_CONFORMANCE_CACHE=str(tmp_path / "cache"),
-               XDG_CACHE_HOME=str(home / ".cache"))
+    # the clone's code and data (not this checkout's, which the editable install would give), a new
+    # user's empty HOME and golden cache
+    env.update(PYTHONPATH=str(clone), ACLNN_CONFORMANCE_HOME=str(clone), HOME=str(home),
+               ACLNN_CONFORMANCE_CACHE=str(tmp_path / "cache"), XDG_CACHE_HOME=str(home / ".cache"))
     run = subprocess.run
     r = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", "suite/conformance",
              f"--cases={mine}", "--backend", "reference", "--op", "MseLoss", "--report-dir", str(tmp_path / "r")],
-            cwd=clone, env=env, capture_output=True, text=True)
+            cwd=clone, env=env, capture_output=True, text=True, timeout=HANG_S)
     assert r.returncode == 0 and r.stdout.splitlines()[-1].startswith("2 passed"), \
         r.stdout[-3000:] + r.stderr[-2000:]
     r = run([sys.executable, "-m", "suite.cli", "golden", "generate", f"--cases={mine}"], cwd=clone, env=env,
-            capture_output=True, text=True)
+            capture_output=True, text=True, timeout=HANG_S)
     assert r.returncode == 0 and "0 removed" in r.stdout, r.stdout + r.stderr
     assert _git("status", "--porcelain", "--untracked-files=all", cwd=clone) == ""
     assert (tmp_path / "team" / "my.golden" / "manifest.json").exists()

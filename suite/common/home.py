@@ -5,6 +5,7 @@ from the checkout). A kernel team may point the variable at its own copy with it
 pass --cases, --golden-dir and --tolerances)."""
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 from typing import Tuple
@@ -19,9 +20,16 @@ def data_source() -> Tuple[Path, str]:
     home = os.environ.get(HOME_ENV)
     if home:
         return Path(home), f"${HOME_ENV}"
-    if (PACKAGED / "cases").is_dir():
+    if _packaged():
         return PACKAGED, "the installed package"
     return CHECKOUT, "this checkout"
+
+
+@functools.lru_cache(maxsize=1)
+def _packaged() -> bool:
+    """Whether this copy is an installed one that carries its data: asked once (a run asks for the
+    data folder for every test: GoldenStore.entry, where.is_own_case), not a file-system look-up each time."""
+    return (PACKAGED / "cases").is_dir()
 
 
 def data_root() -> Path:
