@@ -213,17 +213,22 @@ def test_a_killed_run_s_backend_tmpdir_is_swept_by_the_next_run_and_a_live_one_s
     assert live.is_dir() and other.is_dir()
 
 
-def test_the_backend_tmpdir_is_named_for_its_maker_and_make_policy_sweeps(tmp_path, monkeypatch):
+def test_the_backend_tmpdir_is_named_for_its_maker_and_the_first_one_made_sweeps(tmp_path, monkeypatch):
     import subprocess
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
     dead = tmp_path / f"{confine.TMP_PREFIX}{gone.pid}-abc"
     dead.mkdir()
     monkeypatch.setattr(confine.tempfile, "tempdir", str(tmp_path))
-    policy = confine.make_policy([tmp_path / "checkout"], 1)   # TMPDIR is on the way to a protected path
+    monkeypatch.setattr(confine, "_swept", set())
+    made = confine.fresh_tmpdir()
     try:
-        assert policy.tmpdir and os.path.basename(policy.tmpdir).startswith(f"{confine.TMP_PREFIX}{os.getpid()}-")
+        assert os.path.dirname(made) == str(tmp_path.resolve())
+        assert os.path.basename(made).startswith(f"{confine.TMP_PREFIX}{os.getpid()}-")
         assert not dead.exists()
+        (Path(made) / "locked").mkdir()
+        (Path(made) / "locked" / "f").write_text("x")
+        os.chmod(Path(made) / "locked", 0o500)     # a folder its owner may not write is removed too
     finally:
-        confine.cleanup(policy)
-    assert not os.path.exists(policy.tmpdir)
+        confine.remove_tmpdir(made)
+    assert not os.path.exists(made)

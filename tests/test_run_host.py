@@ -1277,19 +1277,57 @@ def test_the_process_is_made_with_the_backend_its_options_and_policy_and_is_reap
 
     class Ctx:
         def Process(self, target, args, daemon, name):
-            made.append(args[1:3] + (args[4],))
+            made.append(args[1:3] + (args[4], args[5]))
             p = _Played(_ready_then(), args)
             p.pid = 4242
             return p
     monkeypatch.setattr(host_mod, "_context", lambda: Ctx())
     monkeypatch.setattr(host_mod.reaper, "adopt", adopted.append)
     monkeypatch.setattr(host_mod.reaper, "release", released.append)
-    policy = object()
+    from suite.run.confine import Policy
+    policy = Policy(["/x"], 7)
     h = Hosted("x:y", {"device": "1"}, timeout=5)
     h.policy = policy
     h.start()
-    assert made == [("x:y", {"device": "1"}, policy)] and adopted == [4242] and released == []
-    assert h.close() is None and released == [4242]
+    (spec, opts, given, tmpdir), = made
+    assert (spec, opts, adopted, released) == ("x:y", {"device": "1"}, [4242], [])
+    # the process's own TMPDIR, made for it, confined as the session's policy says; gone with it
+    assert given == Policy(["/x"], 7, tmpdir=tmpdir) and os.path.isdir(tmpdir) and policy.tmpdir is None
+    assert h.close() is None and released == [4242] and not os.path.exists(tmpdir)
+
+
+def test_each_backend_process_has_its_own_tmpdir_and_it_goes_with_the_process(tmp_path):
+    """No cache on disk in TMPDIR makes the determinism tests' two processes agree, and a restart
+    does not find what the process before it left (issue 43)."""
+    h = Hosted("tests.test_run_host:Tmp", {}, timeout=HANG_S)
+    try:
+        h.start()
+        first = _tmp_of(h)
+        twin = h.twin()
+        twin.start()
+        second = _tmp_of(twin)
+        assert first != second and os.path.isdir(first) and os.path.isdir(second)
+        h._kill()
+        assert not os.path.exists(first) and os.path.isdir(second)
+        h.start()
+        assert _tmp_of(h) not in (first, second)
+    finally:
+        h.close()
+    assert not os.path.exists(second)
+
+
+class Tmp:
+    """Says, by raising, which temporary folder its process writes to."""
+    name = "tmp"
+
+    def run(self, call):
+        import tempfile
+        raise RuntimeError(f"tmp=<{tempfile.gettempdir()}>")
+
+
+def _tmp_of(h):
+    [o] = h.run(_req((2, 3)), 1, HANG_S)
+    return re.search(r"tmp=<(.*?)>", o.raised)[1]
 
 
 @pytest.mark.parametrize("round", ["call", "timing"])

@@ -59,13 +59,15 @@ def _outcome_header(o: Outcome, index: Optional[int]) -> Dict[str, Any]:
 
 
 def child_main(sock: socket.socket, spec: Optional[str], opts: Dict[str, str],
-               out: Optional[socket.socket] = None, policy: Optional[confine.Policy] = None) -> None:
-    """The backend's process: its output to `out` (suite/run/output.py), confine itself
-    (suite/run/confine.py), make the backend, then serve requests until told to close."""
+               out: Optional[socket.socket] = None, policy: Optional[confine.Policy] = None,
+               tmpdir: Optional[str] = None) -> None:
+    """The backend's process: its output to `out` (suite/run/output.py), its own TMPDIR, confine
+    itself (suite/run/confine.py), make the backend, then serve requests until told to close."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)         # Ctrl-C is the parent's to handle
     _die_with_parent()
     _let_the_forkserver_go()
     redirect_output(out)
+    confine.use_tmpdir(tmpdir)
     try:
         if policy is not None:
             policy.apply()

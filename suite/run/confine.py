@@ -137,11 +137,13 @@ class Policy:
     tmpdir: Optional[str] = None           # the backend's own TMPDIR
     made: List[str] = field(default_factory=list)
 
+    def for_process(self, tmpdir: Optional[str]) -> "Policy":
+        """This policy for one backend process whose own TMPDIR is `tmpdir` (fresh_tmpdir)."""
+        return Policy(protected=list(self.protected), abi=self.abi, tmpdir=tmpdir)
+
     def apply(self) -> None:
         """Confine this process (and everything it starts). ConfineError if the kernel refuses."""
-        if self.tmpdir:
-            os.environ["TMPDIR"] = self.tmpdir
-            tempfile.tempdir = None
+        use_tmpdir(self.tmpdir)
         libc = _libc()
         folder_rights, file_rights = write_rights(self.abi)
         scoped = SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL if self.abi >= SIGNAL_ABI else 0
@@ -205,20 +207,14 @@ def python_environment() -> List[str]:
 def make_policy(paths: Sequence[Path], abi: int) -> Policy:
     """The policy for a session: `paths` (the suite's checkout or package, its data, reports and
     cache) and the Python environment protected. Makes, in pytest's process, what the backend
-    could not make once confined: its private TMPDIR and $HOME/ascend where the folders they would
-    go in are on the way to a protected path."""
+    could not make once confined: $HOME/ascend where the folder it would go in is on the way to a
+    protected path. (Each backend process's own TMPDIR is made as it starts: fresh_tmpdir.)"""
     protected = sorted({os.path.realpath(p) for p in paths} | set(python_environment()))
     on_the_way = set()
     for p in protected:
         q = Path(p)
         on_the_way.update(str(a) for a in q.parents)
     made: List[str] = []
-    tmp = os.path.realpath(tempfile.gettempdir())
-    tmpdir = None
-    if tmp in on_the_way or any(tmp == p or tmp.startswith(p + "/") for p in protected):
-        sweep_stale(tmp)
-        tmpdir = tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-")
-        made.append(tmpdir)
     home = os.path.realpath(os.path.expanduser("~"))
     ascend = os.path.join(home, "ascend")
     if home in on_the_way and not os.path.exists(ascend):
@@ -226,10 +222,33 @@ def make_policy(paths: Sequence[Path], abi: int) -> Policy:
             os.mkdir(ascend)
         except OSError:
             pass
-    return Policy(protected=protected, abi=abi, tmpdir=tmpdir, made=made)
+    return Policy(protected=protected, abi=abi, made=made)
 
 
 TMP_PREFIX = "aclnn-backend-"
+_swept: Set[str] = set()                  # temporary folders swept of killed runs' TMPDIRs
+
+
+def fresh_tmpdir() -> str:
+    """A new TMPDIR for one backend process, in the system's temporary folder, named for this
+    process (sweep_stale removes it after a killed run). Why one per process: no two backend
+    processes (the determinism tests' two, a restart and the process before it) share a temporary
+    folder, so no result cached on disk there makes them agree, and a backend that deletes or fills
+    its TMPDIR costs only itself (the folder goes with its process: cleanup)."""
+    tmp = os.path.realpath(tempfile.gettempdir())
+    if tmp not in _swept:
+        sweep_stale(tmp)
+        _swept.add(tmp)
+    return tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{os.getpid()}-", dir=tmp)
+
+
+def use_tmpdir(tmpdir: Optional[str]) -> None:
+    """Point this process's TMPDIR (and tempfile's cached choice) at `tmpdir`, in the backend's
+    process before anything of the backend runs."""
+    if tmpdir:
+        for name in ("TMPDIR", "TEMP", "TMP"):
+            os.environ[name] = tmpdir
+        tempfile.tempdir = None
 _MADE_BY = re.compile(re.escape(TMP_PREFIX) + r"(\d+)-")
 
 
@@ -273,10 +292,27 @@ def _alive(pid: int) -> bool:
 
 
 def cleanup(policy: Optional[Policy]) -> None:
-    """Remove what make_policy made (the backend's TMPDIR), once the backend has ended."""
+    """Remove what make_policy made, once the backend has ended."""
     import shutil
     for path in policy.made if policy is not None else ():
         shutil.rmtree(path, ignore_errors=True)
+
+
+def remove_tmpdir(tmpdir: Optional[str]) -> None:
+    """Remove a backend process's TMPDIR once the process and everything it started have ended
+    (a folder it made unwritable to its owner is made writable first)."""
+    import shutil
+    if not tmpdir:
+        return
+
+    def writable(func, path, _exc):
+        try:
+            os.chmod(os.path.dirname(path), 0o700)
+            os.chmod(path, 0o700)
+            func(path)
+        except OSError:
+            pass
+    shutil.rmtree(tmpdir, onerror=writable)
 
 
 def in_force(on: bool = True, isolation: str = "process") -> Dict[str, str]:

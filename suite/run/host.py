@@ -130,14 +130,17 @@ class Hosted:
         self._drain: Optional[Drain] = None   # the process's stdout and stderr (suite/run/output.py)
         self._twin: Optional[Hosted] = None   # the second process of the determinism tests
         self._timed: Optional[Request] = None # the request whose call the process keeps for timing
+        self._tmpdir: Optional[str] = None    # the process's own TMPDIR
 
     # -- life ---------------------------------------------------------------------------------
     def start(self) -> BackendInfo:
         """Start the process and make the backend; BackendError if it cannot be made."""
         ctx = _context()
+        tmpdir = confine.fresh_tmpdir()       # the process's own (removed with it: _reap)
+        policy = self.policy.for_process(tmpdir) if self.policy is not None else None
         mine, theirs = socket_pair()
         out_mine, out_theirs = socket.socketpair()
-        proc = ctx.Process(target=child_main, args=(theirs, self.spec, self.opts, out_theirs, self.policy),
+        proc = ctx.Process(target=child_main, args=(theirs, self.spec, self.opts, out_theirs, policy, tmpdir),
                            daemon=True,
                            name="aclnn-conformance-backend")
         _start_without_main(proc)
@@ -147,7 +150,7 @@ class Hosted:
         if self._drain is not None:
             self._drain.close()
         self._drain = Drain(out_mine)
-        self._proc, self._sock = proc, mine
+        self._proc, self._sock, self._tmpdir = proc, mine, tmpdir
         self._timed = None                    # a fresh process keeps no call
         self.starts += 1
         limit = None if not self.timeout else max(STARTUP_FLOOR, 3 * self.timeout)
@@ -191,6 +194,8 @@ class Hosted:
             proc.kill()
             proc.join()
         reaper.release(proc.pid)              # what it left behind ends with it (suite/run/reaper.py)
+        confine.remove_tmpdir(self._tmpdir)   # ... and so does its TMPDIR
+        self._tmpdir = None
         return code
 
     def _kill(self) -> None:
