@@ -85,8 +85,10 @@ class Sandbox:
                                 start_new_session=True)
 
     def diff(self, base: Path) -> subprocess.CompletedProcess:
+        # --trust-baseline: `base` lies in another test's folder, which the run did not protect
+        # (tests/test_report_trust.py proves that refusal; here the gate's verdict is what counts)
         return subprocess.run([sys.executable, "-m", "suite.cli", "report", "diff", str(base),
-                               str(self.reports / "results.json")], cwd=self.root, env=self.env(),
+                               str(self.reports / "results.json"), "--trust-baseline"], cwd=self.root, env=self.env(),
                               capture_output=True, text=True, timeout=HANG_S)
 
     def noted(self, name: str) -> List[str]:

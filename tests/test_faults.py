@@ -182,7 +182,10 @@ def test_a_killed_run_leaves_its_finished_cases_and_reports_marked_incomplete(tm
     n = len(doc["records"])
     assert 1 <= n < TOTAL and doc["complete"] is False and "killed" in doc["incomplete"]
     assert all(r["outcome"] == "passed" for r in doc["records"])
-    p = cli(["report", "diff", str(ref / "results.json"), str(d / "results.json"), "--allow-incomplete"])
+    # (ref ran after the killed run started, in a folder it did not protect: trusted by name;
+    # tests/test_report_trust.py proves the refusal)
+    p = cli(["report", "diff", str(ref / "results.json"), str(d / "results.json"), "--allow-incomplete",
+             "--trust-baseline"])
     assert p.returncode == 1 and f"{TOTAL - n} vanished cases" in p.stdout and "NEW did not finish" in p.stdout
     p = cli(["report", "merge", str(d / "results.json"), "-o", str(tmp_path / "m.json")])
     assert p.returncode == 2 and "did not finish" in p.stderr

@@ -18,6 +18,10 @@ from tests.reportkit import ROOT, cli, run_suite
 
 MSE = "--cases=" + str(ROOT / "cases" / "mse_loss_backward.yaml")
 SLICE = "test_results and float32 and atlas-a2"          # MSE numbers, every reduction
+# A BASE that NEW's run could have written (on this machine, outside the folders that run protected:
+# another run's report folder, a file a test made) is refused without it (tests/test_report_trust.py);
+# the runs below follow the documented flow where they can (--baseline names it to the run).
+TRUSTED = "--trust-baseline"
 
 
 class BrokenMseBackend(ReferenceBackend):
@@ -38,7 +42,7 @@ def runs(tmp_path_factory):
     ref = run_suite([MSE, "-k", SLICE, "--report-dir=" + str(d / "ref")])
     assert ref.returncode == 0, ref.stdout[-3000:]
     bad = run_suite([MSE, "-k", SLICE, "--backend", "tests.test_gate:BrokenMseBackend",
-                     "--report-dir=" + str(d / "bad")])
+                     "--baseline=" + str(d / "ref" / "results.json"), "--report-dir=" + str(d / "bad")])
     assert bad.returncode == 1, bad.stdout[-3000:]
     return d, results.read(d / "ref" / "results.json"), results.read(d / "bad" / "results.json")
 
@@ -56,7 +60,7 @@ def test_broken_backend_fails_the_gate(runs):
     shown = [line.strip().split()[0] for line in failures.splitlines() if line.startswith("  suite/")]
     assert len(shown) == 3 and set(shown) <= failed
     assert f"... and {len(failed) - 3} more" in p.stdout and "reproduce: pytest " in p.stdout
-    back = cli(["report", "diff", str(d / "bad" / "results.json"), str(d / "ref" / "results.json")])
+    back = cli(["report", "diff", str(d / "bad" / "results.json"), str(d / "ref" / "results.json"), TRUSTED])
     assert back.returncode == 0 and f"fixed ({len(failed)})" in back.stdout
 
 
@@ -98,10 +102,10 @@ def test_vanished_cases_are_worse_unless_allowed(runs, tmp_path):
     fewer["counts"] = results.count_outcomes(fewer["records"])
     results.write(tmp_path / "fewer.json", fewer)
     base = str(d / "ref" / "results.json")
-    assert cli(["report", "diff", base, str(tmp_path / "fewer.json")]).returncode == 1
-    p = cli(["report", "diff", base, str(tmp_path / "fewer.json"), "--allow-vanished"])
+    assert cli(["report", "diff", base, str(tmp_path / "fewer.json"), TRUSTED]).returncode == 1
+    p = cli(["report", "diff", base, str(tmp_path / "fewer.json"), "--allow-vanished", TRUSTED])
     assert p.returncode == 0 and "1 vanished cases allowed" in p.stdout
-    assert cli(["report", "diff", str(tmp_path / "fewer.json"), base]).returncode == 0   # appeared: fine
+    assert cli(["report", "diff", str(tmp_path / "fewer.json"), base, TRUSTED]).returncode == 0   # appeared: fine
 
 
 KNOWN = """\
@@ -189,7 +193,7 @@ def test_a_schema_1_file_still_reads_and_counts_as_finished(tmp_path, runs):
     (tmp_path / "v1.json").write_text(json.dumps(doc))
     back = results.read(tmp_path / "v1.json")
     assert results.is_complete(back)
-    p = cli(["report", "diff", str(tmp_path / "v1.json"), str(runs[0] / "bad" / "results.json")])
+    p = cli(["report", "diff", str(tmp_path / "v1.json"), str(runs[0] / "bad" / "results.json"), TRUSTED])
     assert p.returncode == 1 and p.stdout.startswith("WORSE: ")
 
 
@@ -212,12 +216,12 @@ def test_a_known_failure_that_passed_in_the_baseline_is_a_regression(tmp_path, r
     assert p.returncode == 0, p.stdout[-3000:]                         # the list hides them...
     new = str(tmp_path / "without" / "results.json")
     assert results.read(new)["counts"]["xfailed"] == len(broken)
-    p = cli(["report", "diff", base, new, "--limit", "1000"])          # ...but not from the gate
+    p = cli(["report", "diff", base, new, "--limit", "1000", TRUSTED])  # ...but not from the gate
     assert p.returncode == 1 and p.stdout.startswith(f"WORSE: {len(broken)} new failures"), p.stdout
     assert f"new known failures (xfailed now, not before) ({len(broken)})" in p.stdout
     assert p.stdout.count("passed before, now a known failure") == len(broken)
     # against a baseline that already failed them, the same list is fine: listed, not worse
-    p = cli(["report", "diff", str(d / "bad" / "results.json"), new])
+    p = cli(["report", "diff", str(d / "bad" / "results.json"), new, TRUSTED])
     assert p.returncode == 0 and f"new known failures (xfailed now, not before) ({len(broken)})" in p.stdout
 
 

@@ -11,7 +11,7 @@ from typing import Any, Callable, List, Optional, Tuple
 from suite.cases import model as cases_model
 from suite.cases import load as cases_load
 from suite.perf import gate
-from suite.report import compare, formats, journal, rundiff
+from suite.report import compare, formats, journal, rundiff, trust
 from suite.golden import build as golden_build
 from suite.golden import source as golden_source
 from suite.golden import where
@@ -133,10 +133,23 @@ def cmd_report_diff(args: argparse.Namespace) -> int:
     if not args.allow_incomplete:
         compare.refuse_incomplete([(args.base, base), (args.new, new)], "--allow-incomplete")
     compare.refuse_empty([(args.base, base), (args.new, new)])
+    if not args.trust_baseline:
+        _refuse_a_baseline_the_run_could_write(Path(args.base), Path(args.new), new)
     d = compare.diff(base, new, args.ulp_growth, args.ulp_ratio, args.allow_vanished, args.accept_golden_change,
                      perf_threshold=args.perf_threshold, perf_alpha=args.perf_alpha)
     print(compare.render_diff(d, args.limit))
     return 1 if d.worse else 0
+
+
+def _refuse_a_baseline_the_run_could_write(base: Path, new_path: Path, new: dict) -> None:
+    """BASE on NEW's machine where NEW's backend could have written it is no baseline
+    (suite/report/trust.py): one line and exit 2, unless --trust-baseline."""
+    refusal, warning = trust.judge(base, new)
+    if refusal:
+        raise results.ResultsError(f"{base}: {refusal} (NEW: {new_path}); {trust.FLAG} compares it anyway "
+                                   f"(docs/ci-gate.md, \"Where the baseline lives\")")
+    if warning:
+        print(f"warning: {new_path}: {warning}", file=sys.stderr)
 
 
 def _output_file(path: Path) -> Path:
@@ -207,6 +220,12 @@ timing records (issue 24), a case whose median time per launch is at least 1 + -
 times BASE's AND slower by a one-sided Mann-Whitney U test on the round medians with p <=
 --perf-alpha is a performance regression and makes NEW worse; too few rounds, too wide a spread,
 other clocks or caches, or a side not timed are UNKNOWN, listed, never worse (docs/perf-gate.md).
+BASE must be a file NEW's run could not have written: on NEW's machine (its recorded hostname),
+one whose inode changed (st_ctime) inside the run's window, or that lies outside every folder the
+run protected (results.json `windows`), is refused with exit 2 unless --trust-baseline: fetch it
+before the run and name it with pytest's --baseline (the run protects it), fetch it after the run
+into the report folder, or diff on another machine (docs/ci-gate.md). A NEW without `windows`
+(an earlier suite's) is compared with a warning.
 With BASE alone, it is one run timed against a baseline backend in itself (pytest --timing
 --timing-baseline): each case is judged again from both sides' rounds in the file, with these
 options; a REGRESSION or any other failure of the run makes it worse."""
@@ -295,6 +314,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--accept-golden-change", action="store_true",
                    help="NEW's goldens (manifest_hash) or tolerance table (tolerances_hash) differing from "
                         "BASE's do not make NEW worse (the output names the change)")
+    s.add_argument("--trust-baseline", action="store_true",
+                   help="compare a BASE that NEW's run could have written: one on NEW's host that changed "
+                        "while the run went, or lies outside every folder the run protected (refused "
+                        "without it, exit 2; docs/ci-gate.md)")
     s.add_argument("--limit", type=_count, default=10, metavar="N", help="lines per list (default %(default)s)")
     s.set_defaults(fn=cmd_report_diff)
     s = r.add_parser("merge", help="join shards' results.json into one")

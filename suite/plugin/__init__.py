@@ -98,14 +98,14 @@ class Conformance:
         self.manifest_hash: Optional[str] = None     # and of the golden manifest (GoldenStore.pin)
 
     def confinement(self) -> Optional[confine.Policy]:
-        """The backend's process may not write what this run reads or writes (suite/run/confine.py)."""
+        """The backend's process may not write what this run reads or writes, nor the baseline the
+        gate will compare it with (--baseline; docs/ci-gate.md) (suite/run/confine.py)."""
         abi, _ = confine.landlock_abi()
         if self.config.option.confine == "off" or abi < 1:
             return None
-        report_dir = getattr(self.config.option, "report_dir", None)
+        mine = [Path(p) for k in ("report_dir", "baseline") for p in [getattr(self.config.option, k, None)] if p]
         paths = [CHECKOUT, data_root() / "cases", data_root() / "golden", self.golden_dir,
-                 self.tolerance_path, *self.case_paths] + ([self.cache_dir] if self.cache_dir else []) \
-            + ([Path(report_dir)] if report_dir else [])
+                 self.tolerance_path, *self.case_paths] + ([self.cache_dir] if self.cache_dir else []) + mine
         return confine.make_policy(paths, abi)
 
     def hardware_path(self) -> Optional[Path]:

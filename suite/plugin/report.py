@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional
 
 import pytest
 
-from suite.report import compare, formats, journal, knownfail, results, shard, verdict
+from suite.report import compare, formats, journal, knownfail, results, shard, trust, verdict
 from suite.common.digest import file_sha256
 from suite.golden.store import GoldenStore
 from suite.run.interrupts import Interrupts
@@ -54,6 +54,10 @@ class Reporter:
     def __init__(self, config: pytest.Config) -> None:
         opt = config.option
         self.config = config
+        # Before any backend process can start (the session's, or xdist's workers'): the start of
+        # the window in which the run's backend could write (results.json `windows`)
+        self.started_ns = trust.start_ns()
+        self.ended_ns: Optional[int] = None           # set as the reports are written at the end
         self.dir = Path(opt.report_dir) if opt.report_dir else None
         try:
             self.shard = shard.parse(opt.shard) if opt.shard else None
@@ -160,17 +164,31 @@ class Reporter:
     def all_incidents(self) -> List[str]:
         return list(self.state().incidents) + self.incidents
 
+    def window(self, ended: bool) -> Dict[str, Any]:
+        """When and where this run's backend could write (suite/report/trust.py). Ended: every backend
+        process has been closed and reaped; the folders its confinement protected (none where it
+        was not confined: --confine=off, no Landlock, --isolation none). Not ended (the reports
+        written at the start, the journal a killed run is recovered from): no end, and which
+        folders it protects is not known yet (the backend's policy is made when it starts)."""
+        if not ended:
+            return trust.window(self.started_ns, None, None)
+        policy = getattr(self.state(), "policy", None)
+        end = self.ended_ns if self.ended_ns is not None else trust.end_ns()
+        return trust.window(self.started_ns, end, list(policy.protected) if policy is not None else [])
+
     def document(self, incomplete: Optional[str] = None) -> Dict[str, Any]:
-        return results.make_document(self.run_fields(), self.records.values(), incomplete, self.all_incidents())
+        return results.make_document({**self.run_fields(), "windows": [self.window(ended=True)]},
+                                     self.records.values(), incomplete, self.all_incidents())
 
     def start(self) -> None:
         """Before the first case: reports that say the run has not finished (replacing any earlier
         run's), and the journal."""
-        run = self.run_fields()
+        run = {**self.run_fields(), "windows": [self.window(ended=False)]}
         formats.write_reports(self.dir, results.make_document(run, (), journal.IN_PROGRESS))
         self.journal = journal.Journal(self.dir, run)
 
     def finish(self, incomplete: Optional[str]) -> Path:
+        self.ended_ns = trust.end_ns()            # every backend process has ended (closed, reaped)
         formats.write_reports(self.dir, self.document(incomplete))
         if self.journal is not None:
             # Only a finished run's journal goes: an unfinished one is the record of what ran.

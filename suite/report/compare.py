@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from suite.perf import gate
-from suite.report import newfailures, perfdiff, rundiff, shard
+from suite.report import newfailures, perfdiff, rundiff, shard, trust
 from suite.report.verdict import backend_change
 from suite.report.results import RUN_FIELDS, ResultsError, is_complete, make_document, number
 
@@ -110,9 +110,12 @@ def merge(docs: Sequence[Tuple[str, Mapping]], allow_partial: bool = False,
         raise ResultsError("; ".join(incomplete) + " (--allow-partial merges them anyway)")
     products = sorted({p for _, d in docs for p in d["products"]})
     run = {f: first[f] for f in RUN_FIELDS if f not in ("schema_version", "suite_version", "counts", "records",
-                                                        "complete", "incomplete", "incidents") and f in first}
+                                                        "complete", "incomplete", "incidents", "windows") and f in first}
     run.update(products=products, shard=None,
                merged_from=[d.get("shard") or n for n, d in docs])
+    windows = trust.covering([d for _, d in docs])        # each shard's: its backend reached its own machine
+    if windows is not None:
+        run["windows"] = windows
     unfinished = [f"{n}: {d.get('incomplete') or 'incomplete'}" for n, d in docs if not is_complete(d)]
     incidents = [f"{n}: {x}" for n, d in docs for x in d.get("incidents") or []]
     return make_document(run, (r for _, r in records.values()),

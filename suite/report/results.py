@@ -16,7 +16,7 @@ import numpy as np
 import suite
 from suite.cases.model import Kind
 from suite.common import jsonfile
-from suite.report import shard
+from suite.report import shard, trust
 from suite.common.files import atomic_write
 from suite.common.jsonfile import short
 from suite.perf import pair
@@ -54,6 +54,7 @@ RUN_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {
     "incidents": (("list",), False),           # v2: what went wrong outside any case, one line each
     "protections": (("dict",), False),         # v2, optional: what confined the backend's process (suite/run/confine.py)
     "timing_baseline": (("dict",), False),     # v2, optional: --timing-baseline's {spec, options}
+    "windows": (("list",), False),             # v2, optional: when and where the backend could write (suite/report/trust.py)
     "records": (("list",), True),
 }
 RECORD_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {
@@ -160,6 +161,8 @@ def validate(doc: Any) -> List[str]:
                                  or not isinstance(tb["options"], dict)
                                  or not all(isinstance(v, str) for v in tb["options"].values())):
         errors.append("run: timing_baseline must be {\"spec\": str, \"options\": {str: str}}")
+    if "windows" in doc and isinstance(doc["windows"], list):
+        errors += trust.problems(doc["windows"])
     if isinstance(doc.get("shard"), str):
         try:
             shard.parse(doc["shard"])
