@@ -34,7 +34,8 @@ _OPTIONS = (  # (option, metavar, help): words for a person, not the verdict: da
                                  "xfail; one that passes is XPASS, which fails the run if strict"),
     ("--shard", "K/N", "run the K-th of N deterministic, balanced parts of the cases; deselect the rest"),
     ("--baseline", "RESULTS", "results.json of the last accepted run: a --known-failures case that passed "
-                              "there is not excused (its failure is a regression)"),
+                              "there is not excused (its failure is a regression); the backend may not write "
+                              "it, so `report diff` takes it as BASE (docs/ci-gate.md)"),
 )
 
 
