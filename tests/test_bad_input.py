@@ -321,6 +321,9 @@ BAD_RESULTS = {
     "long-value": (json.dumps(_results(backend="x" * 10**6)).encode(), "field 'backend' is 'xxxxxx"),
     "fields-missing": (b'{"schema_version": 1}', ": not a results.json of schema 2: run: missing field 'suite_version'; "
                        "run: missing field 'backend'; "),
+    "windows-ends-first": (json.dumps(_results(windows=[{"hostname": "h", "start_ns": 2, "end_ns": 1,
+                                                         "protected": []}])).encode(),
+                           "run.windows[0]: needs 0 <= start_ns <= end_ns"),
     "shard-1e12": (json.dumps(_results(shard="1/1000000000000")).encode(),
                    "run: shard '1/1000000000000' is not K/N with 1 <= K <= N <= 100000"),
 }
