@@ -3,13 +3,16 @@ tests/hostile_cache.py add random 1-ulp noise to the reference's result and cach
 call's inputs: on disk in TMPDIR, or in memory with noise from a fixed-seed generator drawn only on
 a miss. Each runs the determinism tests of one slice of one operator in a real pytest of the suite,
 serially and under -n 2, and must fail them in the second process (the determinism tests' third
-call): the disk cache because each backend process has its own TMPDIR (suite/run/confine.py). The
-reference backend passes the same tests."""
+call): the disk cache because each backend process has its own TMPDIR (suite/run/confine.py), the
+memory cache because the second process sees decoy calls first (suite/run/decoys.py), so it draws
+other numbers. The reference backend passes the same tests."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -23,13 +26,20 @@ LARGE = "MseLossBackward-float32-atlas-a2-none-33x65.33x65.33x65-contiguous-unif
 SECOND = "a run in the backend's second process, on the same inputs received into fresh memory, differs"
 
 
-def determinism(tmp_path: Path, backend: str, workers: int):
+@pytest.fixture
+def tmp():
+    """The run's TMPDIR: short, as multiprocessing's socket paths in it must be (not under tmp_path)."""
+    path = tempfile.mkdtemp(prefix="hc-")
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def determinism(tmp_path: Path, tmp: str, backend: str, workers: int):
     """(exit status, the determinism records by case, the output) of the slice run on `backend`."""
-    reports, tmp = tmp_path / "reports", tmp_path / "tmp"
-    tmp.mkdir()
+    reports = tmp_path / "reports"
     args = [sys.executable, *PYTEST, "suite/conformance", "--op", OP, "-k", SLICE, "--backend", backend,
             f"--report-dir={reports}", *(["-n", str(workers)] if workers else [])]
-    proc = subprocess.run(args, cwd=ROOT, env=suite_env(TMPDIR=str(tmp)), capture_output=True, text=True,
+    proc = subprocess.run(args, cwd=ROOT, env=suite_env(TMPDIR=tmp), capture_output=True, text=True,
                           timeout=HANG_S)
     out = proc.stdout + proc.stderr
     assert "Traceback" not in out, out[-3000:]
@@ -41,9 +51,9 @@ def determinism(tmp_path: Path, backend: str, workers: int):
 
 
 @pytest.mark.parametrize("workers", N2_HEAVY)
-@pytest.mark.parametrize("kernel", ["TmpdirCache"])
-def test_a_cached_random_kernel_fails_in_the_second_process(tmp_path, kernel, workers):
-    rc, records, out = determinism(tmp_path, f"tests.hostile_cache:{kernel}", workers)
+@pytest.mark.parametrize("kernel", ["TmpdirCache", "SeededCache"])
+def test_a_cached_random_kernel_fails_in_the_second_process(tmp_path, tmp, kernel, workers):
+    rc, records, out = determinism(tmp_path, tmp, f"tests.hostile_cache:{kernel}", workers)
     failed = {c: r for c, r in records.items() if r["outcome"] == "failed"}
     assert rc == 1 and LARGE in failed, (rc, sorted(failed), out[-3000:])
     # each failure is the second process's disagreeing (the first process's two calls agree: cached);
@@ -53,6 +63,6 @@ def test_a_cached_random_kernel_fails_in_the_second_process(tmp_path, kernel, wo
 
 
 @pytest.mark.parametrize("workers", N2_HEAVY)
-def test_the_reference_passes_the_same_determinism_tests(tmp_path, workers):
-    rc, records, out = determinism(tmp_path, "reference", workers)
+def test_the_reference_passes_the_same_determinism_tests(tmp_path, tmp, workers):
+    rc, records, out = determinism(tmp_path, tmp, "reference", workers)
     assert rc == 0 and all(r["outcome"] == "passed" for r in records.values()), out[-3000:]
