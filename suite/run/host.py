@@ -26,7 +26,8 @@ The child's fd 1 and 2 are a second socket, read by a thread here into bounded p
 (suite/run/output.py): pytest's capture would keep every byte a backend prints.
 
 Determinism cases make their last call in a second process of the same backend (`Hosted.twin`),
-so a result remembered by the first process is compared with one computed elsewhere.
+so a result remembered by the first process is compared with one computed elsewhere, after a
+history of calls of its own (suite/run/decoys.py).
 """
 from __future__ import annotations
 
@@ -43,6 +44,7 @@ from suite.common import dtypes
 from suite.run.backend import BackendError, BackendInfo, make_backend
 from suite.run.calls import InProcess, Outcome, Request
 from suite.run.child import child_main
+from suite.run.decoys import Decoys
 from suite.run.output import Drain, Log
 from suite.run import protocol
 from suite.run.wire import ProtocolError, _Timeout, pending, recv, send, socket_pair
@@ -113,6 +115,7 @@ class Hosted:
 
     copies = 1                                # of the inputs and results, one per process
     policy: Optional[confine.Policy] = None   # what the backend's process is confined to (the plugin's)
+    decoys: Optional[Decoys] = None           # the second process's decoy calls (suite/run/decoys.py)
 
     def __init__(self, spec: Optional[str], opts: Dict[str, str], timeout: float = 60.0,
                  restarts: int = 8) -> None:
@@ -234,6 +237,8 @@ class Hosted:
 
     def run(self, req: Request, repeat: int = 1, deadline: Optional[float] = None) -> List[Outcome]:
         self._serving()
+        if self.decoys is not None:
+            self.decoys.before(self.starts, req, lambda r: self.run(r, 1, deadline))
         names, arrays = _indexed(req["inputs"])
         self._seq += 1
         header = ("run", self._seq, {**req, "inputs": names}, repeat)
@@ -316,6 +321,7 @@ class Hosted:
             self._twin = Hosted(self.spec, self.opts, self.timeout, self.restarts)
             self._twin.info = self.info           # it must start as the first did
             self._twin.policy = self.policy       # ... and be confined as the first is
+            self._twin.decoys = Decoys()          # ... but see a call history of its own
         return self._twin
 
     def take_output(self) -> Optional[Log]:
