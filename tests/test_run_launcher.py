@@ -162,3 +162,22 @@ def test_the_protections_say_how_backend_processes_are_started():
     assert confine.in_force()["launcher"] == "private socket pair, no listening socket"
     assert confine.in_force(False)["launcher"] == "private socket pair, no listening socket"
     assert confine.in_force(True, "none")["launcher"].startswith("not available: --isolation none")
+
+
+@linux
+def test_a_backend_process_runs_in_pytests_folder_even_where_it_holds_another_suite(monkeypatch, tmp_path):
+    """The launcher starts in the folder `suite` is imported from (python -m would otherwise find a
+    `suite` of the user's repository first), then moves to pytest's."""
+    from suite.run import starter
+    (tmp_path / "suite").mkdir()
+    (tmp_path / "suite" / "__init__.py").write_text("raise ImportError('not the suite')\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(starter, "_current", None)        # a fresh launcher, started from here
+    h = Hosted(ECHO, {}, timeout=HANG_S)
+    try:
+        h.start()
+        assert os.readlink(f"/proc/{h._proc.pid}/cwd") == str(tmp_path)
+        assert _serves(h)
+    finally:
+        h.close()
+        starter._current.end()

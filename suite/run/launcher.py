@@ -181,19 +181,16 @@ def main(argv: List[str]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)          # Ctrl-C is pytest's to handle
     ctl = socket.socket(fileno=fd)
     os.set_inheritable(fd, False)
-    # The run's sys.path (a backend named as tests.x:Y imports as it would in pytest), and the
-    # PYTHONPATH the run had (starter.py added the suite's folder to it to start this module).
+    # pytest's folder and sys.path (a backend named as tests.x:Y imports as it would in pytest):
+    # starter.py starts this module in the folder `suite` is imported from.
     head = ctl.recv(MAX_REQUEST)
     if not head:
         return
-    path, pythonpath, owner = pickle.loads(head)
+    path, cwd, owner = pickle.loads(head)
     if os.getppid() != owner:                             # pytest went before PDEATHSIG was set
         return
+    os.chdir(cwd)
     sys.path[:] = path
-    if pythonpath is None:
-        os.environ.pop("PYTHONPATH", None)
-    else:
-        os.environ["PYTHONPATH"] = pythonpath
     import importlib
     for name in PRELOAD:
         try:

@@ -75,11 +75,11 @@ class _Launcher:
     def __init__(self) -> None:
         self.owner = os.getpid()
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join([_ROOT] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         try:
+            # Started in the folder `suite` is imported from (a `suite` folder where pytest runs is not
+            # this one); it moves to pytest's folder and takes pytest's sys.path before it forks.
             self.proc = subprocess.Popen([sys.executable, "-m", "suite.run.launcher", str(theirs.fileno())],
-                                         pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, env=env)
+                                         pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, cwd=_ROOT)
         except OSError as e:
             self.sock.close()
             raise LaunchError(f"the launcher could not be started: {e}") from None
@@ -87,7 +87,7 @@ class _Launcher:
             theirs.close()
         try:
             self.sock.settimeout(START_S)
-            self.sock.sendall(pickle.dumps((list(sys.path), os.environ.get("PYTHONPATH"), self.owner)))
+            self.sock.sendall(pickle.dumps((list(sys.path), os.getcwd(), self.owner)))
             ready = self.sock.recv(STATUS.size)
         except OSError as e:
             ready = f"{type(e).__name__}: {e}"
