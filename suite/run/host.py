@@ -44,7 +44,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from suite.run import confine, reaper, starter
 from suite.common import dtypes
 from suite.run.backend import BackendError, BackendInfo, make_backend
-from suite.run.calls import InProcess, Outcome, Request
+from suite.run.calls import InProcess, Outcome, Request, words
 from suite.run.output import Drain, Log
 from suite.run import protocol
 from suite.run.wire import ProtocolError, _Timeout, pending, recv, send, socket_pair
@@ -165,7 +165,7 @@ class Hosted:
             for sock in socks:
                 sock.close()
             confine.remove_tmpdir(tmpdir)
-            why = e if isinstance(e, starter.LaunchError) else f"{type(e).__name__}: {e}"
+            why = " ".join(words(e if isinstance(e, starter.LaunchError) else f"{type(e).__name__}: {e}").split())
             raise BackendError(f"backend {self.spec or 'reference'!r}: its process could not be started ({why})") from None
         reaper.adopt(proc.pid)
         theirs.close()

@@ -19,6 +19,7 @@ pipe whose write end the launcher keeps: it writes the exit code there once it h
 The launcher is a child subreaper (PR_SET_CHILD_SUBREAPER), so whatever a backend process leaves
 behind is reparented to it, where suite/run/reaper.py finds and ends it. When pytest's process goes
 (the control socket reads EOF; PR_SET_PDEATHSIG sends SIGTERM) it ends everything below it and exits.
+(PR_SET_PDEATHSIG fires when the *thread* that started it ends: pytest starts it from its main thread.)
 """
 from __future__ import annotations
 
@@ -115,7 +116,12 @@ class Launcher:
         if len(fds) != 2:
             raise ValueError(f"a request brings 2 sockets, not {len(fds)}")
         status_r, status_w = os.pipe()
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(status_r)
+            os.close(status_w)
+            raise
         if pid == 0:
             self._child(fds, args, drop=[status_r, status_w])        # never returns
         os.close(fds[0])
