@@ -4,7 +4,7 @@
    reference backend;
 2. a large call (2^24 float32 elements per array: three inputs in, one output back): wall time
    and the transfer rate, against the same call in-process;
-3. starting a backend process (the first, which starts the forkserver, and a restart);
+3. starting a backend process (the first, which starts the launcher, and a restart);
 4. `pytest --scale small`, serial, with --isolation process against --isolation none.
 
 Run from the repository root: `python benchmarks/isolation_bench.py` (about two minutes on 2 cores;
@@ -70,7 +70,7 @@ def main() -> None:
     again.start()
     restart = time.perf_counter() - t
     again.close()
-    print(f"start a backend process: first {first * 1e3:.0f} ms (starts the forkserver), "
+    print(f"start a backend process: first {first * 1e3:.0f} ms (starts the launcher), "
           f"then {restart * 1e3:.0f} ms each")
 
     inproc = InProcess(ReferenceBackend())

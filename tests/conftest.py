@@ -14,13 +14,6 @@ import pytest
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
-def pytest_sessionstart(session) -> None:
-    # A session started in a fork of a process that had started backend processes (mutmut's way):
-    # this process's backend processes come from a forkserver of its own (tests/forkserver.py).
-    from tests.forkserver import forget_an_inherited_forkserver
-    forget_an_inherited_forkserver()
-
-
 def pytest_collection_modifyitems(config, items) -> None:
     if config.option.markexpr:
         return

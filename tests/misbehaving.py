@@ -208,7 +208,7 @@ class CachedNondeterministic(ReferenceBackend):
     """A kernel whose mean results differ from one process to the next in their last bit (as
     atomic adds in arrival order do), behind a per-process result cache, so that two calls in one
     process agree. Which process it is (the first or a later one of the run) is drawn from a file
-    shared by the processes of one forkserver, so the difference is certain, not a coin toss."""
+    shared by the processes of one launcher (their parent), so the difference is certain, not a coin toss."""
     name = "cached-nondeterministic"
 
     def __init__(self) -> None:

@@ -229,6 +229,6 @@ def test_the_header_and_results_json_say_which_protections_the_run_had(box, extr
     else:
         assert got["writes"].startswith("not available: ") and got["signals"].startswith("not available: ")
     if sys.platform.startswith("linux") and extra != ("--isolation=none",):
-        assert got["descendants"] == "subreaper"
+        assert got["descendants"] == "subreaper" and got["launcher"] == "private socket pair, no listening socket"
     header = "; protections: " + ", ".join(f"{k} {v}" for k, v in got.items())
     assert header in out, out[:2000]

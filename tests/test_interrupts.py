@@ -2,7 +2,7 @@
 pytest (serially, or to xdist's controller) or to the whole process group (a terminal's Ctrl-C
 reaches the workers too). The run is never `complete: true`, its journal survives with the
 finished cases, the exit status is 2 (interrupted), there is no INTERNALERROR, and no process the
-run started (forkserver, resource tracker, backend process) outlives it by more than a few seconds."""
+run started (launcher, resource tracker, backend process) outlives it by more than a few seconds."""
 from __future__ import annotations
 
 import os
@@ -37,7 +37,7 @@ def _journal_records(path) -> int:
 
 def _left_in_group(pgid: int, grace: float = 15.0) -> list:
     """The processes still in the run's process group `grace` seconds after pytest exited (the
-    forkservers, resource trackers and backend processes it started): none may outlive it long."""
+    launchers, resource trackers and backend processes it started): none may outlive it long."""
     end = time.monotonic() + grace
     while True:
         left = []

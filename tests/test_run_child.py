@@ -99,7 +99,6 @@ class Served:
         monkeypatch.setattr(child, "os", fake_os)
         monkeypatch.setattr(child, "signal", fake_signal)
         monkeypatch.setattr(child, "_die_with_parent", lambda: log.append(("die_with_parent",)))
-        monkeypatch.setattr(child, "_let_the_forkserver_go", lambda: log.append(("forkserver_go",)))
         monkeypatch.setattr(child, "redirect_output", lambda o: log.append(("redirect", o)))
         monkeypatch.setattr(child, "flush_output", lambda: log.append(("flush",)))
         monkeypatch.setattr(child, "atexit", types.SimpleNamespace(_run_exitfuncs=lambda: log.append(("atexit",))))
@@ -166,14 +165,14 @@ def _arrays(target=False):
     return out + [np.ones((2, 3), np.float32)] if target else out
 
 
-def test_the_process_ignores_sigint_dies_with_its_parent_lets_the_forkserver_go_redirects_then_says_ready(monkeypatch):
+def test_the_process_ignores_sigint_dies_with_its_parent_redirects_then_says_ready(monkeypatch):
     s = Served(monkeypatch, "tests.test_run_child:Echo", {"a": "1"})
     try:
         head, arrays = s.recv()
         assert head == ("ready", {"name": "echo", "capabilities": ["status"], "products": ["atlas-a2", "atlas-a3"],
                                   "deterministic": False, "working_memory": 3.5}) and arrays == []
-        assert s.log[:5] == [("signal", signal.SIGINT, signal.SIG_IGN), ("die_with_parent",), ("forkserver_go",),
-                             ("redirect", "out"), ("flush",)]
+        assert s.log[:4] == [("signal", signal.SIGINT, signal.SIG_IGN), ("die_with_parent",), ("redirect", "out"),
+                             ("flush",)]
         assert s.made[0].opts == {"a": "1"}
         head, _ = s.ask(("close",))
         assert head == ("closed", None)
@@ -308,7 +307,6 @@ def test_a_start_without_a_spec_is_named_reference(monkeypatch):
     monkeypatch.setattr(child, "make_backend", refuse)
     monkeypatch.setattr(child, "signal", types.SimpleNamespace(signal=lambda *a: None, SIGINT=2, SIG_IGN=1))
     monkeypatch.setattr(child, "_die_with_parent", lambda: None)
-    monkeypatch.setattr(child, "_let_the_forkserver_go", lambda: None)
     monkeypatch.setattr(child, "redirect_output", lambda o: None)
     a, b = socket.socketpair()
     try:
@@ -386,44 +384,3 @@ def test_a_timing_round_before_any_call_is_not_timed(monkeypatch):
         assert s.join() == ("exit", 0)
     finally:
         s.close()
-
-
-def test_the_forkservers_alive_pipe_is_let_go_and_nothing_else(monkeypatch):
-    """The write end of the forkserver's "alive" pipe that the process was handed is closed and
-    forgotten (the forkserver can then end with the run; see tests/test_run_host.py for the kill);
-    a process that holds none closes nothing."""
-    import multiprocessing.forkserver as forkserver
-    r, w = os.pipe()
-    keep_r, keep_w = os.pipe()
-    try:
-        server = types.SimpleNamespace(_forkserver_alive_fd=w, _forkserver_address="addr", _forkserver_pid=7,
-                                       _inherited_fds=[keep_w])
-        monkeypatch.setattr(forkserver, "_forkserver", server)
-        child._let_the_forkserver_go()
-        assert (server._forkserver_alive_fd, server._forkserver_address, server._forkserver_pid) == (None, None, None)
-        assert os.read(r, 1) == b""                       # the only write end is closed: EOF
-        assert server._inherited_fds == [keep_w] and os.write(keep_w, b"x") == 1
-        child._let_the_forkserver_go()                    # again: nothing to close
-        bare = types.SimpleNamespace(_forkserver_alive_fd=None, _forkserver_address="addr", _forkserver_pid=7)
-        monkeypatch.setattr(forkserver, "_forkserver", bare)
-        child._let_the_forkserver_go()
-        assert (bare._forkserver_address, bare._forkserver_pid) == ("addr", 7)
-        assert os.write(keep_w, b"y") == 1 and os.read(keep_r, 2) == b"xy"
-    finally:
-        for fd in (r, keep_r, keep_w):
-            os.close(fd)
-
-
-@pytest.mark.parametrize("missing", ["module's _forkserver", "server's _forkserver_alive_fd"])
-def test_a_multiprocessing_without_the_forkservers_private_names_lets_nothing_go_and_starts(monkeypatch, missing):
-    """The names read are multiprocessing's private ones: on a Python that lacks them (renamed, or a
-    forkserver never made) the process closes nothing and starts as before, it does not end in an
-    AttributeError before it says ready."""
-    import multiprocessing.forkserver as forkserver
-    if missing == "module's _forkserver":
-        monkeypatch.delattr(forkserver, "_forkserver")
-    else:
-        monkeypatch.setattr(forkserver, "_forkserver", types.SimpleNamespace(_forkserver_pid=7))
-    assert child._let_the_forkserver_go() is None
-    if missing != "module's _forkserver":
-        assert forkserver._forkserver._forkserver_pid == 7     # nothing else was touched either

@@ -154,7 +154,7 @@ linux_only = pytest.mark.skipif(not reaper.available()[0], reason=reaper.describ
 @pytest.mark.parametrize("then", ["return", "exit", "hang"])
 def test_every_descendant_of_a_backend_process_ends_with_it(tmp_path, then):
     """Closed, dead on its own, or killed on its deadline: its daemons end too. A second backend's
-    process, the forkserver, and a child of this test process are left alone."""
+    process, the launcher, and a child of this test process are left alone."""
     bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])    # killed below
     other = Hosted("tests.test_run_confine:Daemonizer", {"spy": str(tmp_path / "other")}, timeout=HANG_S)
     (tmp_path / "other").mkdir()
@@ -190,7 +190,7 @@ def test_the_doctor_lists_the_protections_a_run_has_here():
     lines = text.splitlines()
     at = lines.index("Protections of a run (the backend's process: suite/run/confine.py, suite/run/reaper.py)")
     want = confine.in_force()
-    assert [ln.split(None, 1) for ln in lines[at + 1:at + 4]] == [[k, v] for k, v in want.items()], text
+    assert [ln.split(None, 1) for ln in lines[at + 1:at + 1 + len(want)]] == [[k, v] for k, v in want.items()], text
     _, doc, _ = run_doctor("--backend", "reference", "--no-smoke")
     assert doc["environment"]["protections"] == want
 

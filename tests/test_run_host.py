@@ -558,50 +558,6 @@ def test_a_requests_inputs_are_sent_as_indices_into_the_arrays():
     assert host_mod._indexed({}) == ({}, [])
 
 
-def test_the_backends_process_forks_from_a_clean_preloaded_server(monkeypatch):
-    import multiprocessing
-    preload = []
-
-    class Ctx:
-        def set_forkserver_preload(self, names):
-            preload.append(names)
-    got = {}
-    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["fork", "spawn", "forkserver"])
-    monkeypatch.setattr(multiprocessing, "get_context", lambda m: got.setdefault(m, Ctx()))
-    ctx = host_mod._context()
-    assert list(got) == ["forkserver"] and ctx is got["forkserver"]
-    assert preload == [["numpy", "ml_dtypes", "suite.run.host", "suite.run._subreaper"]]
-    got.clear()
-    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["fork", "spawn"])
-    assert host_mod._context() is got["spawn"] and list(got) == ["spawn"] and len(preload) == 1
-
-
-def test_the_process_starts_as_if_main_were_empty_and_main_comes_back(monkeypatch):
-    import sys
-    import types as _types
-    main = sys.modules["__main__"]
-    seen = []
-
-    class Proc:
-        def __init__(self, fail=False):
-            self.fail = fail
-
-        def start(self):
-            m = sys.modules["__main__"]
-            seen.append((type(m) is _types.ModuleType, m.__name__, m is main, sorted(vars(m))))
-            if self.fail:
-                raise OSError("fork failed")
-    host_mod._start_without_main(Proc())
-    assert seen == [(True, "__main__", False, ["__doc__", "__loader__", "__name__", "__package__", "__spec__"])]
-    assert sys.modules["__main__"] is main
-    with pytest.raises(OSError):
-        host_mod._start_without_main(Proc(fail=True))
-    assert sys.modules["__main__"] is main
-    monkeypatch.delitem(sys.modules, "__main__")
-    host_mod._start_without_main(Proc())
-    assert "__main__" in sys.modules and sys.modules["__main__"] is not main and seen[-1][2] is False
-
-
 def test_make_host_in_pytest_s_process_or_started_in_its_own(monkeypatch):
     h = host_mod.make_host("tests.test_run_host:Pid", {}, isolation="none", timeout=5, restarts=1, policy=None)
     assert isinstance(h, InProcess) and isinstance(h.backend, Pid)
@@ -635,13 +591,13 @@ READY = ("ready", {"name": "scripted", "capabilities": [], "products": ["atlas-a
 
 
 class _Played:
-    """multiprocessing.Process's part Hosted uses, the process being `play(sock, out)` in a thread:
+    """starter.Child's part Hosted uses, the process being `play(sock, out)` in a thread:
     alive until play returns (its return value the exit code), killed by closing its sockets."""
 
-    def __init__(self, play, args):
+    def __init__(self, play, fds):
         self.play, self.pid, self.exitcode, self.kills = play, None, None, 0
-        theirs, out = args[0], args[3]
-        self.sock, self.out = theirs.dup(), out.dup()       # the parent closes its copies of these
+        # the parent closes its copies of these
+        self.sock, self.out = (socket.socket(fileno=os.dup(fd)) for fd in fds)
         self.thread = threading.Thread(target=self._run, daemon=True)
 
     def start(self):
@@ -678,13 +634,13 @@ def _played(monkeypatch, *plays):
     """Hosted's processes, in order, each one of `plays`; returns the list of those started."""
     started, todo = [], list(plays)
 
-    class Ctx:
-        def Process(self, target, args, daemon, name):
-            assert target is host_mod.child_main and daemon is True and name == "aclnn-conformance-backend"
-            p = _Played(todo.pop(0), args)
-            started.append(p)
-            return p
-    monkeypatch.setattr(host_mod, "_context", lambda: Ctx())
+    def start(args, fds):
+        assert len(args) == 4 and len(fds) == 2
+        p = _Played(todo.pop(0), fds)
+        started.append(p)
+        p.start()
+        return p
+    monkeypatch.setattr(host_mod.starter, "start", start)
     return started
 
 
@@ -1275,13 +1231,13 @@ def test_what_the_process_printed_is_taken_per_call(monkeypatch):
 def test_the_process_is_made_with_the_backend_its_options_and_policy_and_is_reaped(monkeypatch):
     made, adopted, released = [], [], []
 
-    class Ctx:
-        def Process(self, target, args, daemon, name):
-            made.append(args[1:3] + (args[4], args[5]))
-            p = _Played(_ready_then(), args)
-            p.pid = 4242
-            return p
-    monkeypatch.setattr(host_mod, "_context", lambda: Ctx())
+    def start(args, fds):
+        made.append(args)
+        p = _Played(_ready_then(), fds)
+        p.pid = 4242
+        p.start()
+        return p
+    monkeypatch.setattr(host_mod.starter, "start", start)
     monkeypatch.setattr(host_mod.reaper, "adopt", adopted.append)
     monkeypatch.setattr(host_mod.reaper, "release", released.append)
     from suite.run.confine import Policy
@@ -1380,22 +1336,24 @@ class DaemonThenHang:
 
 
 _KILLED_PARENT = r'''
-import multiprocessing.forkserver as forkserver, sys
+import sys
+from suite.run import starter
 from suite.run.host import Hosted
 from tests.test_run_host import _req
 h = Hosted("tests.test_run_host:DaemonThenHang", {"pidfile": sys.argv[1]}, timeout=600)
 h.start()
-print(h._proc.pid, forkserver._forkserver._forkserver_pid, flush=True)
+print(h._proc.pid, starter.launcher().proc.pid, flush=True)
 h.run(_req((2, 3)), 1, 600)
 '''
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG and /proc are Linux's")
 def test_a_run_killed_while_its_backend_hangs_leaves_no_process_of_it_behind(tmp_path):
-    """SIGKILL gives the run no chance to clean up: the kernel and the forkserver must end the
-    backend's process, the daemon it started and the forkserver. Before the fix the forkserver stayed
-    alive (the backend held its "alive" pipe), so the backend's parent-death signal never fired and
-    the hung backend (and its device) outlived the run for ever."""
+    """SIGKILL gives the run no chance to clean up: the kernel and the launcher must end the
+    backend's process, the daemon it started and the launcher (suite/run/launcher.py). (With
+    multiprocessing's forkserver, before issue 43, the forkserver stayed alive while the backend held
+    its "alive" pipe, so the backend's parent-death signal never fired and the hung backend, and its
+    device, outlived the run for ever.)"""
     root = Path(__file__).resolve().parents[1]
     pidfile = tmp_path / "daemon.pid"
     proc = subprocess.Popen([sys.executable, "-c", _KILLED_PARENT, str(pidfile)], cwd=root, stdout=subprocess.PIPE,
@@ -1414,7 +1372,7 @@ def test_a_run_killed_while_its_backend_hangs_leaves_no_process_of_it_behind(tmp
         end = time.monotonic() + 20
         while any(map(alive, pids)) and time.monotonic() < end:
             time.sleep(0.05)
-        assert [p for p in pids if alive(p)] == [], f"outlived the killed run (backend, forkserver, daemon: {pids})"
+        assert [p for p in pids if alive(p)] == [], f"outlived the killed run (backend, launcher, daemon: {pids})"
     finally:
         proc.kill()
         proc.stdout.close()

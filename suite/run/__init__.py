@@ -1,4 +1,4 @@
-"""Stage 4, running a backend: finding it (backend), its process (host, wire, protocol, output),
+"""Stage 4, running a backend: finding it (backend), its process (host, the launcher that forks it and starter, pytest's side of it, wire, protocol, output),
 the calls, the runner that draws, calls and judges a case, memory limits, the confinement and reaper
 of the backend's process, and interrupts.
 

@@ -1,4 +1,4 @@
-"""The backend's process (suite/run/host.py starts it): confine itself, make the backend, then serve
+"""The backend's process (the launcher forks it for suite/run/host.py: suite/run/launcher.py): confine itself, make the backend, then serve
 the parent's requests (run, time, close) over the socket until told to close or the parent is gone.
 
 Why a module of its own: this is all the code that runs beside the untrusted backend, so what the child
@@ -30,28 +30,6 @@ def _die_with_parent() -> None:
         pass
 
 
-def _let_the_forkserver_go() -> None:
-    """multiprocessing's forkserver hands each process it starts the write end of its "alive" pipe,
-    which it watches to know the run is gone. Kept here, a killed run's forkserver (this process's
-    parent) would live as long as this process, so PR_SET_PDEATHSIG would never fire, and a backend
-    hung in a call would hold its device for ever. Closed, the forkserver ends with the run and the
-    kernel kills this process with it. (A backend that starts processes of its own through a
-    forkserver gets a fresh one.)"""
-    from multiprocessing import forkserver
-    server = getattr(forkserver, "_forkserver", None)
-    fd = getattr(server, "_forkserver_alive_fd", None)
-    if fd is None:
-        return
-    try:
-        os.close(fd)
-    except OSError:
-        pass
-    server._forkserver_alive_fd = None
-    for name in ("_forkserver_address", "_forkserver_pid"):
-        if hasattr(server, name):
-            setattr(server, name, None)
-
-
 def _outcome_header(o: Outcome, index: Optional[int]) -> Dict[str, Any]:
     return {"array": index, "status": o.status, "unsupported": o.unsupported, "raised": o.raised,
             "trace": o.trace, "returned": o.returned, "aliased": o.aliased, "violation": o.violation,
@@ -65,7 +43,6 @@ def child_main(sock: socket.socket, spec: Optional[str], opts: Dict[str, str],
     itself (suite/run/confine.py), make the backend, then serve requests until told to close."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)         # Ctrl-C is the parent's to handle
     _die_with_parent()
-    _let_the_forkserver_go()
     redirect_output(out)
     confine.use_tmpdir(tmpdir)
     try:

@@ -1,6 +1,6 @@
 """Confining the backend's process: it may not write what the suite reads or writes (its code, the
 case files and goldens, the golden cache, the report folder and journal, the Python environment),
-and may not signal any process outside its own (pytest, the forkserver, xdist's controller).
+and may not signal any process outside its own (pytest, the launcher, xdist's controller).
 
 Why: a backend is untrusted code running as the user. Unconfined, it can append to
 suite/report/compare.py (the next `report diff` exits 0), rewrite golden/ or the cache (the next run
@@ -318,9 +318,9 @@ def remove_tmpdir(tmpdir: Optional[str]) -> None:
 def in_force(on: bool = True, isolation: str = "process") -> Dict[str, str]:
     """Which protections a run with these options has here, in words: results.json's
     `protections`, the run's header and `aclnn-conform doctor` show it."""
-    from suite.run import reaper
+    from suite.run import launcher, reaper
     if isolation == "none":
         why = "not available: --isolation none (the backend runs in pytest's process)"
-        return {"writes": why, "signals": why, "descendants": why}
+        return {"writes": why, "signals": why, "descendants": why, "launcher": why}
     abi, why = landlock_abi()
-    return {**protections(abi, why, on), "descendants": reaper.describe()}
+    return {**protections(abi, why, on), "descendants": reaper.describe(), "launcher": launcher.DESCRIBED}

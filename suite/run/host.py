@@ -14,6 +14,12 @@ can interrupt native code only by ending the whole process, and neither outlives
 backend's close() or atexit handler. Process pools (pebble, loky) pickle their arguments, which
 turns every strided or reversed view into a contiguous copy and doubles a 2^31-element case.
 
+The process is forked by the suite's launcher (suite/run/launcher.py; pytest's side of it,
+suite/run/starter.py), a clean process that listens on nothing: multiprocessing's forkserver, used
+before, listened on a socket in /tmp that a backend could ask for an unconfined process. Any failure
+to start a process (the launcher gone, /tmp cleaned by a backend, a refused fork) is a BackendError
+of one line, so the case and those after it are reported, not lost to a traceback.
+
 The transport is a Unix socket pair (suite/run/wire.py). A message is a header of plain values (pickled
 without any class: the child's replies are unpickled with no globals allowed) and raw array bytes
 read straight into the receiving arrays: one copy each way and no /dev/shm. The child gets the
@@ -31,19 +37,15 @@ history of calls of its own (suite/run/decoys.py).
 """
 from __future__ import annotations
 
-import multiprocessing
 import signal
 import socket
-import sys
 import time
-import types
 from typing import Any, Dict, List, Optional, Tuple
 
-from suite.run import confine, reaper
+from suite.run import confine, reaper, starter
 from suite.common import dtypes
 from suite.run.backend import BackendError, BackendInfo, make_backend
-from suite.run.calls import InProcess, Outcome, Request
-from suite.run.child import child_main
+from suite.run.calls import InProcess, Outcome, Request, words
 from suite.run.decoys import Decoys
 from suite.run.output import Drain, Log
 from suite.run import protocol
@@ -64,29 +66,6 @@ class Fault(Exception):
 
 
 # -- the parent -------------------------------------------------------------------------------
-def _context() -> Any:
-    """forkserver where there is one: children fork from a clean server process (no threads of
-    pytest's or xdist's, no CUDA state), in milliseconds."""
-    methods = multiprocessing.get_all_start_methods()
-    if "forkserver" in methods:
-        ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["numpy", "ml_dtypes", "suite.run.host", "suite.run._subreaper"])
-        return ctx
-    return multiprocessing.get_context("spawn")
-
-
-def _start_without_main(proc: Any) -> None:
-    """Start `proc` as if `__main__` were empty: spawn and forkserver otherwise run the main script
-    again in the child (a test runner script without a main guard would start a second run)."""
-    main = sys.modules.get("__main__")
-    sys.modules["__main__"] = types.ModuleType("__main__")
-    try:
-        proc.start()
-    finally:
-        if main is not None:
-            sys.modules["__main__"] = main
-
-
 def _exit_text(code: Optional[int]) -> Tuple[str, str]:
     if code is None:
         return "closed its connection", "closed"
@@ -138,18 +117,7 @@ class Hosted:
     # -- life ---------------------------------------------------------------------------------
     def start(self) -> BackendInfo:
         """Start the process and make the backend; BackendError if it cannot be made."""
-        ctx = _context()
-        tmpdir = confine.fresh_tmpdir()       # the process's own (removed with it: _reap)
-        policy = self.policy.for_process(tmpdir) if self.policy is not None else None
-        mine, theirs = socket_pair()
-        out_mine, out_theirs = socket.socketpair()
-        proc = ctx.Process(target=child_main, args=(theirs, self.spec, self.opts, out_theirs, policy, tmpdir),
-                           daemon=True,
-                           name="aclnn-conformance-backend")
-        _start_without_main(proc)
-        reaper.adopt(proc.pid)
-        theirs.close()
-        out_theirs.close()
+        proc, mine, out_mine, tmpdir = self._launch()
         if self._drain is not None:
             self._drain.close()
         self._drain = Drain(out_mine)
@@ -182,6 +150,30 @@ class Hosted:
             raise BackendError(f"backend restarted as {info}, not as it first started ({self.info})")
         self.info = info
         return info
+
+    def _launch(self) -> Tuple[starter.Child, socket.socket, socket.socket, str]:
+        """A fresh backend process from the launcher (suite/run/starter.py), with its own TMPDIR
+        and sockets; any failure to make one is a BackendError of one line (a backend that cleaned
+        /tmp, a launcher that died: the case and the next are reported, not a traceback)."""
+        tmpdir, socks = None, []
+        try:
+            tmpdir = confine.fresh_tmpdir()   # the process's own (removed with it: _reap)
+            policy = self.policy.for_process(tmpdir) if self.policy is not None else None
+            mine, theirs = socket_pair()
+            socks += [mine, theirs]
+            out_mine, out_theirs = socket.socketpair()
+            socks += [out_mine, out_theirs]
+            proc = starter.start((self.spec, self.opts, policy, tmpdir), [theirs.fileno(), out_theirs.fileno()])
+        except Exception as e:                # noqa: BLE001  (whatever it was, one line)
+            for sock in socks:
+                sock.close()
+            confine.remove_tmpdir(tmpdir)
+            why = " ".join(words(e if isinstance(e, starter.LaunchError) else f"{type(e).__name__}: {e}").split())
+            raise BackendError(f"backend {self.spec or 'reference'!r}: its process could not be started ({why})") from None
+        reaper.adopt(proc.pid)
+        theirs.close()
+        out_theirs.close()
+        return proc, mine, out_mine, tmpdir
 
     def _reap(self, wait: float = 5.0) -> Optional[int]:
         """The process's exit code once it has ended (killed if it has not within `wait`)."""

@@ -6,17 +6,18 @@ Why: a daemon forked by a backend could rewrite results.json after pytest has ex
 the artifact says all passed), and an orphan holding pytest's stdout keeps `pytest -s | cat`
 waiting for it. A digest of the reports would not help: the forger can recompute it.
 
-How: the backend's process is forked by multiprocessing's forkserver, and the forkserver is made
-a child subreaper (PR_SET_CHILD_SUBREAPER, by suite/run/_subreaper.py, which the forkserver preloads).
-A process whose parent dies is reparented to its nearest subreaper ancestor, so every descendant
-of a backend process, however it daemonizes (double fork, setsid), stays below the forkserver.
-The forkserver's legitimate children are exactly the live backend processes (`adopt`); any other
-process below it is a stray. `release` (called once a backend process has ended) stops every
-stray (SIGSTOP: a stopped process cannot fork), walks again until no new one appears, then kills
-them all (SIGKILL) and waits until none is left. pytest's own children (the project's tests run
-subprocesses) are never looked at. A killed run (SIGKILL) calls nothing: then the forkserver, which
-ends with the run, ends what is below it (suite/run/_subreaper.py), and the backend's process, whose
-parent it is, dies with it (suite/run/child.py).
+How: the backend's process is forked by the suite's launcher (suite/run/launcher.py), which is a
+child subreaper (PR_SET_CHILD_SUBREAPER). A process whose parent dies is reparented to its nearest
+subreaper ancestor, so every descendant of a backend process, however it daemonizes (double fork,
+setsid), stays below the launcher. The launcher's legitimate children are exactly the live backend
+processes (`adopt`); any other process below it is a stray. `release` (called once a backend
+process has ended) stops every stray (SIGSTOP: a stopped process cannot fork), walks again until no
+new one appears, then kills them all (SIGKILL) and waits until none is left. pytest's own children
+(the project's tests run subprocesses) are never looked at. A killed run (SIGKILL) calls nothing:
+then the launcher, which ends with the run, ends what is below it, and the backend's process, whose
+parent it is, dies with it (suite/run/child.py). No process outside the backend's can ask the
+launcher for a process (it listens on nothing), so nothing started on a backend's behalf escapes
+this tree (multiprocessing's forkserver, used before issue 43, could be asked by any process).
 
 Where there is no subreaper (not Linux) or no /proc, `available()` says why, and the run says so.
 """
@@ -28,7 +29,7 @@ import sys
 import time
 from typing import Dict, List, Optional, Set, Tuple
 
-_live: Dict[int, int] = {}                 # live backend pid -> its parent (the forkserver)
+_live: Dict[int, int] = {}                 # live backend pid -> its parent (the launcher)
 ROUNDS = 200                               # walks of the tree before giving up (each a few ms)
 
 
@@ -79,10 +80,10 @@ def _ppid(pid: int) -> Optional[int]:
 
 
 def adopt(pid: Optional[int]) -> None:
-    """A backend process has started: it is the forkserver's legitimate child."""
+    """A backend process has started: it is the launcher's legitimate child."""
     if pid is not None and available()[0]:
         parent = _ppid(pid)
-        if parent is not None and parent != os.getpid():       # forkserver (spawn: pytest is not reaped)
+        if parent is not None and parent != os.getpid():       # the launcher (pytest itself is never reaped)
             _live[pid] = parent
 
 
