@@ -8,7 +8,6 @@ import ctypes
 import os
 import socket
 import sys
-import tempfile
 import threading
 import time
 
@@ -207,30 +206,20 @@ class Noisy(Wrong):
 class CachedNondeterministic(ReferenceBackend):
     """A kernel whose mean results differ from one process to the next in their last bit (as
     atomic adds in arrival order do), behind a per-process result cache, so that two calls in one
-    process agree. Which process it is (the first or a later one of the run) is drawn from a file
-    shared by the processes of one launcher (their parent), so the difference is certain, not a coin toss."""
+    process agree. Which process it is (the first of the run, or one started while another lives:
+    the determinism tests' second) is read from its parent's children, the launcher's, so the
+    difference is certain, not a coin toss. (Each process has a TMPDIR of its own: a mark file
+    there would tell nothing.)"""
     name = "cached-nondeterministic"
 
     def __init__(self) -> None:
         super().__init__()
         self._cache: dict = {}
-        ppid = os.getppid()
-        with open(f"/proc/{ppid}/stat") as f:                   # its start time: a reused pid is another
-            started = f.read().rsplit(")", 1)[1].split()[19]
-        mark = os.path.join(tempfile.gettempdir(), f"aclnn-misbehaving-{os.getuid()}-{ppid}-{started}")
-        self._mark = mark
-        try:
-            os.close(os.open(mark, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-            self._later = False
-        except FileExistsError:
-            self._later = True
-
-    def close(self) -> None:
-        """At the session's end (both processes close then): the mark is not left behind."""
-        try:
-            os.unlink(self._mark)
-        except OSError:
-            pass
+        ppid, others = os.getppid(), []
+        for tid in os.listdir(f"/proc/{ppid}/task"):
+            with open(f"/proc/{ppid}/task/{tid}/children") as f:
+                others += [int(p) for p in f.read().split() if int(p) != os.getpid()]
+        self._later = bool(others)
 
     def run(self, call: OpCall) -> np.ndarray:
         if not _mean(call):
