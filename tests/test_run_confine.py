@@ -53,6 +53,19 @@ def test_a_missing_protected_path_cannot_be_made(tmp_path):
     assert {g for g in grant if g.startswith(str(tmp_path))} == {str(home / ".cache")}
 
 
+def test_a_protected_link_is_protected_where_it_is_and_where_it_points(tmp_path):
+    """~/.bashrc linked into a dotfiles folder: neither the file nor the link can be replaced."""
+    home, dots = tmp_path / "home", tmp_path / "dotfiles"
+    home.mkdir()
+    dots.mkdir()
+    (dots / "bashrc").write_text("")
+    (dots / "vimrc").write_text("")
+    (home / ".bashrc").symlink_to(dots / "bashrc")
+    (home / "notes").write_text("")
+    grant, _ = confine.siblings([home / ".bashrc"])
+    assert {g for g in grant if g.startswith(str(tmp_path))} == {str(home / "notes"), str(dots / "vimrc")}
+
+
 def test_a_grant_inside_a_protected_tree_holds_and_a_protected_path_inside_a_grant_stays_protected(tmp_path):
     (tmp_path / "tmp" / "other").mkdir(parents=True)
     (tmp_path / "tmp" / "mine" / "sub").mkdir(parents=True)

@@ -49,9 +49,11 @@ def test_by_default_the_search_path_is_sys_path_pythonpath_and_path():
 
 
 def test_the_home_folder_s_start_up_files_are_protected_whether_they_exist_or_not(tmp_path):
-    home = tmp_path / "home"
+    home, dots = tmp_path / "home", tmp_path / "dotfiles"
     home.mkdir()
-    (home / ".bashrc").write_text("")
+    dots.mkdir()
+    (dots / "bashrc").write_text("")
+    (home / ".bashrc").symlink_to(dots / "bashrc")              # both it and where it leads
     env = {"PYTHONSTARTUP": str(tmp_path / "startup.py"), "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
            "PIP_CONFIG_FILE": str(tmp_path / "pip.conf"), "BASH_ENV": str(tmp_path / "env.sh"), "ENV": "relative"}
     got = protected.startup_files(str(home), env)
@@ -59,7 +61,8 @@ def test_the_home_folder_s_start_up_files_are_protected_whether_they_exist_or_no
              ".zshrc", ".zlogin", ".zlogout", ".config", ".gitconfig", ".pythonrc", ".pythonrc.py", ".pip",
              ".local/bin", "bin"}
     assert got == sorted({str(home / n) for n in names}
-                         | {str(tmp_path / n) for n in ("startup.py", "xdg", "pip.conf", "env.sh")})
+                         | {str(tmp_path / n) for n in ("startup.py", "xdg", "pip.conf", "env.sh")}
+                         | {str(dots / "bashrc")})
 
 
 def test_the_temp_root_is_the_real_temporary_folder_and_devices_and_cann_logs_are_granted(tmp_path, monkeypatch):

@@ -117,7 +117,10 @@ def siblings(protected: Iterable[Path], granted: Iterable[Path] = ()) -> Tuple[L
     missing protected path cannot be made). Also returned: the folders that could not be listed
     (nothing in them is granted). Symbolic links are not granted (a write through one is judged at
     its target)."""
-    guarded = {os.path.realpath(p) for p in protected}
+    protected = list(protected)
+    # a protected path both as named and as its link's target: ~/.bashrc linked into a dotfiles
+    # folder can then neither be rewritten nor replaced
+    guarded = {os.path.realpath(p) for p in protected} | {os.path.abspath(p) for p in protected}
     holes = {os.path.realpath(p) for p in granted} - guarded
     marks = guarded | holes
     keep: Set[str] = set()

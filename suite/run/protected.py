@@ -47,7 +47,10 @@ CANN_LOGS = "ascend"        # $HOME/ascend: CANN's logs
 
 
 def _real(paths: Iterable[str]) -> Set[str]:
-    return {os.path.realpath(p) for p in paths if p}
+    """Each path where it is and, if it is a link or lies below one, where it leads (both are
+    protected: a linked ~/.bashrc can neither be rewritten nor replaced)."""
+    paths = [p for p in paths if p]
+    return {os.path.realpath(p) for p in paths} | {os.path.abspath(p) for p in paths}
 
 
 def python_environment() -> List[str]:
