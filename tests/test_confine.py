@@ -15,9 +15,10 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, Iterator, List, Optional
 
 import pytest
 
@@ -64,9 +65,12 @@ class Sandbox:
         self.spy = tmp / "spy"
         self.spy.mkdir()
         # The run's temporary folder, which its backends may not write but for their own TMPDIR:
-        # the test's own, so that the spy beside it stays writable (in the system's it would not be)
-        self.tmp = tmp / "tmp"
-        self.tmp.mkdir()
+        # the test's own, so that the spy stays writable (in the system's it would not be); a short
+        # path, as the Unix sockets made in it must be (108 bytes, under xdist's basetemp too)
+        self.tmp = Path(tempfile.mkdtemp(prefix="aclnn-sandbox-"))
+
+    def close(self) -> None:
+        shutil.rmtree(self.tmp, ignore_errors=True)
 
     def env(self, target: Optional[Path] = None) -> Dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "ACLNN_CONFORMANCE_HOME"))}
@@ -118,14 +122,19 @@ def digest(folder: Path) -> Dict[str, str]:
 def baseline(tmp_path_factory) -> Path:
     """results.json of the reference backend on the slice: the clean baseline of every diff."""
     box = Sandbox(tmp_path_factory.mktemp("baseline"))
-    out = finish(box.popen(None, 0), 240)
+    try:
+        out = finish(box.popen(None, 0), 240)
+    finally:
+        box.close()
     assert "8 passed" in out, out[-2000:]
     return box.reports / "results.json"
 
 
 @pytest.fixture
-def box(tmp_path) -> Sandbox:
-    return Sandbox(tmp_path)
+def box(tmp_path) -> Iterator[Sandbox]:
+    box = Sandbox(tmp_path)
+    yield box
+    box.close()
 
 
 def assert_caught(box: Sandbox, baseline: Path, out: str, returncode: int) -> dict:

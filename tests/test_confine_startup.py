@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Dict, Optional
+from typing import Dict, Iterator, Optional
 
 import pytest
 
@@ -43,8 +43,10 @@ class StartupBox(Sandbox):
 
 
 @pytest.fixture
-def sbox(tmp_path) -> StartupBox:
-    return StartupBox(tmp_path)
+def sbox(tmp_path) -> Iterator[StartupBox]:
+    box = StartupBox(tmp_path)
+    yield box
+    box.close()
 
 
 def _popen_hostile(box: StartupBox, backend: str, workers: int, target: Optional[Path] = None):
