@@ -15,9 +15,10 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, Iterator, List, Optional
 
 import pytest
 
@@ -63,11 +64,18 @@ class Sandbox:
         self.reports = tmp / "reports"
         self.spy = tmp / "spy"
         self.spy.mkdir()
+        # The run's temporary folder, which its backends may not write but for their own TMPDIR:
+        # the test's own, so that the spy stays writable (in the system's it would not be); a short
+        # path, as the Unix sockets made in it must be (108 bytes, under xdist's basetemp too)
+        self.tmp = Path(tempfile.mkdtemp(prefix="aclnn-sandbox-"))
+
+    def close(self) -> None:
+        shutil.rmtree(self.tmp, ignore_errors=True)
 
     def env(self, target: Optional[Path] = None) -> Dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "ACLNN_CONFORMANCE_HOME"))}
         env.update(PYTHONPATH=os.pathsep.join([str(self.root), str(ROOT)]), PYTHONDONTWRITEBYTECODE="1",
-                   PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", HOSTILE_SPARE=str(os.getpid()),
+                   PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", HOSTILE_SPARE=str(os.getpid()), TMPDIR=str(self.tmp),
                    HOSTILE_SPY=str(self.spy), HOSTILE_TARGET=str(target or ""))
         return env
 
@@ -116,14 +124,19 @@ def digest(folder: Path) -> Dict[str, str]:
 def baseline(tmp_path_factory) -> Path:
     """results.json of the reference backend on the slice: the clean baseline of every diff."""
     box = Sandbox(tmp_path_factory.mktemp("baseline"))
-    out = finish(box.popen(None, 0), 240)
+    try:
+        out = finish(box.popen(None, 0), 240)
+    finally:
+        box.close()
     assert "8 passed" in out, out[-2000:]
     return box.reports / "results.json"
 
 
 @pytest.fixture
-def box(tmp_path) -> Sandbox:
-    return Sandbox(tmp_path)
+def box(tmp_path) -> Iterator[Sandbox]:
+    box = Sandbox(tmp_path)
+    yield box
+    box.close()
 
 
 def assert_caught(box: Sandbox, baseline: Path, out: str, returncode: int) -> dict:
@@ -209,6 +222,10 @@ def test_no_daemon_of_the_backend_outlives_the_run_to_forge_its_reports(box, bas
     assert all(("--confine off" in r) == (confine == "off") for r in reproduce), reproduce
 
 
+COVER = ("the suite, its data, cache and reports; the interpreter, sys.path and PATH; the home folder's "
+         "start-up files; the temporary folder but for the process's own TMPDIR")
+
+
 @pytest.mark.parametrize("extra", [(), ("--confine=off",), ("--isolation=none",)], ids=["auto", "off", "none"])
 def test_the_header_and_results_json_say_which_protections_the_run_had(box, extra):
     """Where Landlock or signal scoping is missing the run says 'not available: why' (and the tests
@@ -223,9 +240,9 @@ def test_the_header_and_results_json_say_which_protections_the_run_had(box, extr
     elif extra == ("--confine=off",):
         assert got["writes"] == got["signals"] == "off (--confine=off)"
     elif ABI >= 6:
-        assert got["writes"] == f"landlock abi {ABI}" and got["signals"] == "landlock scope"
+        assert got["writes"] == f"landlock abi {ABI}: {COVER}" and got["signals"] == "landlock scope"
     elif ABI >= 1:
-        assert got["writes"] == f"landlock abi {ABI}" and got["signals"].startswith("not available: ")
+        assert got["writes"] == f"landlock abi {ABI}: {COVER}" and got["signals"].startswith("not available: ")
     else:
         assert got["writes"].startswith("not available: ") and got["signals"].startswith("not available: ")
     if sys.platform.startswith("linux") and extra != ("--isolation=none",):

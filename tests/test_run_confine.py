@@ -43,6 +43,85 @@ def test_a_protected_folder_inside_another_grants_nothing_inside_the_outer(tmp_p
     assert not any(g.startswith(str(tmp_path / "outer")) for g in grant)
 
 
+def test_a_missing_protected_path_cannot_be_made(tmp_path):
+    """The user site folder where ~/.local does not exist yet: neither it nor any folder on the way
+    is granted, so nothing on the way can be made; the home folder's other entries stay writable."""
+    home = tmp_path / "home"
+    (home / ".cache").mkdir(parents=True)
+    site = home / ".local" / "lib" / "python3.11" / "site-packages"
+    grant, _ = confine.siblings([site])
+    assert {g for g in grant if g.startswith(str(tmp_path))} == {str(home / ".cache")}
+
+
+def test_a_protected_link_is_protected_where_it_is_and_where_it_points(tmp_path):
+    """~/.bashrc linked into a dotfiles folder: neither the file nor the link can be replaced."""
+    home, dots = tmp_path / "home", tmp_path / "dotfiles"
+    home.mkdir()
+    dots.mkdir()
+    (dots / "bashrc").write_text("")
+    (dots / "vimrc").write_text("")
+    (home / ".bashrc").symlink_to(dots / "bashrc")
+    (home / "notes").write_text("")
+    grant, _ = confine.siblings([home / ".bashrc"])
+    assert {g for g in grant if g.startswith(str(tmp_path))} == {str(home / "notes"), str(dots / "vimrc")}
+
+
+def test_a_grant_inside_a_protected_tree_holds_and_a_protected_path_inside_a_grant_stays_protected(tmp_path):
+    (tmp_path / "tmp" / "other").mkdir(parents=True)
+    (tmp_path / "tmp" / "mine" / "sub").mkdir(parents=True)
+    (tmp_path / "tmp" / "planted").write_text("x")
+    (tmp_path / "dev" / "shm" / "reports").mkdir(parents=True)
+    (tmp_path / "dev" / "shm" / "other").mkdir()
+    (tmp_path / "dev" / "null").write_text("")
+    grant, _ = confine.siblings([tmp_path / "tmp", tmp_path / "dev" / "shm" / "reports", tmp_path / "both"],
+                                [tmp_path / "tmp" / "mine", tmp_path / "dev", tmp_path / "both"])
+    mine = {g for g in grant if g.startswith(str(tmp_path))}
+    assert mine == {str(tmp_path / "tmp" / "mine"), str(tmp_path / "dev" / "null"),
+                    str(tmp_path / "dev" / "shm" / "other")}
+
+
+def test_with_the_root_or_home_protected_whole_devices_logs_and_the_own_tmpdir_stay_writable(tmp_path):
+    """A sys.path entry of `/` or $HOME (python -m pytest started there) protects it whole: the
+    grants are then all that is writable."""
+    home, tmp = tmp_path / "home", tmp_path / "tmp"
+    (home / "ascend").mkdir(parents=True)
+    (home / ".cache").mkdir()
+    own = tmp / "aclnn-backend-1-x"
+    own.mkdir(parents=True)
+    policy = confine.Policy(["/", str(home), str(tmp)], 7, tmpdir=str(own), granted=["/dev", str(home / "ascend")])
+    assert policy.rules() == sorted(["/dev", str(home / "ascend"), str(own)])
+    assert policy.for_process(None).rules() == sorted(["/dev", str(home / "ascend")])
+
+
+def test_the_policy_protects_the_interpreter_home_start_up_files_and_the_temp_root(tmp_path, monkeypatch):
+    """make_policy adds suite/run/protected.py's paths to the run's own, grants /dev and $HOME/ascend
+    (made here, where it is missing) and, per process, its own TMPDIR in the protected temp root."""
+    from suite.run import protected
+    home, tmp = tmp_path / "home", tmp_path / "tmp"
+    home.mkdir()
+    tmp.mkdir()
+    (home / ".bashrc").write_text("")
+    (home / "notes.txt").write_text("")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setattr(confine.tempfile, "tempdir", str(tmp))
+    monkeypatch.setattr(confine, "_swept", set())
+    policy = confine.make_policy([tmp_path / "guarded"], 7)
+    want = {str(tmp_path / "guarded"), str(tmp), str(home / ".bashrc"), str(home / ".config"),
+            os.path.realpath(os.path.dirname(os.__file__)), *protected.search_path(), *protected.python_environment()}
+    assert want <= set(policy.protected) and set(protected.startup_files()) <= set(policy.protected)
+    assert policy.granted == ["/dev", str(home / "ascend")] and (home / "ascend").is_dir()
+    own = confine.fresh_tmpdir()
+    try:
+        one = policy.for_process(own)
+        assert one.granted == policy.granted and one.protected == policy.protected
+        rules = one.rules()
+        assert own in rules and "/dev" in rules and str(home / "ascend") in rules
+        assert not any(r.startswith(str(tmp) + "/") and r != own for r in rules)      # nothing else in tmp
+        assert str(home / "notes.txt") in rules and not any(r.startswith(str(home) + "/.") for r in rules)
+    finally:
+        confine.remove_tmpdir(own)
+
+
 def test_the_write_rights_by_abi():
     folder1, file1 = confine.write_rights(1)
     folder3, file3 = confine.write_rights(3)
@@ -58,14 +137,18 @@ def test_where_landlock_is_missing_the_protections_say_so():
     assert confine.protections(5, "")["signals"].startswith("not available: Landlock ABI 5 has no signal scoping")
     assert confine.protections(7, "", on=False)["writes"] == "off (--confine=off)"
     assert confine.in_force(True, "none")["writes"].startswith("not available: --isolation none")
-    assert confine.in_force(True)["writes"] == (f"landlock abi {ABI}" if ABI else confine.in_force()["writes"])
+    assert confine.in_force(True)["writes"] == (f"landlock abi {ABI}: {confine.WRITES_COVER}" if ABI
+                                                else confine.in_force()["writes"])
+    assert confine.protections(7, "")["writes"] == (
+        "landlock abi 7: the suite, its data, cache and reports; the interpreter, sys.path and PATH; "
+        "the home folder's start-up files; the temporary folder but for the process's own TMPDIR")
 
 
 CONFINED = textwrap.dedent("""
     import errno, os, signal, sys, tempfile
     from suite.run import confine
     guarded, free = sys.argv[1], sys.argv[2]
-    policy = confine.make_policy([guarded], confine.landlock_abi()[0])
+    policy = confine.make_policy([guarded], confine.landlock_abi()[0]).for_process(confine.fresh_tmpdir())
     print("made", ":".join(policy.made) or "-")
     policy.apply()
     def attempt(what, f):
@@ -96,7 +179,8 @@ def test_a_confined_process_writes_everywhere_but_the_protected_paths(tmp_path):
     guarded.mkdir()
     free.mkdir()
     (guarded / "old").write_text("kept")
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    (tmp_path / "tmp").mkdir()            # its temporary folder (protected but for its own TMPDIR), not free's
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent), TMPDIR=str(tmp_path / "tmp"))
     p = subprocess.run([sys.executable, "-c", CONFINED, str(guarded), str(free)], capture_output=True,
                        text=True, env=env, timeout=HANG_S)
     assert p.returncode == 0, p.stderr
@@ -109,6 +193,71 @@ def test_a_confined_process_writes_everywhere_but_the_protected_paths(tmp_path):
                     "signal parent": "EPERM" if ABI >= confine.SIGNAL_ABI else "ok",
                     "signal child": "ok"}, p.stdout
     assert (guarded / "old").read_text() == "kept" and sorted(os.listdir(guarded)) == ["old"]
+
+
+STARTUP = textwrap.dedent("""
+    import errno, os, sys, tempfile
+    from suite.run import confine
+    home, pypath, other = sys.argv[1], sys.argv[2], sys.argv[3]
+    sys.path.append(home)                                 # as `python -m pytest` started in $HOME
+    policy = confine.make_policy([], confine.landlock_abi()[0]).for_process(confine.fresh_tmpdir())
+    policy.apply()
+    def attempt(what, f):
+        try:
+            f()
+            print(what, "ok")
+        except OSError as e:
+            print(what, errno.errorcode[e.errno])
+    def probe(folder):                  # a uniquely named file, removed at once if it was ever made
+        path = os.path.join(folder, f"aclnn-probe-{os.getpid()}.py")
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        os.unlink(path)
+    def append_nothing(path):           # opened for appending, not one byte written
+        os.close(os.open(path, os.O_WRONLY | os.O_APPEND))
+    import site
+    attempt("sitecustomize", lambda: open(os.path.join(pypath, "sitecustomize.py"), "w"))
+    attempt("user site", lambda: os.makedirs(site.getusersitepackages()))
+    attempt("bashrc", lambda: open(os.path.join(home, ".bashrc"), "a"))
+    attempt("profile", lambda: open(os.path.join(home, ".profile"), "w"))
+    attempt("config", lambda: os.mkdir(os.path.join(home, ".config")))
+    attempt("home", lambda: open(os.path.join(home, "new"), "w"))
+    attempt("stdlib", lambda: probe(os.path.dirname(os.__file__)))
+    attempt("stdlib module", lambda: append_nothing(os.path.realpath(os.__file__)))
+    attempt("temp root", lambda: open(os.path.join(os.path.dirname(policy.tmpdir), "planted"), "w"))
+    attempt("other tmpdir", lambda: os.unlink(os.path.join(other, "f")))
+    attempt("own tmpdir", lambda: os.close(tempfile.mkstemp()[0]))
+    attempt("cann logs", lambda: os.makedirs(os.path.join(home, "ascend", "log", "x")))
+    attempt("dev", lambda: open("/dev/null", "w").write("x"))
+""")
+
+
+@needs_writes
+def test_a_confined_process_writes_none_of_the_next_run_s_start_up_files(tmp_path):
+    """With HOME, the temporary folder and a PYTHONPATH folder the test's own (and $HOME on sys.path):
+    every file the next run's interpreter or shell starts from is refused, and so is the temporary
+    folder but for the process's own TMPDIR; CANN's logs and devices stay writable. The real stdlib
+    is only probed: a uniquely named file, removed at once if it was ever made, and a module opened
+    for appending with nothing written."""
+    home, pypath, tmp = tmp_path / "home", tmp_path / "pypath", tmp_path / "tmp"
+    for d in (home, pypath, tmp):
+        d.mkdir()
+    (home / ".bashrc").write_text("# kept\n")
+    other = tmp / f"{confine.TMP_PREFIX}{os.getpid()}-other"         # another process's TMPDIR
+    other.mkdir()
+    (other / "f").write_text("kept")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parent.parent), str(pypath)]),
+               TMPDIR=str(tmp), HOME=str(home))
+    env.pop("PYTHONUSERBASE", None)
+    p = subprocess.run([sys.executable, "-c", STARTUP, str(home), str(pypath), str(other)], capture_output=True,
+                       text=True, env=env, timeout=HANG_S)
+    assert p.returncode == 0, p.stderr
+    said = dict(line.rsplit(" ", 1) for line in p.stdout.splitlines())
+    refused = ["sitecustomize", "user site", "bashrc", "profile", "config", "home", "stdlib", "stdlib module",
+               "temp root", "other tmpdir"]
+    assert said == {**{k: "EACCES" for k in refused}, "own tmpdir": "ok", "cann logs": "ok", "dev": "ok"}, p.stdout
+    assert sorted(os.listdir(home)) == [".bashrc", "ascend"] and (home / ".bashrc").read_text() == "# kept\n"
+    assert os.listdir(pypath) == [] and (other / "f").read_text() == "kept"
+    assert sorted(n for n in os.listdir(tmp) if not n.startswith(confine.TMP_PREFIX)) == []
 
 
 # -- the reaper ---------------------------------------------------------------------------------

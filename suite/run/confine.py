@@ -1,10 +1,13 @@
 """Confining the backend's process: it may not write what the suite reads or writes (its code, the
-case files and goldens, the golden cache, the report folder and journal, the Python environment),
-and may not signal any process outside its own (pytest, the launcher, xdist's controller).
+case files and goldens, the golden cache, the report folder and journal), nor what the next run
+starts from (the interpreter, every sys.path and PATH folder, the home folder's start-up files:
+suite/run/protected.py), nor anything in the system's temporary folder but its own TMPDIR; and it
+may not signal any process outside its own (pytest, the launcher, xdist's controller).
 
 Why: a backend is untrusted code running as the user. Unconfined, it can append to
 suite/report/compare.py (the next `report diff` exits 0), rewrite golden/ or the cache (the next run
-agrees with it), rewrite results.json, or SIGSTOP pytest (the run hangs past every deadline).
+agrees with it), rewrite results.json, plant a sitecustomize.py or a .pth (the next run's
+interpreter exits 0), or SIGSTOP pytest (the run hangs past every deadline).
 
 How, and why this way (the measurements are in docs/backend-contract.md, "Confinement"):
 Landlock (Linux 5.13+), applied by the backend's process to itself before the backend is made,
@@ -13,12 +16,14 @@ write-type rights are handled: reading, executing and ioctl on devices are never
 Landlock grants, it cannot deny below a grant, so the rules grant every write right on each
 *sibling* along the paths from / down to each protected path (every entry of every ancestor
 folder except the next step towards a protected path), and none on the protected paths or their
-ancestors themselves. Consequences: everything outside the protected trees is writable as before
-(temporary folders, /dev, $HOME/ascend, the backend's own build folders), except that no new entry
-can be made directly in an ancestor folder (e.g. a new file in $HOME when the cache is under it).
-For that, the suite makes a private temporary folder before confining and points TMPDIR at it, and
-makes $HOME/ascend (CANN's logs) if it is missing. Signals (ABI 6, Linux 6.12+): scoped to the
-backend's own domain, which its descendants inherit; the same for abstract Unix sockets.
+ancestors themselves; a rule's rights hold for everything below it, so a granted path inside a
+protected tree (the process's own TMPDIR in the temporary folder, /dev, $HOME/ascend) gets a rule
+of its own. Consequences: everything outside the protected trees is writable as before (/dev,
+$HOME/ascend, the backend's own folders), except that no new entry can be made directly in an
+ancestor folder (e.g. a new file in $HOME), and a missing protected path cannot be made (the user
+site folder). For that, the suite makes $HOME/ascend (CANN's logs) if it is missing. Signals (ABI
+6, Linux 6.12+): scoped to the backend's own domain, which its descendants inherit; the same for
+abstract Unix sockets.
 
 The alternative measured against it, user and mount namespaces with read-only bind mounts, is
 exact about new entries but fails where unprivileged user namespaces are refused (Docker's default
@@ -40,6 +45,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+from suite.run import protected as wall
 
 _CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446     # the same number on every architecture
 _VERSION = 1                                                   # LANDLOCK_CREATE_RULESET_VERSION
@@ -86,34 +93,64 @@ def write_rights(abi: int) -> Tuple[int, int]:
     return folder, WRITE_FILE | (TRUNCATE if abi >= 3 else 0)
 
 
+WRITES_COVER = ("the suite, its data, cache and reports; the interpreter, sys.path and PATH; the home "
+                "folder's start-up files; the temporary folder but for the process's own TMPDIR")
+
+
 def protections(abi: int, why: str, on: bool = True) -> Dict[str, str]:
     """What the backend's process is confined by, in words (header, results.json, doctor)."""
     if not on:
         return {"writes": "off (--confine=off)", "signals": "off (--confine=off)"}
     if abi < 1:
         return {"writes": f"not available: {why}", "signals": f"not available: {why}"}
-    return {"writes": f"landlock abi {abi}",
+    return {"writes": f"landlock abi {abi}: {WRITES_COVER}",
             "signals": "landlock scope" if abi >= SIGNAL_ABI else
             f"not available: Landlock ABI {abi} has no signal scoping (ABI {SIGNAL_ABI}, Linux 6.12)"}
 
 
-def siblings(protected: Iterable[Path]) -> Tuple[List[str], List[str]]:
-    """The paths to grant write rights on: every entry of every folder on the way from / to a
-    protected path, except the steps of that way and the protected paths themselves. Also the
-    folders that could not be listed (nothing in them is granted). Symbolic links are not
-    granted (a write through one is judged at its target)."""
-    guarded = sorted({os.path.realpath(p) for p in protected})
+def siblings(protected: Iterable[Path], granted: Iterable[Path] = ()) -> Tuple[List[str], List[str]]:
+    """The paths to grant write rights on. Each path is writable or not as the nearest of the
+    `protected` and `granted` paths at or above it says (none: writable); a path both protected and
+    granted is protected. Granted: every entry of every folder on the way from / to a protected or
+    granted path, except the steps of those ways, where that folder is writable, and each granted
+    path holding no protected path whole. Nothing new can be made in a folder on the way (so a
+    missing protected path cannot be made). Also returned: the folders that could not be listed
+    (nothing in them is granted). Symbolic links are not granted (a write through one is judged at
+    its target)."""
+    protected = list(protected)
+    # a protected path both as named and as its link's target: ~/.bashrc linked into a dotfiles
+    # folder can then neither be rewritten nor replaced
+    guarded = {os.path.realpath(p) for p in protected} | {os.path.abspath(p) for p in protected}
+    holes = {os.path.realpath(p) for p in granted} - guarded
+    marks = guarded | holes
     keep: Set[str] = set()
-    for p in guarded:
+    for p in marks:
         parts = Path(p).parts
         keep.update(os.path.join(*parts[:i]) for i in range(1, len(parts) + 1))
 
-    def inside(path: str) -> bool:            # a protected path, or below one
-        return any(path == q or path.startswith(q.rstrip("/") + "/") for q in guarded)
+    def free(path: str) -> bool:              # the nearest mark at or above `path` is a grant, or none is
+        while True:
+            if path in marks:
+                return path in holes
+            up = os.path.dirname(path)
+            if up == path:
+                return True
+            path = up
 
+    def below(path: str, which: Set[str]) -> bool:
+        return any(q.startswith(path.rstrip("/") + "/") for q in which)
+
+    whole = {h for h in holes if not below(h, guarded)}       # granted with everything below
     grant, unlisted = [], []
     for folder in sorted(keep):
-        if inside(folder) or not os.path.isdir(folder) or os.path.islink(folder):
+        if any(folder.startswith(h.rstrip("/") + "/") for h in whole):
+            continue                                          # inside a path granted whole
+        if folder in whole:
+            if os.path.lexists(folder) and not os.path.islink(folder):
+                grant.append(folder)
+            continue
+        writable = free(folder)
+        if not os.path.isdir(folder) or os.path.islink(folder) or not (writable or below(folder, holes)):
             continue
         try:
             names = sorted(os.listdir(folder))
@@ -122,9 +159,9 @@ def siblings(protected: Iterable[Path]) -> Tuple[List[str], List[str]]:
             continue
         for name in names:
             path = os.path.join(folder, name)
-            if path not in keep and not os.path.islink(path):
+            if writable and path not in keep and not os.path.islink(path):
                 grant.append(path)
-    return grant, unlisted
+    return sorted(grant), unlisted
 
 
 @dataclass
@@ -134,12 +171,17 @@ class Policy:
 
     protected: List[str]
     abi: int
-    tmpdir: Optional[str] = None           # the backend's own TMPDIR
+    tmpdir: Optional[str] = None           # the backend's own TMPDIR (granted: it lies in the protected temp root)
     made: List[str] = field(default_factory=list)
+    granted: List[str] = field(default_factory=list)    # writable even inside a protected tree
 
     def for_process(self, tmpdir: Optional[str]) -> "Policy":
         """This policy for one backend process whose own TMPDIR is `tmpdir` (fresh_tmpdir)."""
-        return Policy(protected=list(self.protected), abi=self.abi, tmpdir=tmpdir)
+        return Policy(protected=list(self.protected), abi=self.abi, tmpdir=tmpdir, granted=list(self.granted))
+
+    def rules(self) -> List[str]:
+        """The paths apply() grants write rights on (siblings), the process's own TMPDIR among them."""
+        return siblings(self.protected, self.granted + ([self.tmpdir] if self.tmpdir else []))[0]
 
     def apply(self) -> None:
         """Confine this process (and everything it starts). ConfineError if the kernel refuses."""
@@ -153,8 +195,7 @@ class Policy:
         if fd < 0:
             raise ConfineError(f"landlock_create_ruleset: {os.strerror(ctypes.get_errno())}")
         try:
-            grant, _ = siblings(Path(p) for p in self.protected)
-            for path in grant:
+            for path in self.rules():
                 self._grant(libc, fd, path, folder_rights, file_rights)
             if libc.prctl(_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
                 raise ConfineError(f"prctl(PR_SET_NO_NEW_PRIVS): {os.strerror(ctypes.get_errno())}")
@@ -185,44 +226,21 @@ class _PathBeneath(ctypes.Structure):
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
-def python_environment() -> List[str]:
-    """The Python environment the next run's code comes from: a virtual environment whole, else
-    its site-packages folders (user site-packages where it exists and is used)."""
-    import site
-    import sysconfig
-    out = set()
-    if sys.prefix != sys.base_prefix:
-        out.add(sys.prefix)
-    for key in ("purelib", "platlib"):
-        out.add(sysconfig.get_paths()[key])
-    try:
-        out.update(site.getsitepackages())
-    except AttributeError:
-        pass
-    if site.ENABLE_USER_SITE and os.path.isdir(site.getusersitepackages()):
-        out.add(site.getusersitepackages())
-    return sorted(out)
-
-
 def make_policy(paths: Sequence[Path], abi: int) -> Policy:
     """The policy for a session: `paths` (the suite's checkout or package, its data, reports and
-    cache) and the Python environment protected. Makes, in pytest's process, what the backend
-    could not make once confined: $HOME/ascend where the folder it would go in is on the way to a
-    protected path. (Each backend process's own TMPDIR is made as it starts: fresh_tmpdir.)"""
-    protected = sorted({os.path.realpath(p) for p in paths} | set(python_environment()))
-    on_the_way = set()
-    for p in protected:
-        q = Path(p)
-        on_the_way.update(str(a) for a in q.parents)
-    made: List[str] = []
-    home = os.path.realpath(os.path.expanduser("~"))
-    ascend = os.path.join(home, "ascend")
-    if home in on_the_way and not os.path.exists(ascend):
+    cache) protected, and with them the interpreter, every sys.path and PATH folder, the home
+    folder's start-up files and the system's temporary folder (suite/run/protected.py); devices
+    and $HOME/ascend granted. Makes, in pytest's process, what the backend could not make once
+    confined: $HOME/ascend (CANN's logs) where it is missing. (Each backend process's own TMPDIR
+    is made, and granted, as it starts: fresh_tmpdir, Policy.for_process.)"""
+    ascend = os.path.join(os.path.realpath(os.path.expanduser("~")), wall.CANN_LOGS)
+    if not os.path.exists(ascend):
         try:
             os.mkdir(ascend)
         except OSError:
             pass
-    return Policy(protected=protected, abi=abi, made=made)
+    return Policy(protected=wall.everything(str(p) for p in paths), abi=abi,
+                  granted=wall.always_granted())
 
 
 TMP_PREFIX = "aclnn-backend-"
