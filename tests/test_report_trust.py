@@ -140,7 +140,9 @@ def doc_with(windows: Any = None, shard: Optional[str] = None, **run: Any) -> Di
 @pytest.mark.parametrize("windows,says", [
     ({}, "run: field 'windows' is {}, expected list"),
     ([1], "run.windows[0]: not an object"),
-    ([dict(window(), extra=1)], "run.windows[0]: fields must be hostname, start_ns, end_ns, protected"),
+    ([dict(window(), extra=1)], "run.windows[0]: fields must be hostname, start_ns, end_ns, protected (and optionally granted)"),
+    ([dict(window(), granted=[""])], "run.windows[0]: field 'granted' must list paths"),
+    ([dict(window(), granted="/dev")], "run.windows[0]: field 'granted' is not list"),
     ([dict(window(), start_ns="1")], "run.windows[0]: field 'start_ns' is not int"),
     ([dict(window(), start_ns=True)], "run.windows[0]: field 'start_ns' is not int"),
     ([dict(window(), end_ns=START - 1)], "run.windows[0]: needs 0 <= start_ns <= end_ns"),
@@ -235,9 +237,13 @@ needs_writes = pytest.mark.skipif(landlock_abi() < 1, reason="no Landlock in thi
 
 def run(tmp: Path, reports: Path, backend: Optional[str] = None, target: Optional[Path] = None,
         extra=(), workers: int = 0) -> subprocess.CompletedProcess:
-    spy = tmp / "spy"
+    spy, temp = tmp / "spy", tmp / "t"
     spy.mkdir(exist_ok=True)
-    env = suite_env(HOSTILE_TARGET=str(target or ""), HOSTILE_SPY=str(spy), HOSTILE_SPARE=str(os.getpid()))
+    temp.mkdir(exist_ok=True)
+    # The run's temporary folder is the test's own: the system's is protected whole (but for each
+    # backend process's TMPDIR), where the spy, and the writable place the attack needs, lie
+    env = suite_env(HOSTILE_TARGET=str(target or ""), HOSTILE_SPY=str(spy), HOSTILE_SPARE=str(os.getpid()),
+                    TMPDIR=str(temp))
     args = [sys.executable, *PYTEST, *SLICE, f"--report-dir={reports}", *extra] \
         + (["--backend", f"tests.hostile_baseline:{backend}"] if backend else []) \
         + (["-n", str(workers)] if workers else [])
@@ -312,3 +318,21 @@ def test_a_baseline_fetched_into_the_report_folder_after_the_run_passes_unless_t
     assert d.returncode == 2 and d.stdout == "", d.stdout
     assert f"protected no folder (windows[0]: protected [], protections.writes: off (--confine=off))" in d.stderr
     assert len(d.stderr.splitlines()) == 1, d.stderr
+
+
+@pytest.mark.parametrize("path, refused", [
+    ("/home/u/ascend/base.json", True),             # granted inside the protected home: writable
+    ("/home/u/ascend", True),                       # the granted path itself
+    ("/home/u/ascend/log/keep/base.json", False),   # a protected path nearer than the grant
+    ("/home/u/ascendant/base.json", False),         # a sibling whose name starts the same way
+    ("/home/u/base.json", False),                   # protected, not granted
+])
+def test_a_baseline_in_a_granted_folder_inside_the_protected_ones_is_refused(path: str, refused: bool) -> None:
+    """The run's grants (/dev, $HOME/ascend) are writable although they lie inside protected
+    folders (issue 43): a baseline there is one the backend could have rewritten."""
+    w = dict(window(protected=["/home/u", "/home/u/ascend/log/keep"]), granted=["/home/u/ascend", "/dev"])
+    why = trust.refusal(at(START - 1, path), new_doc(w), HOST)
+    assert (why is not None) == refused, why
+    if refused:
+        assert why == (f"{path} lies in a folder the run on {HOST} left writable inside the protected ones "
+                       f"(windows[0]: granted), so its backend could write it")

@@ -175,7 +175,8 @@ class Reporter:
             return trust.window(self.started_ns, None, None)
         policy = getattr(self.state(), "policy", None)
         end = self.ended_ns if self.ended_ns is not None else trust.end_ns()
-        return trust.window(self.started_ns, end, list(policy.protected) if policy is not None else [])
+        return trust.window(self.started_ns, end, list(policy.protected) if policy is not None else [],
+                            list(policy.granted) if policy is not None else [])
 
     def document(self, incomplete: Optional[str] = None) -> Dict[str, Any]:
         return results.make_document({**self.run_fields(), "windows": [self.window(ended=True)]},

@@ -27,6 +27,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 FLAG = "--trust-baseline"
 FIELDS = {"hostname": ("str",), "start_ns": ("int",), "end_ns": ("int", "null"), "protected": ("list", "null")}
+OPTIONAL = {"granted": ("list",)}          # paths left writable inside the protected ones (/dev, ~/ascend)
 # CLOCK_REALTIME_COARSE (Linux): the clock the kernel stamps files with; Python names no constant for it
 _COARSE = getattr(time, "CLOCK_REALTIME_COARSE", 5 if sys.platform.startswith("linux") else None)
 
@@ -49,11 +50,16 @@ def end_ns() -> int:
     return time.time_ns()
 
 
-def window(start: int, end: Optional[int], protected: Optional[Sequence[str]]) -> Dict[str, Any]:
+def window(start: int, end: Optional[int], protected: Optional[Sequence[str]],
+           granted: Sequence[str] = ()) -> Dict[str, Any]:
     """One entry of `windows`: this host, the run's start and end (None: not recorded, a run still
-    going or killed) and the folders its backend could not write (None: not known yet; []: none)."""
-    return {"hostname": socket.gethostname(), "start_ns": start, "end_ns": end,
-            "protected": None if protected is None else sorted(str(p) for p in protected)}
+    going or killed), the folders its backend could not write (None: not known yet; []: none) and
+    those it could write although they lie inside them (`granted`, left out when none)."""
+    out = {"hostname": socket.gethostname(), "start_ns": start, "end_ns": end,
+           "protected": None if protected is None else sorted(str(p) for p in protected)}
+    if granted:
+        out["granted"] = sorted(str(p) for p in granted)
+    return out
 
 
 def problems(value: Any, where: str = "run.windows") -> List[str]:
@@ -66,17 +72,18 @@ def problems(value: Any, where: str = "run.windows") -> List[str]:
         if not isinstance(w, dict):
             out.append(f"{at}: not an object")
             continue
-        if set(w) != set(FIELDS):
-            out.append(f"{at}: fields must be {', '.join(FIELDS)}")
+        if not set(FIELDS) <= set(w) <= set(FIELDS) | set(OPTIONAL):
+            out.append(f"{at}: fields must be {', '.join(FIELDS)} (and optionally {', '.join(OPTIONAL)})")
             continue
-        for name, types in FIELDS.items():
-            if not _is(w[name], types):
+        for name, types in {**FIELDS, **OPTIONAL}.items():
+            if name in w and not _is(w[name], types):
                 out.append(f"{at}: field '{name}' is not {' or '.join(types)}")
         if all(_is(w[n], t) for n, t in FIELDS.items()):
             if w["start_ns"] < 0 or (w["end_ns"] is not None and w["end_ns"] < w["start_ns"]):
                 out.append(f"{at}: needs 0 <= start_ns <= end_ns")
-            if isinstance(w["protected"], list) and not all(isinstance(p, str) and p for p in w["protected"]):
-                out.append(f"{at}: field 'protected' must list paths")
+            for name in ("protected", "granted"):
+                if isinstance(w.get(name), list) and not all(isinstance(p, str) and p for p in w[name]):
+                    out.append(f"{at}: field '{name}' must list paths")
     return out
 
 
@@ -106,6 +113,12 @@ def _inside(path: str, folders: Sequence[str]) -> bool:
     return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders)
 
 
+def _nearest(path: str, folders: Sequence[str]) -> int:
+    """The length of the longest of `folders` at or above `path` (-1: none): the nearest of the
+    protected and granted paths above a file decides whether the backend could write it."""
+    return max((len(f) for f in folders if _inside(path, [f])), default=-1)
+
+
 def when(ns: Optional[int]) -> str:
     """A time in ns since the epoch as UTC, to the microsecond ('2026-12-07T02:41:03.123456Z')."""
     if ns is None:
@@ -132,10 +145,14 @@ def refusal(place: Place, new: Mapping, host: str) -> Optional[str]:
             writes = (new.get("protections") or {}).get("writes", "not recorded")
             return (f"the run on {host} protected no folder ({at}: protected [], protections.writes: {writes}), "
                     f"so its backend could write it")
+        shown = place.absolute if place.absolute == place.real else f"{place.absolute} -> {place.real}"
         if not (_inside(place.absolute, w["protected"]) and _inside(place.real, w["protected"])):
-            shown = place.absolute if place.absolute == place.real else f"{place.absolute} -> {place.real}"
             return (f"{shown} lies outside every folder the run on {host} protected ({at}: protected, "
                     f"{len(w['protected'])} paths), so its backend could write it")
+        granted = w.get("granted") or []
+        if any(_nearest(p, granted) > _nearest(p, w["protected"]) for p in (place.absolute, place.real)):
+            return (f"{shown} lies in a folder the run on {host} left writable inside the protected ones "
+                    f"({at}: granted), so its backend could write it")
     return None
 
 
