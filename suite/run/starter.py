@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from suite.run import namespace
 from suite.run.launcher import MAX_REQUEST, STATUS
 
 START_S = 120.0                 # seconds the launcher may take to start (a fresh interpreter, numpy)
@@ -69,16 +70,23 @@ class Child:
             pass
 
 
+def _wall() -> list:
+    """The command prefix of the mount-namespace wall, where it is in force (suite/run/namespace.py):
+    the folders the launcher needs (it imports from pytest's sys.path, in pytest's folder) stay in view."""
+    return namespace.argv([*sys.path, os.getcwd(), _ROOT, sys.prefix, sys.base_prefix, sys.exec_prefix,
+                           sys.executable])
+
+
 class _Launcher:
     """One launcher process and the socket pair that is its only channel."""
 
-    def __init__(self) -> None:
-        self.owner = os.getpid()
+    def __init__(self, wall: Sequence[str] = ()) -> None:
+        self.owner, self.wall = os.getpid(), list(wall)
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             # Started in the folder `suite` is imported from (a `suite` folder where pytest runs is not
             # this one); it moves to pytest's folder and takes pytest's sys.path before it forks.
-            self.proc = subprocess.Popen([sys.executable, "-m", "suite.run.launcher", str(theirs.fileno())],
+            self.proc = subprocess.Popen([*self.wall, sys.executable, "-m", "suite.run.launcher", str(theirs.fileno())],
                                          pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, cwd=_ROOT)
         except OSError as e:
             self.sock.close()
@@ -87,7 +95,8 @@ class _Launcher:
             theirs.close()
         try:
             self.sock.settimeout(START_S)
-            self.sock.sendall(pickle.dumps((list(sys.path), os.getcwd(), self.owner)))
+            parent = self.proc.pid if self.wall else self.owner      # under the wall its parent is bwrap
+            self.sock.sendall(pickle.dumps((list(sys.path), os.getcwd(), parent)))
             ready = self.sock.recv(STATUS.size)
         except OSError as e:
             ready = f"{type(e).__name__}: {e}"
@@ -137,11 +146,12 @@ _current: Optional[_Launcher] = None
 def launcher() -> _Launcher:
     """This process's launcher, started now if there is none that is alive and its own."""
     global _current
-    if _current is not None and not _current.alive():
-        _current.end()
+    wall = _wall()
+    if _current is not None and (not _current.alive() or _current.wall != wall):
+        _current.end()                           # dead, or the session's walls have changed
         _current = None
     if _current is None:
-        _current = _Launcher()
+        _current = _Launcher(wall)
     return _current
 
 
