@@ -100,7 +100,11 @@ def test_the_words_say_which_walls_the_session_chose(monkeypatch):
 
 
 @pytest.mark.skipif(bool(REAL[2]), reason=f"the wall is not available here: {REAL[2]}")
-def test_a_backend_process_behind_the_wall_sees_a_private_tmp_and_is_still_reaped(tmp_path):
+def test_a_backend_process_behind_the_wall_sees_a_private_tmp_and_is_still_reaped(monkeypatch):
+    plain = Hosted(None, {}, timeout=HANG_S)     # no session asked for the wall: none
+    plain.start()
+    assert starter.launcher().wall == []
+    plain.close()
     namespace.want("auto", {})
     mine = tempfile.mkdtemp(prefix="aclnn-ns-visible-", dir="/tmp")
     h = Hosted(None, {}, timeout=HANG_S)
@@ -119,6 +123,12 @@ def test_a_backend_process_behind_the_wall_sees_a_private_tmp_and_is_still_reape
             assert int(f.read().rsplit(")", 1)[1].split()[1]) == launcher.proc.pid
         assert not os.path.exists(f"/proc/{pid}/root{mine}")    # its /tmp does not hold the test's folder
         tmpdir = h._tmpdir
+        # sys.path growing during a run does not replace the launcher (that would end h's process)
+        monkeypatch.syspath_prepend(mine)
+        second = Hosted(None, {}, timeout=HANG_S)
+        second.start()
+        assert starter.launcher() is launcher and h._proc.is_alive()
+        second.close()
     finally:
         h.close()
         os.rmdir(mine)

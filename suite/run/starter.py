@@ -82,6 +82,7 @@ class _Launcher:
 
     def __init__(self, wall: Sequence[str] = ()) -> None:
         self.owner, self.wall = os.getpid(), list(wall)
+        self.key: Optional[str] = None           # launcher()'s: the wall's folder of TMPDIRs
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             # Started in the folder `suite` is imported from (a `suite` folder where pytest runs is not
@@ -146,12 +147,16 @@ _current: Optional[_Launcher] = None
 def launcher() -> _Launcher:
     """This process's launcher, started now if there is none that is alive and its own."""
     global _current
-    wall = _wall()
-    if _current is not None and (not _current.alive() or _current.wall != wall):
-        _current.end()                           # dead, or the session's walls have changed
+    # Behind the wall or not, and which folder of TMPDIRs it shows: a launcher started otherwise is
+    # replaced (a session asked for the wall since). Not its other binds: sys.path grows during a
+    # run, and the launcher took pytest's sys.path as it started anyway.
+    key = namespace.root() if namespace.active() else None
+    if _current is not None and (not _current.alive() or _current.key != key):
+        _current.end()
         _current = None
     if _current is None:
-        _current = _Launcher(wall)
+        _current = _Launcher(_wall())
+        _current.key = key
     return _current
 
 
