@@ -65,8 +65,11 @@ def test_the_command_prefix_hides_tmp_and_run_and_binds_back_only_what_the_launc
     monkeypatch.setattr(namespace, "_probed", ("/usr/bin/bwrap", "bubblewrap 0.8.0", ""))
     lib = tempfile.mkdtemp(prefix="aclnn-ns-lib-", dir="/tmp")
     other = tempfile.mkdtemp(prefix="aclnn-ns-other-", dir="/tmp")
+    tools = tempfile.mkdtemp(prefix="aclnn-ns-bin-", dir="/tmp")
     (Path(lib) / "sub").mkdir()
     monkeypatch.setenv(namespace.BIND_ENV, f"{lib}/sub{os.pathsep}/tmp/aclnn-ns-missing")
+    monkeypatch.setenv("PATH", os.pathsep.join(["/usr/bin", tools]))
+    monkeypatch.delenv("LD_LIBRARY_PATH", raising=False)
     try:
         namespace.want("auto", {"lib_dir": lib, "soc": "Ascend910B"})
         argv = namespace.argv(["/usr", "/tmp"])
@@ -76,14 +79,14 @@ def test_the_command_prefix_hides_tmp_and_run_and_binds_back_only_what_the_launc
         assert [argv[i + 2] for i, a in enumerate(argv) if a == "--bind"] == bound      # at the same paths
         root = namespace.root()
         assert re.match(r"aclnn-backend-%d-" % os.getpid(), os.path.basename(root))    # sweep_stale's name
-        # the TMPDIRs' folder and the option's folder (not its sub-folder again, not a missing one, not
-        # /usr which is in view anyway, not /tmp whole, not another folder of /tmp)
-        assert sorted(bound) == sorted([root, os.path.realpath(lib)]), bound
+        # the TMPDIRs' folder, the option's folder and PATH's (not its sub-folder again, not a missing
+        # one, not /usr which is in view anyway, not /tmp whole, not another folder of /tmp)
+        assert sorted(bound) == sorted([root, os.path.realpath(lib), os.path.realpath(tools)]), bound
         assert other not in " ".join(argv)
         tmpdir = namespace.fresh_tmpdir()
         assert os.path.dirname(tmpdir) == root and os.path.basename(tmpdir).startswith(f"aclnn-backend-{os.getpid()}-")
     finally:
-        for p in (lib, other):
+        for p in (lib, other, tools):
             confine.remove_tmpdir(p)
 
 
