@@ -67,7 +67,8 @@ def test_the_command_prefix_hides_tmp_and_run_and_binds_back_only_what_the_launc
     other = tempfile.mkdtemp(prefix="aclnn-ns-other-", dir="/tmp")
     tools = tempfile.mkdtemp(prefix="aclnn-ns-bin-", dir="/tmp")
     (Path(lib) / "sub").mkdir()
-    monkeypatch.setenv(namespace.BIND_ENV, f"{lib}/sub{os.pathsep}/tmp/aclnn-ns-missing")
+    (Path(lib) / "lib.so").write_bytes(b"")        # a file: its folder, which holds `sub` too, once
+    monkeypatch.setenv(namespace.BIND_ENV, os.pathsep.join([f"{lib}/sub", f"{lib}/lib.so", "/tmp/aclnn-ns-missing"]))
     monkeypatch.setenv("PATH", os.pathsep.join(["/usr/bin", tools]))
     monkeypatch.delenv("LD_LIBRARY_PATH", raising=False)
     try:

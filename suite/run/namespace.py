@@ -153,12 +153,11 @@ def binds(needed: List[str]) -> List[str]:
     """The folders to bind back: those of `needed` (and ACLNN_CONFORMANCE_BIND's) that exist and lie
     under a hidden folder, by their real path, outermost first, none below another."""
     named = [p for p in os.environ.get(BIND_ENV, "").split(os.pathsep) if p]
+    real = {os.path.realpath(p) for p in needed + named if p and os.path.exists(p)}
+    tops = [os.path.realpath(h) for h in hidden()]
     out: List[str] = []
-    for p in sorted({os.path.realpath(p) for p in needed + named if p and os.path.exists(p)}):
-        if os.path.isfile(p):
-            p = os.path.dirname(p)
-        if _under_hidden(p) and os.path.realpath(p) not in [os.path.realpath(h) for h in hidden()] \
-                and not any(p == q or p.startswith(q + "/") for q in out):
+    for p in sorted({p if os.path.isdir(p) else os.path.dirname(p) for p in real}):    # a file: its folder
+        if _under_hidden(p) and p not in tops and not any(p.startswith(q + "/") or p == q for q in out):
             out.append(p)
     return out
 
