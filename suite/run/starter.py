@@ -5,6 +5,11 @@ process: the parent's launcher is not the fork's to use); asks it for a backend 
 `Child`, the handle host.py keeps of one (pid, exitcode, is_alive, join, kill), read from the
 status pipe the launcher writes the exit code to.
 
+Where a session asked for the mount-namespace wall and bubblewrap works (suite/run/namespace.py),
+the launcher is started under bwrap: its parent is then bwrap (which dies with this process,
+--die-with-parent), and that is the parent it checks for; pids are the same on both sides (no pid
+namespace), so the reaper's walk and the Child handles are unchanged.
+
 Any failure to start a process (the launcher would not start, died during the request, the fork
 was refused) is a LaunchError with one line saying why: host.py makes it the backend's start-up
 error, never a traceback.
