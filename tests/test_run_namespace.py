@@ -137,3 +137,16 @@ def test_a_backend_process_behind_the_wall_sees_a_private_tmp_and_is_still_reape
         h.close()
         os.rmdir(mine)
     assert not os.path.exists(tmpdir)
+
+
+def test_a_killed_runs_folder_of_tmpdirs_is_swept_by_the_next_run():
+    """The folder is named as a TMPDIR is (confine.fresh_tmpdir): a run that ended without its exit
+    handlers (SIGKILL: os._exit here) leaves it, and sweep_stale removes it with what it holds."""
+    import subprocess
+    import sys
+    code = ("import os; from suite.run import namespace; r = namespace.root(); "
+            "os.mkdir(os.path.join(r, 'aclnn-backend-1-x')); print(r, flush=True); os._exit(0)")
+    left = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          timeout=HANG_S).stdout.strip()
+    assert os.path.isdir(os.path.join(left, "aclnn-backend-1-x"))
+    assert left in confine.sweep_stale(os.path.dirname(left)) and not os.path.exists(left)
