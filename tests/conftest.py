@@ -37,3 +37,13 @@ def emu_dir(tmp_path_factory) -> str:
         return str(build(tmp_path_factory.mktemp("emu") / "lib64", extra_ops=[C.PROBE_SOURCE]))
     except BuildError as exc:
         pytest.skip(f"emulator build failed: {exc}")
+
+
+@pytest.fixture(autouse=True)
+def _no_wall_left_over():
+    """A session of the suite run inside this process (pytester) asks for the mount-namespace wall
+    (suite/run/namespace.py) for the rest of the process; the next test's own backend processes
+    start as they would in a process that has hosted no session's backend."""
+    yield
+    from suite.run import namespace
+    namespace._wanted = None

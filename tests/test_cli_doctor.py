@@ -320,3 +320,22 @@ def test_the_probes_timeout_does_not_count_pythons_start_up(tmp_path, monkeypatc
     monkeypatch.setattr(doctor_probe.sys, "executable", str(slow))
     result = doctor_probe.probe_cann(str(tmp_path / "no-cann-here"), timeout=1.5)
     assert result["error"] is None and result["seconds"] >= 3, result
+
+
+def _no_bwrap_path() -> str:
+    return os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep)
+                           if p and not (Path(p) / "bwrap").exists())
+
+
+def test_doctor_says_which_mount_namespace_wall_a_run_would_have_and_why_not():
+    """The `namespace` protection (suite/run/namespace.py): bubblewrap's version and what it hides
+    where bwrap works here; where it is missing, 'not available: no bwrap on PATH' (the run then has
+    Landlock alone)."""
+    from tests.test_namespace_wall import WHY_NOT
+    _, doc, _ = run_doctor("--no-smoke")
+    words = doc["environment"]["protections"]["namespace"]
+    assert words.startswith("bubblewrap ") if not WHY_NOT else words.startswith("not available: "), words
+    _, doc, _ = run_doctor("--no-smoke", env=clean_env(PATH=_no_bwrap_path()))
+    assert doc["environment"]["protections"]["namespace"] == "not available: no bwrap on PATH"
+    _, text, _ = run_doctor("--no-smoke", env=clean_env(PATH=_no_bwrap_path()), as_json=False)
+    assert "  namespace       not available: no bwrap on PATH" in text, text[:3000]

@@ -76,7 +76,11 @@ class Sandbox:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "ACLNN_CONFORMANCE_HOME"))}
         env.update(PYTHONPATH=os.pathsep.join([str(self.root), str(ROOT)]), PYTHONDONTWRITEBYTECODE="1",
                    PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", HOSTILE_SPARE=str(os.getpid()), TMPDIR=str(self.tmp),
-                   HOSTILE_SPY=str(self.spy), HOSTILE_TARGET=str(target or ""))
+                   HOSTILE_SPY=str(self.spy), HOSTILE_TARGET=str(target or ""),
+                   # behind the mount-namespace wall (suite/run/namespace.py) the test's folders under
+                   # /tmp are hidden: the spy and the cache are bound back, so that Landlock is what
+                   # these tests prove (a folder the backend cannot see, it cannot write either)
+                   ACLNN_CONFORMANCE_BIND=os.pathsep.join([str(self.spy), str(self.cache)]))
         return env
 
     def args(self, backend: Optional[str], workers: int, reports: Optional[Path] = None, extra=(),
@@ -247,5 +251,7 @@ def test_the_header_and_results_json_say_which_protections_the_run_had(box, extr
         assert got["writes"].startswith("not available: ") and got["signals"].startswith("not available: ")
     if sys.platform.startswith("linux") and extra != ("--isolation=none",):
         assert got["descendants"] == "subreaper" and got["launcher"] == "private socket pair, no listening socket"
+        assert got["namespace"] == "off (--confine=off)" if extra else \
+            got["namespace"].startswith(("bubblewrap ", "not available: ")), got
     header = "; protections: " + ", ".join(f"{k} {v}" for k, v in got.items())
     assert header in out, out[:2000]

@@ -28,7 +28,8 @@ def _popen(box: Sandbox, backend: str, workers: int, extra=()) -> subprocess.Pop
     tmp.mkdir()
     (tmp / MARK).write_text("the run's stand-in for /tmp (tests/hostile_escape.py)\n")
     env = box.env(box.reports)
-    env.update(TMPDIR=str(tmp), HOSTILE_TMP=str(tmp))
+    env.update(TMPDIR=str(tmp), HOSTILE_TMP=str(tmp),          # bound back behind the namespace wall
+               ACLNN_CONFORMANCE_BIND=os.pathsep.join([env["ACLNN_CONFORMANCE_BIND"], str(tmp)]))
     args = box.args(None, workers, extra=extra) + ["--backend", f"tests.hostile_escape:{backend}"]
     return subprocess.Popen(args, cwd=box.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, start_new_session=True)

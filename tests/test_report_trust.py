@@ -243,7 +243,11 @@ def run(tmp: Path, reports: Path, backend: Optional[str] = None, target: Optiona
     # The run's temporary folder is the test's own: the system's is protected whole (but for each
     # backend process's TMPDIR), where the spy, and the writable place the attack needs, lie
     env = suite_env(HOSTILE_TARGET=str(target or ""), HOSTILE_SPY=str(spy), HOSTILE_SPARE=str(os.getpid()),
-                    TMPDIR=str(temp))
+                    TMPDIR=str(temp),
+                    # behind the mount-namespace wall (suite/run/namespace.py) the test's folders under /tmp
+                    # are out of the backend's sight: the spy and the baseline's folder are bound back, so
+                    # that these tests prove the gate for a baseline the backend can see (one in $HOME, say)
+                    ACLNN_CONFORMANCE_BIND=os.pathsep.join([str(spy), str(tmp / "baseline")]))
     args = [sys.executable, *PYTEST, *SLICE, f"--report-dir={reports}", *extra] \
         + (["--backend", f"tests.hostile_baseline:{backend}"] if backend else []) \
         + (["-n", str(workers)] if workers else [])

@@ -20,7 +20,7 @@ from suite.cases import load as cases_load
 from suite import ops
 from suite.run.backend import BackendError, parse_opts
 from suite.contract import PRODUCTS
-from suite.run import confine
+from suite.run import confine, namespace
 from suite.golden import source as golden_source
 from suite.golden import cache as golden_cache
 from suite.golden.cache import GoldenCache
@@ -92,7 +92,7 @@ class Conformance:
         self.info: Optional[Any] = None        # the backend's BackendInfo, kept after it is closed
         self._closed: Optional[Any] = None     # the closed backend object (--isolation none)
         self._cases: Optional[List[cases_model.Case]] = None
-        self.protections = confine.in_force(opt.confine != "off", opt.isolation)
+        self.protections = namespace.chosen(confine.in_force(opt.confine != "off", opt.isolation), opt.confine)
         self.policy: Optional[confine.Policy] = None
         self.tolerances_hash: Optional[str] = None   # sha256 of the table the run judged by
         self.manifest_hash: Optional[str] = None     # and of the golden manifest (GoldenStore.pin)
@@ -109,8 +109,7 @@ class Conformance:
         return confine.make_policy(paths, abi)
 
     def hardware_path(self) -> Optional[Path]:
-        """The hardware file beside the case files (as their shape generators read it), else the
-        data folder's (None)."""
+        """The hardware file beside the case files (as their shape generators read it), else None."""
         for p in self.case_paths:
             beside = (p if p.is_dir() else p.parent) / HARDWARE_FILE
             if beside.exists():
@@ -151,6 +150,7 @@ class Conformance:
                 table = load_table(self.tolerance_path)
                 timer = None if self.timing is None else CaseTimer(self.timing, load_hardware(self.hardware_path()))
                 if opt.isolation != "none":
+                    namespace.want(opt.confine, self.backend_opts)     # the wall from here on (suite/run/namespace.py)
                     self.policy = self.confinement()
                 host: Host = make_host(opt.backend, self.backend_opts, isolation=opt.isolation,
                                        timeout=opt.case_timeout, restarts=opt.backend_restarts, policy=self.policy)

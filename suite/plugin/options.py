@@ -48,8 +48,10 @@ HELP = {
     "--backend-restarts": "restart a backend whose process crashed, exited or hung at most N times in "
                           "a row; after that every remaining case fails at once (default 8)",
     "--confine": "confine the backend's process (Linux Landlock): no writes to the suite, its data, "
-                 "the golden cache or the reports, no signals outside its own processes; 'auto' "
-                 "(default) where the kernel allows it, 'off' never (the run says which)",
+                 "the golden cache or the reports, no signals outside its own processes; and, where "
+                 "bubblewrap works, a mount namespace with a private /tmp and /run (no sockets of the "
+                 "user's in reach); 'auto' (default) every wall the machine allows, 'landlock' Landlock "
+                 "only, 'off' none (the run says which)",
     "--timing": "run the timing set (case-file matrices with `timing: true`) and time each case "
                 "after its numbers pass, through the backend's time_launches (docs/timing.md): "
                 "each record's `timing`, and a timing table in the summary",
@@ -87,7 +89,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help=HELP["--case-timeout"])
     g.addoption("--backend-restarts", default=8, type=int, metavar="N",
                 help=HELP["--backend-restarts"])
-    g.addoption("--confine", default="auto", choices=("auto", "off"),
+    g.addoption("--confine", default="auto", choices=("auto", "landlock", "off"),
                 help=HELP["--confine"])
     g.addoption("--timing", action="store_true", default=False,
                 help=HELP["--timing"])

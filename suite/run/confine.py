@@ -336,9 +336,10 @@ def remove_tmpdir(tmpdir: Optional[str]) -> None:
 def in_force(on: bool = True, isolation: str = "process") -> Dict[str, str]:
     """Which protections a run with these options has here, in words: results.json's
     `protections`, the run's header and `aclnn-conform doctor` show it."""
-    from suite.run import launcher, reaper
+    from suite.run import launcher, namespace, reaper
     if isolation == "none":
         why = "not available: --isolation none (the backend runs in pytest's process)"
-        return {"writes": why, "signals": why, "descendants": why, "launcher": why}
+        return {"writes": why, "signals": why, "descendants": why, "launcher": why, "namespace": why}
     abi, why = landlock_abi()
-    return {**protections(abi, why, on), "descendants": reaper.describe(), "launcher": launcher.DESCRIBED}
+    return {**protections(abi, why, on), "descendants": reaper.describe(), "launcher": launcher.DESCRIBED,
+            "namespace": namespace.describe(on)}

@@ -42,7 +42,7 @@ import socket
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
-from suite.run import confine, reaper, starter
+from suite.run import confine, namespace, reaper, starter
 from suite.common import dtypes
 from suite.run.backend import BackendError, BackendInfo, make_backend
 from suite.run.calls import InProcess, Outcome, Request, words
@@ -157,7 +157,7 @@ class Hosted:
         /tmp, a launcher that died: the case and the next are reported, not a traceback)."""
         tmpdir, socks = None, []
         try:
-            tmpdir = confine.fresh_tmpdir()   # the process's own (removed with it: _reap)
+            tmpdir = namespace.fresh_tmpdir()  # the process's own (removed with it: _reap)
             policy = self.policy.for_process(tmpdir) if self.policy is not None else None
             mine, theirs = socket_pair()
             socks += [mine, theirs]

@@ -5,6 +5,11 @@ process: the parent's launcher is not the fork's to use); asks it for a backend 
 `Child`, the handle host.py keeps of one (pid, exitcode, is_alive, join, kill), read from the
 status pipe the launcher writes the exit code to.
 
+Where a session asked for the mount-namespace wall and bubblewrap works (suite/run/namespace.py),
+the launcher is started under bwrap: its parent is then bwrap (which dies with this process,
+--die-with-parent), and that is the parent it checks for; pids are the same on both sides (no pid
+namespace), so the reaper's walk and the Child handles are unchanged.
+
 Any failure to start a process (the launcher would not start, died during the request, the fork
 was refused) is a LaunchError with one line saying why: host.py makes it the backend's start-up
 error, never a traceback.
@@ -22,6 +27,7 @@ import sys
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from suite.run import namespace
 from suite.run.launcher import MAX_REQUEST, STATUS
 
 START_S = 120.0                 # seconds the launcher may take to start (a fresh interpreter, numpy)
@@ -69,16 +75,24 @@ class Child:
             pass
 
 
+def _wall() -> list:
+    """The command prefix of the mount-namespace wall, where it is in force (suite/run/namespace.py):
+    the folders the launcher needs (it imports from pytest's sys.path, in pytest's folder) stay in view."""
+    return namespace.argv([*sys.path, os.getcwd(), _ROOT, sys.prefix, sys.base_prefix, sys.exec_prefix,
+                           sys.executable])
+
+
 class _Launcher:
     """One launcher process and the socket pair that is its only channel."""
 
-    def __init__(self) -> None:
-        self.owner = os.getpid()
+    def __init__(self, wall: Sequence[str] = ()) -> None:
+        self.owner, self.wall = os.getpid(), list(wall)
+        self.key: Optional[str] = None           # launcher()'s: the wall's folder of TMPDIRs
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             # Started in the folder `suite` is imported from (a `suite` folder where pytest runs is not
             # this one); it moves to pytest's folder and takes pytest's sys.path before it forks.
-            self.proc = subprocess.Popen([sys.executable, "-m", "suite.run.launcher", str(theirs.fileno())],
+            self.proc = subprocess.Popen([*self.wall, sys.executable, "-m", "suite.run.launcher", str(theirs.fileno())],
                                          pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, cwd=_ROOT)
         except OSError as e:
             self.sock.close()
@@ -87,7 +101,8 @@ class _Launcher:
             theirs.close()
         try:
             self.sock.settimeout(START_S)
-            self.sock.sendall(pickle.dumps((list(sys.path), os.getcwd(), self.owner)))
+            parent = self.proc.pid if self.wall else self.owner      # under the wall its parent is bwrap
+            self.sock.sendall(pickle.dumps((list(sys.path), os.getcwd(), parent)))
             ready = self.sock.recv(STATUS.size)
         except OSError as e:
             ready = f"{type(e).__name__}: {e}"
@@ -137,11 +152,16 @@ _current: Optional[_Launcher] = None
 def launcher() -> _Launcher:
     """This process's launcher, started now if there is none that is alive and its own."""
     global _current
-    if _current is not None and not _current.alive():
+    # Behind the wall or not, and which folder of TMPDIRs it shows: a launcher started otherwise is
+    # replaced (a session asked for the wall since). Not its other binds: sys.path grows during a
+    # run, and the launcher took pytest's sys.path as it started anyway.
+    key = namespace.root() if namespace.active() else None
+    if _current is not None and (not _current.alive() or _current.key != key):
         _current.end()
         _current = None
     if _current is None:
-        _current = _Launcher()
+        _current = _Launcher(_wall())
+        _current.key = key
     return _current
 
 
