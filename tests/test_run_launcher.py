@@ -186,3 +186,19 @@ def test_a_backend_process_runs_in_pytests_folder_even_where_it_holds_another_su
     finally:
         h.close()
         starter._current.end()
+
+
+@linux
+def test_backend_processes_have_no_controlling_terminal_of_the_runs(monkeypatch):
+    """In a session of their own: /dev/tty cannot be opened there, so no TIOCSTI can type a command
+    into the shell the run was started from (issue 43: nothing may reach what outlives the backend)."""
+    monkeypatch.setattr(starter, "_current", None)
+    h = Hosted(ECHO, {}, timeout=HANG_S)
+    try:
+        h.start()
+        pid = h._proc.pid
+        assert os.getsid(pid) != os.getsid(0) and os.getsid(_ppid(pid)) != os.getsid(0)
+    finally:
+        h.close()
+        if starter._current is not None:
+            starter._current.end()

@@ -93,7 +93,8 @@ class _Launcher:
             # Started in the folder `suite` is imported from (a `suite` folder where pytest runs is not
             # this one); it moves to pytest's folder and takes pytest's sys.path before it forks.
             self.proc = subprocess.Popen([*self.wall, sys.executable, "-m", "suite.run.launcher", str(theirs.fileno())],
-                                         pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, cwd=_ROOT)
+                                         pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, cwd=_ROOT,
+                                         start_new_session=True)   # no controlling terminal (TIOCSTI)
         except OSError as e:
             self.sock.close()
             raise LaunchError(f"the launcher could not be started: {e}") from None
