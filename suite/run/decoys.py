@@ -18,8 +18,9 @@ inputs a roll changes gets no decoys (each would be that very call): they wait f
 that has one, and until then a cache keyed on the inputs sees the first process's history (one-
 element cases agree by chance anyway). Not covered (docs/backend-contract.md): a backend that tells
 decoys apart (keys its cache on the multiset of an input's values, or on anything else a roll keeps)
-can still agree; so can a cache on disk in a folder both processes can write (not their own TMPDIRs,
-suite/run/confine.py: /tmp itself, $HOME), whatever their histories. A call whose inputs are over
+can still agree; so can a cache on disk in a folder both processes can write (not their own TMPDIRs
+nor the temporary folder, which the confinement protects, suite/run/protected.py; but a folder of
+$HOME, say), whatever their histories. A call whose inputs are over
 `limit` bytes makes no decoys either (a rolled copy of its inputs would be one copy too many).
 """
 from __future__ import annotations
