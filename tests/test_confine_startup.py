@@ -38,7 +38,13 @@ class StartupBox(Sandbox):
     def env(self, target: Optional[Path] = None) -> Dict[str, str]:
         env = super().env(target)
         env.update(HOME=str(self.home), PYTHONUSERBASE=str(self.home / ".local"),
-                   PYTHONPATH=os.pathsep.join([env["PYTHONPATH"], str(self.pypath)]))
+                   PYTHONPATH=os.pathsep.join([env["PYTHONPATH"], str(self.pypath)]),
+                   # the home and temporary folders in view behind the namespace wall too, so that
+                   # these tests prove the write confinement (what the backend cannot see, it cannot
+                   # write either: suite/run/namespace.py)
+                   ACLNN_CONFORMANCE_BIND=os.pathsep.join([env["ACLNN_CONFORMANCE_BIND"], str(self.home),
+                                                           str(self.tmp)]),
+                   HOSTILE_TEMP_ROOT=str(self.tmp))
         return env
 
 

@@ -62,7 +62,7 @@ def test_every_option_given_is_parsed_to_its_type_and_the_repeatable_ones_are_ke
 @pytest.mark.parametrize("args,says", [
     (("--scale", "tiny"), "argument --scale: invalid choice: 'tiny' (choose from 'small', 'default', 'huge')"),
     (("--isolation", "thread"), "argument --isolation: invalid choice: 'thread' (choose from 'process', 'none')"),
-    (("--confine", "on"), "argument --confine: invalid choice: 'on' (choose from 'auto', 'off')"),
+    (("--confine", "on"), "argument --confine: invalid choice: 'on' (choose from 'auto', 'landlock', 'off')"),
     (("--case-timeout", "soon"), "argument --case-timeout: invalid float value: 'soon'"),
     (("--backend-restarts", "1.5"), "argument --backend-restarts: invalid int value: '1.5'"),
     (("--timing-rounds", "many"), "argument --timing-rounds: invalid int value: 'many'"),
