@@ -90,7 +90,7 @@ def test_a_dead_launcher_takes_its_backend_processes_and_a_fresh_one_serves_the_
     """A backend on a kernel without Landlock's signal scoping could kill it. (The test kills a
     launcher of its own: the session's serves the conformance suite's backend in this process,
     whose two processes would die with it, an incident of the whole run.)"""
-    monkeypatch.setattr(starter, "_current", None)
+    monkeypatch.setattr(starter, "_launchers", {})
     h = Hosted(ECHO, {}, timeout=HANG_S)
     try:
         h.start()
@@ -103,8 +103,7 @@ def test_a_dead_launcher_takes_its_backend_processes_and_a_fresh_one_serves_the_
         assert _ppid(h._proc.pid) not in (launcher, os.getpid())
     finally:
         h.close()
-        if starter._current is not None:
-            starter._current.end()
+        _end_own()
 
 
 def _serves(h: Hosted) -> bool:
@@ -146,21 +145,21 @@ def test_a_restart_that_cannot_start_a_process_fails_the_case_with_the_suites_me
 @pytest.mark.parametrize("executable", ["/nonexistent/python", "/bin/false"])
 def test_a_launcher_that_cannot_start_is_a_backend_error_and_the_next_start_tries_again(monkeypatch, executable):
     from suite.run import starter
-    monkeypatch.setattr(starter, "_current", None)        # the session's launcher is left alone
+    monkeypatch.setattr(starter, "_launchers", {})        # the session's launcher is left alone
     monkeypatch.setattr(sys, "executable", executable)
     with pytest.raises(BackendError) as e:
         Hosted(ECHO, {}, timeout=HANG_S).start()
     assert _one_line(e.value).startswith(f"backend {ECHO!r}: its process could not be started (the launcher ")
-    assert starter._current is None or not starter._current.alive()
+    assert not any(each.alive() for each in starter._launchers.values())
     monkeypatch.undo()
-    monkeypatch.setattr(starter, "_current", None)
+    monkeypatch.setattr(starter, "_launchers", {})
     h = Hosted(ECHO, {}, timeout=HANG_S)
     try:
         h.start()
         assert _serves(h)
     finally:
         h.close()
-        starter._current.end()
+        _end_own()
 
 
 def test_the_protections_say_how_backend_processes_are_started():
@@ -177,7 +176,7 @@ def test_a_backend_process_runs_in_pytests_folder_even_where_it_holds_another_su
     (tmp_path / "suite").mkdir()
     (tmp_path / "suite" / "__init__.py").write_text("raise ImportError('not the suite')\n")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(starter, "_current", None)        # a fresh launcher, started from here
+    monkeypatch.setattr(starter, "_launchers", {})        # a fresh launcher, started from here
     h = Hosted(ECHO, {}, timeout=HANG_S)
     try:
         h.start()
@@ -185,14 +184,14 @@ def test_a_backend_process_runs_in_pytests_folder_even_where_it_holds_another_su
         assert _serves(h)
     finally:
         h.close()
-        starter._current.end()
+        _end_own()
 
 
 @linux
 def test_backend_processes_have_no_controlling_terminal_of_the_runs(monkeypatch):
     """In a session of their own: /dev/tty cannot be opened there, so no TIOCSTI can type a command
     into the shell the run was started from (issue 43: nothing may reach what outlives the backend)."""
-    monkeypatch.setattr(starter, "_current", None)
+    monkeypatch.setattr(starter, "_launchers", {})
     h = Hosted(ECHO, {}, timeout=HANG_S)
     try:
         h.start()
@@ -200,5 +199,32 @@ def test_backend_processes_have_no_controlling_terminal_of_the_runs(monkeypatch)
         assert os.getsid(pid) != os.getsid(0) and os.getsid(_ppid(pid)) != os.getsid(0)
     finally:
         h.close()
-        if starter._current is not None:
-            starter._current.end()
+        _end_own()
+
+
+def _end_own() -> None:
+    """End the launchers a test started for itself (it set starter._launchers aside first)."""
+    for each in starter._launchers.values():
+        each.end()
+
+
+@linux
+def test_a_launcher_behind_another_wall_leaves_the_first_and_its_backend_processes_alone(monkeypatch, tmp_path):
+    """A session's walled launcher serves its backend while the project's own tests, in the same
+    xdist worker, start backend processes without the wall: the full run's incidents (both of a
+    worker's backend processes killed by SIGKILL) came from a launcher replaced for the other."""
+    monkeypatch.setattr(starter, "_launchers", {})
+    monkeypatch.setattr(starter, "_wall", lambda: [])                 # the keys differ; no real wall
+    monkeypatch.setattr(starter.namespace, "root", lambda: str(tmp_path))     # its folder of TMPDIRs
+    monkeypatch.setattr(starter.namespace, "active", lambda: True)
+    walled, plain = Hosted(ECHO, {}, timeout=HANG_S), Hosted(ECHO, {}, timeout=HANG_S)
+    try:
+        walled.start()
+        monkeypatch.setattr(starter.namespace, "active", lambda: False)
+        plain.start()
+        assert walled._proc.is_alive() and _serves(walled) and _serves(plain)
+        assert walled.incidents == [] and set(starter._launchers) == {str(tmp_path), None}
+    finally:
+        walled.close()
+        plain.close()
+        _end_own()

@@ -25,7 +25,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Dict, Optional, Sequence
 
 from suite.run import namespace
 from suite.run.launcher import MAX_REQUEST, STATUS
@@ -147,37 +147,41 @@ class _Launcher:
             self.proc.wait()
 
 
-_current: Optional[_Launcher] = None
+_launchers: Dict[Optional[str], _Launcher] = {}   # by wall: None (none), else its folder of TMPDIRs
 
 
 def launcher() -> _Launcher:
-    """This process's launcher, started now if there is none that is alive and its own."""
-    global _current
-    # Behind the wall or not, and which folder of TMPDIRs it shows: a launcher started otherwise is
-    # replaced (a session asked for the wall since). Not its other binds: sys.path grows during a
-    # run, and the launcher took pytest's sys.path as it started anyway.
+    """This process's launcher for the wall in force now (behind it, and which folder of TMPDIRs it
+    shows, or not), started now if there is none that is alive and its own. One for each: a
+    session's walled launcher serves its backend while the project's own tests, in the same xdist
+    worker, start backend processes without the wall; ending one launcher for the other killed the
+    session's backend processes (an incident of the whole run). Not keyed by its other binds:
+    sys.path grows during a run, and the launcher took pytest's sys.path as it started anyway."""
     key = namespace.root() if namespace.active() else None
-    if _current is not None and (not _current.alive() or _current.key != key):
-        _current.end()
-        _current = None
-    if _current is None:
-        _current = _Launcher(_wall())
-        _current.key = key
-    return _current
+    current = _launchers.get(key)
+    if current is not None and not current.alive():
+        current.end()
+        current = None
+    if current is None:
+        current = _launchers[key] = _Launcher(_wall())
+        current.key = key
+    return current
 
 
 def start(args: Any, fds: Sequence[int]) -> Child:
     """Fork a backend process running child_main(*fds, *args) (suite/run/launcher.py); LaunchError
     if it cannot be. A launcher found dead during the request is replaced, and asked once more."""
+    first = launcher()
     try:
-        return launcher().start(args, fds)
+        return first.start(args, fds)
     except LaunchError:
-        if _current is not None and _current.alive():
+        if first.alive():
             raise                                # the launcher is alive: its refusal stands
         return launcher().start(args, fds)
 
 
 @atexit.register
 def _end_at_exit() -> None:
-    if _current is not None and _current.owner == os.getpid():
-        _current.end()
+    for each in list(_launchers.values()):
+        if each.owner == os.getpid():
+            each.end()
