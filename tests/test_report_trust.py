@@ -20,6 +20,7 @@ import pytest
 from suite.cli import main as cli
 from suite.report import compare, results, trust
 from suite.report.trust import Place
+from tests.test_confine import landlock_abi
 from tests.reportkit import N2_HEAVY, PYTEST, ROOT, cli as cli_process, sample_record, suite_env
 from tests.waiting import HANG_S
 
@@ -221,15 +222,6 @@ def test_report_diff_refuses_a_baseline_outside_the_protected_folders_unless_tru
 # -- real runs -----------------------------------------------------------------------------------
 SLICE = ["--cases=cases/mse_loss_backward.yaml", "-k", "MseLossBackward-float32-atlas-a2 and 2x3.2x3.2x3-contiguous"]
 TOTAL, FAILED = 8, 1                 # the doubled mean's numbers test fails
-
-
-def landlock_abi() -> int:
-    import ctypes
-    if not sys.platform.startswith("linux"):
-        return 0
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.syscall.restype = ctypes.c_long
-    return max(0, libc.syscall(444, None, ctypes.c_size_t(0), ctypes.c_uint32(1)))
 
 
 needs_writes = pytest.mark.skipif(landlock_abi() < 1, reason="no Landlock in this kernel: writes cannot be confined")

@@ -144,6 +144,16 @@ def test_where_landlock_is_missing_the_protections_say_so():
         "the home folder's start-up files; the temporary folder but for the process's own TMPDIR")
 
 
+# What a confined child prints of each thing it tries: "ok" or the errno's name.
+ATTEMPT = """
+    def attempt(what, f):
+        try:
+            f()
+            print(what, "ok")
+        except OSError as e:
+            print(what, errno.errorcode[e.errno])
+"""
+
 CONFINED = textwrap.dedent("""
     import errno, os, signal, sys, tempfile
     from suite.run import confine
@@ -151,12 +161,7 @@ CONFINED = textwrap.dedent("""
     policy = confine.make_policy([guarded], confine.landlock_abi()[0]).for_process(confine.fresh_tmpdir())
     print("made", ":".join(policy.made) or "-")
     policy.apply()
-    def attempt(what, f):
-        try:
-            f()
-            print(what, "ok")
-        except OSError as e:
-            print(what, errno.errorcode[e.errno])
+""" + ATTEMPT + """
     attempt("write guarded", lambda: open(os.path.join(guarded, "old"), "a").write("x"))
     attempt("create guarded", lambda: open(os.path.join(guarded, "new"), "w").write("x"))
     attempt("rename guarded", lambda: os.rename(os.path.join(guarded, "old"), os.path.join(free, "moved")))
@@ -202,12 +207,7 @@ STARTUP = textwrap.dedent("""
     sys.path.append(home)                                 # as `python -m pytest` started in $HOME
     policy = confine.make_policy([], confine.landlock_abi()[0]).for_process(confine.fresh_tmpdir())
     policy.apply()
-    def attempt(what, f):
-        try:
-            f()
-            print(what, "ok")
-        except OSError as e:
-            print(what, errno.errorcode[e.errno])
+""" + ATTEMPT + """
     def probe(folder):                  # a uniquely named file, removed at once if it was ever made
         path = os.path.join(folder, f"aclnn-probe-{os.getpid()}.py")
         os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
