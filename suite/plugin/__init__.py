@@ -234,7 +234,6 @@ class Conformance:
         incident, self._baseline = baseline.close(self._baseline), None
         if incident:
             self.incidents.append(incident)
-        confine.cleanup(self.policy)
 
 
 def pytest_configure(config: pytest.Config) -> None:

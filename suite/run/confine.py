@@ -172,7 +172,6 @@ class Policy:
     protected: List[str]
     abi: int
     tmpdir: Optional[str] = None           # the backend's own TMPDIR (granted: it lies in the protected temp root)
-    made: List[str] = field(default_factory=list)
     granted: List[str] = field(default_factory=list)    # writable even inside a protected tree
 
     def for_process(self, tmpdir: Optional[str]) -> "Policy":
@@ -252,7 +251,7 @@ def fresh_tmpdir() -> str:
     process (sweep_stale removes it after a killed run). Why one per process: no two backend
     processes (the determinism tests' two, a restart and the process before it) share a temporary
     folder, so no result cached on disk there makes them agree, and a backend that deletes or fills
-    its TMPDIR costs only itself (the folder goes with its process: cleanup)."""
+    its TMPDIR costs only itself (the folder goes with its process: remove_tmpdir)."""
     tmp = os.path.realpath(tempfile.gettempdir())
     if tmp not in _swept:
         sweep_stale(tmp)
@@ -307,13 +306,6 @@ def _alive(pid: int) -> bool:
     except OSError:             # it exists and is someone else's
         return True
     return True
-
-
-def cleanup(policy: Optional[Policy]) -> None:
-    """Remove what make_policy made, once the backend has ended."""
-    import shutil
-    for path in policy.made if policy is not None else ():
-        shutil.rmtree(path, ignore_errors=True)
 
 
 def remove_tmpdir(tmpdir: Optional[str]) -> None:
