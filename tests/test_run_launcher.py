@@ -96,7 +96,7 @@ def test_a_dead_launcher_takes_its_backend_processes_and_a_fresh_one_serves_the_
         h.start()
         backend, launcher = h._proc.pid, _ppid(h._proc.pid)
         os.kill(launcher, signal.SIGKILL)
-        until(lambda: not alive(backend), HANG_S)
+        until(lambda: not alive(backend), "the backend process to die with its launcher")
         assert _serves(h)                   # no case was running: a fresh process serves this one
         assert h.incidents == ["the backend's process was killed by signal 9 (SIGKILL) between calls, "
                                "after a call had returned; it was restarted"]
