@@ -41,6 +41,20 @@ PRODUCT_SOCS = {
     "atlas-a3": "Ascend910_93",
 }
 
+# The vendor's SoC names (its test files' and pages' spelling, matched in any case) and the family
+# each stands for: a case file may name a product by either (suite/cases/parse.py); ids use the
+# family. A name whose family is not in PRODUCTS is an unknown product.
+SOC_ALIASES = {
+    "ascend910": "atlas-training",
+    "ascend310p": "atlas-inference",
+    "ascend910b": "atlas-a2",
+    "ascend910_93": "atlas-a3",
+    "ascend950": "ascend-950",
+    "ascend950pr": "ascend-950",
+    "ascend950dt": "ascend-950",
+    "ascend310b": "atlas-200i-500-a2",
+}
+
 
 def status_name(status: int) -> str:
     return STATUS_NAMES.get(status, "unknown status")

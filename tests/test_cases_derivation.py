@@ -598,7 +598,7 @@ BAD: Dict[str, Tuple[str, Optional[str], str]] = {
     # a matrix
     "matrix key": (M + OK3 + "    colour: red #<\n", "colour",
                    "unknown key (allowed: determinism, dtypes, exclude, flip, layouts, name, products, reductions, "
-                   "scale, shapes, steps, tier, timing, values)"),
+                   "scale, seed, shapes, standard, steps, tier, timing, values)"),
     "matrix product": (H + "matrices:\n  - dtypes: [float32]\n    products:\n      - atlas-a2\n      - atlas-z9 #<\n",
                        "products[1]", "unknown product 'atlas-z9' (known: atlas-training, atlas-inference, atlas-a2, "
                        "atlas-a3)"),
@@ -708,7 +708,7 @@ BAD: Dict[str, Tuple[str, Optional[str], str]] = {
     # a single case
     "case key": (SS + "    shapes: [2, 2, 2]\n    colour: red #<\n", "colour",
                  "unknown key (allowed: determinism, dtypes, expect, flip, layout, name, out_shape, product, "
-                 "reduction, scale, shapes, steps, values)"),
+                 "reduction, scale, seed, shapes, standard, steps, tier, values)"),
     "case no product": (H + "cases:\n  - dtypes: float32 #<\n    reduction: none\n    shapes: [2, 2, 2]\n",
                         "product", "is required"),
     "case no dtypes": (H + "cases:\n  - product: atlas-a2 #<\n    reduction: none\n    shapes: [2, 2, 2]\n",

@@ -15,18 +15,21 @@ from suite.ops.base import Operator, Shape, Signature
 from suite.cases.shapegen import Generator
 from suite.common.yamlfile import FileError, LineDict, LineList
 from suite.cases.ids import _dtype_token, _ids
-from suite.cases.parse import _Ctx, _as_list, _attr_value, _bool, _choice, _dtype_name, _products, _reduction, arrays_of, check_size, parse_dtypes, parse_shape
+from suite.cases.parse import _Ctx, _as_list, _attr_value, _bool, _choice, _dtype_name, _products, _reduction, arrays_of, check_size, parse_dtypes, parse_shape, standard
+from suite.cases.parse import seed as parse_seed
 from suite.ops.outputs import declared
 from suite.cases.inputs import value_problem
+from suite.cases import valuespec
+from suite.cases.valuespec import ValueSpec
 from suite.cases.model import Case, Frozen, NUMBERS, STORED_LIMIT, TIERS, _elements
 
 
 # -- expansion ---------------------------------------------------------------------------------
 # Each operator adds its attributes' names to these (Operator.attributes).
 MATRIX_KEYS = {"name", "products", "dtypes", "reductions", "shapes", "layouts",
-               "values", "determinism", "exclude", "tier", "timing"}
+               "values", "determinism", "exclude", "tier", "timing", "standard", "seed"}
 CASE_KEYS = {"name", "product", "dtypes", "reduction", "shapes", "out_shape",
-             "layout", "values", "expect", "determinism"}
+             "layout", "values", "expect", "determinism", "tier", "standard", "seed"}
 EXCLUDE_KEYS = {"product", "dtype", "reduction", "shapes", "layout", "values"}
 
 
@@ -69,10 +72,14 @@ def _make_case(op: Operator, product: str, ins: Dict[str, Optional[str]], out_dt
                attrs: Dict[str, Any], shapes: Dict[str, Optional[Shape]], out_shape: Optional[Shape],
                layout_name: str, values: str, determinism: bool, source: str, tier: str = "default",
                generated: bool = False, explicit_out: bool = False,
-               given_outputs: Mapping[str, Tuple[Optional[Shape], Optional[str]]] = {}) -> Tuple[Optional[Case], Signature]:
+               given_outputs: Mapping[str, Tuple[Optional[Shape], Optional[str]]] = {},
+               value_spec: Optional[ValueSpec] = None, standard: Optional[str] = None,
+               seed: Optional[int] = None) -> Tuple[Optional[Case], Signature]:
     """The case of one combination, and the Signature its status was derived from. Keyword-only
     past the dtypes: a dozen fields, several of the same type, that a position could swap.
-    `given_outputs`: what a single case names for outputs beyond the first (the rest declared)."""
+    `given_outputs`: what a single case names for outputs beyond the first (the rest declared);
+    `value_spec`: the case's own values (`values` is then its token); `seed`: `-seed<N>` ends the
+    id and the datakey (the same call under another seed, with data of its own)."""
     # An optional input passed as NULL has no dtype (as in a Signature made of a call).
     ins = {n: (None if shapes.get(n) is None and n in op.optional else d) for n, d in ins.items()}
     outs = declared(op, shapes, ins, out_shape, out_dtype, attrs, given_outputs)
@@ -81,10 +88,12 @@ def _make_case(op: Operator, product: str, ins: Dict[str, Optional[str]], out_dt
     case_id, datakey = _ids(op, product, ins, out_dtype, attrs=attrs, shapes=shapes, out_shape=out_shape,
                             explicit_out=explicit_out, layout_name=layout_name, values=values,
                             explicit_outputs=given_outputs)
+    if seed is not None:
+        case_id, datakey = f"{case_id}-seed{seed}", f"{datakey}-seed{seed}"
     case = Case(case_id, op.name, product, Frozen(ins), out_dtype, Frozen(shapes),
                 out_shape, Frozen(attrs), layout_name, values, status, why,
                 determinism and status == NUMBERS, source, datakey, tier, generated,
-                None if outs is None else Frozen(outs))
+                None if outs is None else Frozen(outs), value_spec=value_spec, standard=standard)
     return case, sig
 
 
@@ -174,8 +183,11 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
             literal.append(("inline", _triple(ctx, op, lst, i, entry), lst.line_of(i)))
     layouts = [_choice(ctx, lst, i, v, layout.LAYOUTS, "layout")
                for lst in [_as_list(ctx, m, "layouts", ["contiguous"])] for i, v in enumerate(lst)]
-    vsets = [_choice(ctx, lst, i, v, op.value_sets, "value set")
-             for lst in [_as_list(ctx, m, "values", ["uniform"])] for i, v in enumerate(lst)]
+    # each a value set's name or the matrix's own values (a ValueSpec, named by its token)
+    vsets = [valuespec.parse(ctx, op, lst, i, v) for lst in [_as_list(ctx, m, "values", ["uniform"])]
+             for i, v in enumerate(lst)]
+    specs = [v for v in vsets if isinstance(v, ValueSpec)]
+    std, seed = standard(ctx, m), parse_seed(ctx, m)
     determinism = _bool(ctx, m, "determinism", m.get("determinism", False))
     tier = _choice(ctx, m, "tier", m.get("tier", "default"), TIERS, "tier")
     timed = _bool(ctx, m, "timing", m.get("timing", False))     # in the timing set (pytest --timing)
@@ -196,6 +208,8 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
     made = out.made
     used: set = set()                          # the exclusions that took out a combination
     for product, (ins, od) in itertools.product(products, dts):
+        for spec in specs:
+            valuespec.check(ctx, spec, ins)
         # (set name, shapes, generated, the line and field a case of them that cannot be drawn names)
         combos = [(name, s, False, line, "shapes") for name, s, line in literal]
         for name, gen in generated:
@@ -203,8 +217,9 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
                 check_size(ctx, arrays_of(op, s), tier, gen.line, f"shapes.{name}",
                            f" (made for {product}, {_dtype_token(ins, od)})")
                 combos.append((name, s, True, gen.line, f"shapes.{name}"))
-        for red, extra, (set_name, shapes, gen, line, at), lay, vs in itertools.product(
+        for red, extra, (set_name, shapes, gen, line, at), lay, given in itertools.product(
                 reds, extras, combos, layouts, vsets):
+            vs, spec = (given.token, given) if isinstance(given, ValueSpec) else (given, None)
             attrs: Dict[str, Any] = {**({} if red is None else {"reduction": red}),
                                      **{a.name: v for a, v in zip(op.attributes, extra)}}
             point = {**attrs, "product": product, "dtype": _dtype_token(ins, od), "shapes": set_name,
@@ -215,12 +230,13 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
                 continue
             case, sig = _make_case(op, product, dict(ins), od, attrs=attrs, shapes=dict(shapes),
                                    out_shape=op.out_shape(shapes, attrs), layout_name=lay, values=vs,
-                                   determinism=determinism, source=source, tier=tier, generated=gen)
+                                   determinism=determinism, source=source, tier=tier, generated=gen,
+                                   value_spec=spec, standard=std, seed=seed)
             # A rejection is made once per call, in the first of the matrix's layouts that applies
             # to its shapes and the first value set. Large and generated (scale) shapes make none:
             # the small sets have those, and a rejected call of a large shape would only cost memory.
             if op.outside_contract(sig) or not layout.applies(lay, shapes.values()) or (gen and case.id in made) or (
-                    case.expect != NUMBERS and (gen or lay != _first_layout(layouts, shapes) or vs != vsets[0]
+                    case.expect != NUMBERS and (gen or lay != _first_layout(layouts, shapes) or given != vsets[0]
                                                 or _elements(op, shapes) > STORED_LIMIT)):
                 out.dropped += 1
                 continue
@@ -235,58 +251,6 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
         if i not in used:   # a misspelt value (an alias such as bf16, a product, a set's name) excludes nothing
             raise ctx.fail(excludes, i, "excludes nothing: no combination of this matrix has "
                            + " and ".join(f"{k} {v!r}" for k, v in ex.items()))
-
-
-def _single(ctx: _Ctx, op: Operator, c: LineDict, out: Expansion) -> None:
-    allowed = _keys(CASE_KEYS, op)
-    for k in c:
-        if k not in allowed:
-            raise ctx.fail(c, k, f"unknown key (allowed: {', '.join(sorted(allowed))})")
-    for k in ("product", "dtypes", "shapes", *(("reduction",) if op.reductions else ())):
-        if k not in c:
-            raise FileError(ctx.path, c.line, k, "is required")
-    product = c["product"]
-    if product not in PRODUCTS:
-        raise ctx.fail(c, "product", f"unknown product {product!r} (known: {', '.join(PRODUCTS)})")
-    ins, od = parse_dtypes(ctx, op, c, "dtypes", c["dtypes"])
-    attrs: Dict[str, Any] = {"reduction": _reduction(ctx, op, c, "reduction", c["reduction"], single=True)} \
-        if op.reductions else {}
-    for a in op.attributes:
-        attrs[a.name] = _attr_value(ctx, a, c, a.name, c.get(a.name, a.default))
-    shapes = _triple(ctx, op, c, "shapes", c["shapes"], allow_null=True)
-    explicit_out = "out_shape" in c
-    out_shape = parse_shape(ctx, "out_shape", c.line_of("out_shape"), c["out_shape"], allow_null=True) if explicit_out \
-        else op.out_shape(shapes, attrs)
-    if out_shape is None and not explicit_out:
-        out_shape = shapes.get(op.primary) or ()
-    check_size(ctx, arrays_of(op, shapes), "default", c.line_of("shapes"))
-    if explicit_out and out_shape is not None:
-        check_size(ctx, [("out_shape", out_shape)], "default", c.line_of("out_shape"))
-    lay = _choice(ctx, c, "layout", c.get("layout", "contiguous"), layout.LAYOUTS, "layout")
-    vs = _choice(ctx, c, "values", c.get("values", "uniform"), op.value_sets, "value set")
-    determinism = _bool(ctx, c, "determinism", c.get("determinism", False))
-    given = _fill_outputs(op, _given_outputs(ctx, op, c), shapes, ins, od, attrs)
-    case, sig = _make_case(op, product, ins, od, attrs=attrs, shapes=shapes, out_shape=out_shape,
-                           layout_name=lay, values=vs, determinism=determinism, source=f"{ctx.path}:{c.line}",
-                           explicit_out=explicit_out, given_outputs=given)
-    reason = op.outside_contract(sig)
-    if reason:
-        raise FileError(ctx.path, c.line, None, f"this case is outside the documented contract: {reason}")
-    if "expect" in c:
-        want = c["expect"]
-        if isinstance(want, bool) or not isinstance(want, int):
-            raise ctx.fail(c, "expect", f"expect is an aclnn status integer, not {want!r}")
-        if want != case.expect:
-            derived = "success" if case.expect == NUMBERS else f"{case.expect} ({case.why})"
-            raise ctx.fail(c, "expect", f"says {want} but the contract gives {derived}")
-    if case.expect == NUMBERS and dtypes.is_exact(od):
-        raise ctx.fail(c, "dtypes", _exact_out(od))
-    if case.expect == NUMBERS and (out_shape is None or any(
-            s is None and n not in op.optional for n, s in shapes.items()) or any(
-            s is None for s, _ in (case.outputs or {}).values())):
-        raise FileError(ctx.path, c.line, "shapes", "NULL tensors are for rejection cases")
-    _drawable(ctx, case, c.line_of("shapes"), "shapes")
-    out.cases.append(case)
 
 
 def _drawable(ctx: _Ctx, case: Case, line: int, field: str) -> None:

@@ -11,6 +11,7 @@ from suite.values import draw
 from suite.common import dtypes
 from suite import ops
 from suite.cases.model import Case
+from suite.cases import valuespec
 
 
 def _bound(case: "Case") -> Tuple[Dict[str, Tuple[draw.Dist, Tuple[int, ...], np.dtype]], List[str]]:
@@ -22,7 +23,10 @@ def _bound(case: "Case") -> Tuple[Dict[str, Tuple[draw.Dist, Tuple[int, ...], np
     # A NULL out (a rejection case) has no dtype: the value sets size their draws by the inputs'.
     out_dtype = sig.out_dtype or next(iter(in_dtypes.values()), "float32")
     call = type(sig)(live, in_dtypes, sig.out_shape, out_dtype, sig.attrs, sig.product)
-    dists = op.value_sets[case.values](call)
+    spec = case.value_spec                      # the case's own values (suite/cases/valuespec.py)
+    dists = dict(op.value_sets[case.values if spec is None else spec.base](call))
+    if spec is not None:
+        dists.update(valuespec.dists(spec, in_dtypes))
     # (a distribution that reads the call, a class count or an ignore value, is bound to it)
     bound = {n: (dists[n].bind(call), live[n], dtypes.dtype_of(sig.dtypes[n])) for n in op.inputs if n in live}
     return bound, [n for n in op.inputs if n not in live]

@@ -10,17 +10,21 @@ from suite import ops
 from suite.cases.shapegen import Generator
 from suite.common.yamlfile import FileError, LineDict, load
 from suite.cases.parse import _Ctx, _limits
-from suite.cases.expand import Expansion, FILE_KEYS, _matrix, _single, _triple, generator_names
+from suite.cases.expand import Expansion, FILE_KEYS, _matrix, _triple, generator_names
+from suite.cases.singles import single as _single
 from suite.cases.model import Case, NOT_CASE_FILES
 
 
 def load_file(path: Path, hw: Optional[Dict[str, hardware.Hardware]] = None,
-              only: Optional[Collection[str]] = None) -> Expansion:
+              only: Optional[Collection[str]] = None,
+              standards: Optional[Tuple[str, Collection[str]]] = None) -> Expansion:
     """The cases of one case file. `only`: operator names; a file of another operator is read
-    as far as its `op` and gives no case (its matrices are not expanded, nor checked)."""
+    as far as its `op` and gives no case (its matrices are not expanded, nor checked).
+    `standards`: (the tolerance table's file, its standards' names), which a case's `standard:`
+    must name; None: not checked."""
     path = Path(path)
     doc = load(path)
-    ctx = _Ctx(path)
+    ctx = _Ctx(path, standards)
     if not isinstance(doc, LineDict):
         raise FileError(path, 1, None, "a case file is a mapping with keys op, shapes, matrices, cases")
     for k in doc:
@@ -81,15 +85,17 @@ def case_files(path: Path) -> List[Path]:
     raise FileError(path, None, None, "no such case file or folder")
 
 
-def load_cases(paths: Iterable[Path], only: Optional[Collection[str]] = None) -> Tuple[List[Case], int]:
+def load_cases(paths: Iterable[Path], only: Optional[Collection[str]] = None,
+               standards: Optional[Tuple[str, Collection[str]]] = None) -> Tuple[List[Case], int]:
     """Every case of every file, checked for duplicate ids across files; and the dropped count.
-    `only`: the cases of these operators alone (the other files are not expanded: `--op`)."""
+    `only`: the cases of these operators alone (the other files are not expanded: `--op`);
+    `standards`: as load_file's."""
     cases: List[Case] = []
     dropped = 0
     seen: Dict[str, Case] = {}
     for p in paths:
         for f in case_files(p):
-            exp = load_file(f, only=only)
+            exp = load_file(f, only=only, standards=standards)
             dropped += exp.dropped
             for c in exp.cases:
                 first = seen.get(c.id)

@@ -108,6 +108,10 @@ class Case:
     outputs: Optional[Frozen] = None
     # In the timing set: `pytest --timing` times it after its numbers pass (a matrix's `timing: true`).
     timing: bool = False
+    # The case's own values (suite/cases/valuespec.ValueSpec; `values` is then its token), else None.
+    value_spec: Optional[Any] = None
+    # The tolerance standard that judges it (`standard:`), else the table's choice; not in the id.
+    standard: Optional[str] = None
 
     def __post_init__(self) -> None:
         for name in ("dtypes", "shapes", "attrs"):

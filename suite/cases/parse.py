@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Collection, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from suite.common import dtypes
-from suite.contract import PRODUCTS
+from suite.contract import PRODUCTS, SOC_ALIASES
 from suite.ops.base import Operator, Shape
 from suite.common.yamlfile import FileError, LineDict, LineList
 from suite.cases.ids import shape_token
@@ -19,9 +19,12 @@ from suite.cases.model import ARRAY_LIMITS, MAX_PARSED_RANK, TIERS
 class _Ctx:
     """Where we are in a file, to name it in errors."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, standards: Optional[Tuple[str, Collection[str]]] = None) -> None:
         self.path = path
         self.limits = dict(ARRAY_LIMITS)
+        # (the tolerance table's file, its standards' names) that a `standard:` is checked against;
+        # None: not checked (a caller that judges nothing)
+        self.standards = standards
 
     def fail(self, node: Any, key: Any, message: str) -> FileError:
         """An error at `key` of `node` (a mapping read from the file, or a list the loader has
@@ -140,15 +143,45 @@ def _as_list(ctx: _Ctx, node: LineDict, key: str, default: Any = None) -> list:
     return v
 
 
+def product(ctx: _Ctx, node: Any, key: Any, p: Any) -> str:
+    """A product family, given by its name or by a vendor SoC name (SOC_ALIASES, any case)."""
+    family = SOC_ALIASES.get(p.lower(), p) if isinstance(p, str) else p
+    if family not in PRODUCTS:
+        via = f", the SoC name of {family}, a family this suite does not have" if family != p else ""
+        raise ctx.fail(node, key, f"unknown product {p!r}{via} (known: {', '.join(PRODUCTS)})")
+    return family
+
+
 def _products(ctx: _Ctx, node: LineDict, key: str) -> List[str]:
     v = node.get(key, "all")
     if v == "all":
         return list(PRODUCTS)
     items = _as_list(ctx, node, key)
-    for i, p in enumerate(items):
-        if p not in PRODUCTS:
-            raise ctx.fail(items, i, f"unknown product {p!r} (known: {', '.join(PRODUCTS)})")
-    return list(items)
+    return [product(ctx, items, i, p) for i, p in enumerate(items)]
+
+
+def standard(ctx: _Ctx, node: LineDict) -> Optional[str]:
+    """A case's or matrix's `standard:` (None when absent): a name of the tolerance table in use,
+    where the loader was given one."""
+    if "standard" not in node:
+        return None
+    name = node["standard"]
+    if not isinstance(name, str) or not name:
+        raise ctx.fail(node, "standard", f"a tolerance standard's name, not {name!r}")
+    if ctx.standards is not None and name not in ctx.standards[1]:
+        table, names = ctx.standards
+        raise ctx.fail(node, "standard", f"unknown standard {name!r} (known in {table}: {', '.join(names)})")
+    return name
+
+
+def seed(ctx: _Ctx, node: LineDict) -> Optional[int]:
+    """`seed: N` (an integer >= 0): the same case with data of its own (None when absent)."""
+    if "seed" not in node:
+        return None
+    n = node["seed"]
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ctx.fail(node, "seed", f"a seed is an integer >= 0, not {n!r}")
+    return n
 
 
 def _reduction(ctx: _Ctx, op: Operator, node: Any, key: Any, v: Any, single: bool = False) -> int:

@@ -15,6 +15,7 @@ from suite.report import compare, formats, journal, rundiff, trust
 from suite.golden import build as golden_build
 from suite.golden import source as golden_source
 from suite.golden import where
+from suite.judge.table import standard_names
 from suite.report import results
 from suite.common import numbers
 from suite.common.home import data_root, no_data_folder
@@ -75,10 +76,18 @@ def cmd_golden_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def table_standards(tolerances: Optional[str]) -> Optional[Tuple[str, Tuple[str, ...]]]:
+    """What a case's `standard:` is checked against: the table named (--tolerances), else the data
+    folder's, as pytest's default (None where there is none: nothing to check against)."""
+    path = Path(tolerances) if tolerances else data_root() / "cases" / cases_model.TOLERANCE_FILE
+    return standard_names(path) if tolerances or path.exists() else None
+
+
 def cmd_cases_validate(args: argparse.Namespace) -> int:
     total = dropped = 0
+    standards = table_standards(args.tolerances)
     for p in args.paths:
-        cs, d = cases_load.load_cases([Path(p)])
+        cs, d = cases_load.load_cases([Path(p)], standards=standards)
         total, dropped = total + len(cs), dropped + d
     print(f"ok: {total} cases ({dropped} combinations outside the contract or layouts that do not apply, dropped)")
     return 0
@@ -275,6 +284,8 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("cases", help="validate or list case files").add_subparsers(dest="cmd")
     s = c.add_parser("validate", help="check case files against the schema")
     s.add_argument("paths", nargs="+", metavar="PATH")
+    s.add_argument("--tolerances", metavar="PATH", help="the tolerance table a case's `standard:` must "
+                   "name (default: the suite's cases/tolerances.yaml, as pytest's --tolerances)")
     s.set_defaults(fn=cmd_cases_validate)
     s = c.add_parser("list", help="list case ids")
     s.add_argument("--cases", action="append", default=[], metavar="PATH")

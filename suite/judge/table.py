@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Mapping, Optional
+from typing import Dict, Mapping, Optional, Tuple
 
 
 from suite.common import dtypes
@@ -113,3 +113,9 @@ def load_table(path: Path) -> ToleranceTable:
         raise FileError(path, doc.line_of("float32_slack_ulps"), "float32_slack_ulps",
                         f"a finite non-negative number, not {slack!r}")
     return ToleranceTable(standards, default, dict(operators), float(slack), str(path))
+
+
+def standard_names(path: Path) -> Tuple[str, Tuple[str, ...]]:
+    """(the table's file, its standards' names): what a case file's `standard:` is checked against
+    when it is read (suite/cases/load.py), by the plugin and `aclnn-conform cases validate`."""
+    return str(path), tuple(load_table(path).standards)

@@ -35,7 +35,7 @@ from suite.run.memory import parse_size
 from suite.report.results import case_fields
 from suite.cases.model import Kind
 from suite.run.runner import CaseFailure, CaseSkip, Runner, not_run_because
-from suite.judge.table import load_table
+from suite.judge.table import load_table, standard_names
 from suite.common.yamlfile import FileError
 from suite.perf.case import CaseTimer
 from suite.cases.hardware import HARDWARE_FILE, load_hardware
@@ -174,7 +174,8 @@ class Conformance:
         if self._cases is None:
             self._data_present()
             try:
-                self._cases, _ = cases_load.load_cases(self.case_paths, only=self.ops or None)
+                self._cases, _ = cases_load.load_cases(self.case_paths, only=self.ops or None,
+                                                       standards=standard_names(self.tolerance_path))
             except FileError as e:
                 raise pytest.UsageError(str(e)) from None
         return self._cases

@@ -103,8 +103,8 @@ class Runner:
     # pytest --timing: times each timing-set case after its numbers pass (suite/perf/case.py).
     timer: Optional[Any] = None
 
-    def standard_for(self, case: Case) -> Standard:
-        return self.table.for_op(case.op, self.standard_override)
+    def standard_for(self, case: Case) -> Standard:      # --standard, the case's, the table's
+        return self.table.for_op(case.op, self.standard_override or getattr(case, "standard", None))
 
     def reproducer(self, nodeid: str) -> str:
         return f"pytest {shlex.quote(self.address(nodeid))}{self.replay}"

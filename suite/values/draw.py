@@ -82,6 +82,17 @@ class Uniform(Dist):
 
 
 @dataclass(frozen=True)
+class Constant(Dist):
+    """Every element `value` (NaN, an infinity and -0.0 included). Reads no stream: a constant
+    needs no randomness, and chunking cannot change it."""
+
+    value: float
+
+    def sample(self, streams, n, state):
+        return np.full(n, self.value, dtype=np.float64)
+
+
+@dataclass(frozen=True)
 class Binades(Dist):
     """Magnitudes in [lo, hi] spread evenly over the binades (powers of two) between them, so every
     decade gets its share (log-uniform, built from an integer exponent and a uniform significand:

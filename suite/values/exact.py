@@ -12,7 +12,7 @@ A distribution that depends on the call (C, the ignore value) is bound to its Si
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Tuple
 
 import numpy as np
 
@@ -75,6 +75,35 @@ class Integers(ExactDist):
 
     def bounds(self):
         return self.lo, self.hi
+
+
+@dataclass(frozen=True)
+class IntSprinkle(ExactDist):
+    """An exact `base`, with about `share` of the elements replaced by picks from the integers
+    `values` (draw.Sprinkle for an integer or BOOL input: the same streams, the picks kept exact);
+    at least one element replaced in a non-empty array."""
+
+    base: ExactDist
+    values: Tuple[int, ...]
+    share: float
+
+    def sample(self, streams, n, state):
+        a = self.base.sample(streams, n, state)
+        hit = streams("hit").unit(n) < self.share
+        picks = np.asarray(self.values, dtype=np.int64)[streams("pick").raw(n) % np.uint64(len(self.values))]
+        a[hit] = picks[hit]
+        state["hits"] = state.get("hits", 0) + int(hit.sum())
+        return a
+
+    def bounds(self):
+        lo, hi = self.base.bounds()
+        return min(lo, *self.values), max(hi, *self.values)
+
+    def finish(self, streams, out, state):
+        if out.size and not state.get("hits"):
+            s = streams("fallback")
+            at = int(s.raw(1)[0] % np.uint64(out.size))
+            out.reshape(-1)[at] = self.values[int(s.raw(1)[0] % np.uint64(len(self.values)))]
 
 
 @dataclass(frozen=True)
