@@ -135,6 +135,9 @@ def test_soc_names_resolve_to_their_family(tmp_path: Path, monkeypatch) -> None:
     m = _load(tmp_path, MSE + "matrices:\n  - {products: [Ascend910B, ascend910_93], dtypes: [float32], "
                               "reductions: [none], shapes: [[2, 2, 2]]}\n")
     assert [c.product for c in m] == ["atlas-a2", "atlas-a3"]
+    ex = _load(tmp_path, MSE + "matrices:\n  - {products: [atlas-a2, atlas-a3], dtypes: [float32], reductions: [none], "
+                               "shapes: [[2, 2, 2]], exclude: [{product: ASCEND910B}]}\n")
+    assert [c.product for c in ex] == ["atlas-a3"]
     monkeypatch.setitem(contract.SOC_ALIASES, "ascend999", "atlas-nonesuch")
     bad = MSE + "matrices:\n  - products:\n      - atlas-a2\n      - Ascend999 #<\n    dtypes: [float32]\n    shapes: [[2, 2, 2]]\n"
     with pytest.raises(FileError) as e:

@@ -93,7 +93,7 @@ def test_a_single_output_operator_has_no_outputs_and_refuses_the_key(tmp_path):
     assert "outputs" not in request_of(mse[0], {})
     from suite.common.yamlfile import FileError
     with pytest.raises(FileError, match="unknown key .allowed: determinism, dtypes, expect, layout, name, out_shape, "
-                                        "product, reduction, shapes, values"):
+                                        "product, reduction, seed, shapes, standard, tier, values"):
         load_cases([write(tmp_path, "bad.yaml", "op: MseLossBackward\ncases:\n  - {product: atlas-a2, "
                                                 "dtypes: float32, reduction: mean, shapes: [2, 2, 2], "
                                                 "outputs: {x: {shape: [1]}}}\n")])

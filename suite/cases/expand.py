@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from suite.common import dtypes, layout
 from suite.cases import hardware
-from suite.contract import PRODUCTS
+from suite.contract import SOC_ALIASES
 from suite.ops.base import Operator, Shape, Signature
 from suite.cases.shapegen import Generator
 from suite.common.yamlfile import FileError, LineDict, LineList
@@ -205,6 +205,9 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
             if k not in exclude_keys:
                 raise ctx.fail(ex, k, f"unknown key (allowed: {', '.join(sorted(exclude_keys))})")
 
+    # (a product named by its SoC name excludes its family)
+    axes = [{k: SOC_ALIASES.get(v.lower(), v) if k == "product" and isinstance(v, str) else v
+             for k, v in ex.items()} for ex in excludes]
     made = out.made
     used: set = set()                          # the exclusions that took out a combination
     for product, (ins, od) in itertools.product(products, dts):
@@ -224,7 +227,7 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
                                      **{a.name: v for a, v in zip(op.attributes, extra)}}
             point = {**attrs, "product": product, "dtype": _dtype_token(ins, od), "shapes": set_name,
                      "layout": lay, "values": vs, **({} if red is None else {"reduction": op.reduction_name(red)})}
-            excluded = {i for i, ex in enumerate(excludes) if all(point.get(k) == v for k, v in ex.items())}
+            excluded = {i for i, ex in enumerate(axes) if all(point.get(k) == v for k, v in ex.items())}
             if excluded:
                 used |= excluded
                 continue
