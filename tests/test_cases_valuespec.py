@@ -164,6 +164,8 @@ BAD = {
                     "    values:\n      self: [1, -1] #<\n", "values.self", "lo 1 is greater than hi -1"),
     "range not finite": (MSE + "  - product: atlas-a2\n    dtypes: float32\n    reduction: none\n    shapes: [2, 2, 2]\n"
                          "    values:\n      self: [0, .inf] #<\n", "values.self", "finite numbers"),
+    "an integer past float64": (MSE + "  - product: atlas-a2\n    dtypes: float32\n    reduction: none\n    shapes: [2, 2, 2]\n"
+                                "    values:\n      self: 1%s #<\n" % ("0" * 400), "values.self", "past float64's range"),
     "range of three": (MSE + "  - product: atlas-a2\n    dtypes: float32\n    reduction: none\n    shapes: [2, 2, 2]\n"
                        "    values:\n      self: [0, 1, 2] #<\n", "values.self", "a range is [lo, hi]"),
     "unknown word": (MSE + "  - product: atlas-a2\n    dtypes: float32\n    reduction: none\n    shapes: [2, 2, 2]\n"

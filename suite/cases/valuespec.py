@@ -123,6 +123,10 @@ def _number(fail: _Fail, v: Any) -> Number:
         raise fail(f"expected a number or one of {', '.join(WORDS)}, full, [lo, hi] or "
                    f"{{range, specials, share}}, not {v!r}")
     if isinstance(v, int):
+        try:
+            float(v)
+        except OverflowError:
+            raise fail(f"{v} is past float64's range") from None
         return v
     if math.isnan(v):
         return "nan"
