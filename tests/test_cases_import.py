@@ -364,6 +364,16 @@ def test_a_bad_case_in_a_good_file_is_refused_naming_case_and_field(tmp_path, ca
     assert err[1] == "atk_aclnnMseLossBackward.json: case #1: refused: entry 1 is not an object"
 
 
+def test_a_ragged_or_aclnn_mode_row_is_refused(tmp_path, capsys) -> None:
+    write_ttk(tmp_path / "ttk_kernel_x.csv", [L1_ROW.format(n=1) + ",extra"])
+    (tmp_path / "ttk_aclnn_y.csv").write_text("testcase_name,api_name,tensor_view_shapes\nc1,aclnnL1LossBackward,\n")
+    assert main(["cases", "import", str(tmp_path), "--out", str(tmp_path / "o")]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["ttk_aclnn_y.csv: case c1 (line 2): refused: a TTK aclnn/e2e-mode row: only kernel-mode files are read",
+                   "ttk_kernel_x.csv: case l1_a1 (line 2): refused: the row has 15 cells, the header 14",
+                   "no case imported: nothing written"]
+
+
 def test_paths_that_hold_no_vendor_file(tmp_path, capsys) -> None:
     assert main(["cases", "import", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
     assert "holds no ATK (atk_aclnn*.json) or TTK (ttk_*.csv) file" in capsys.readouterr().err

@@ -53,6 +53,10 @@ def read(path: Path, shown: str, product: str) -> Iterator[Item]:
         row_no += 1
         row = dict(zip(header, (c.strip() for c in cells)))
         ident = f"{row.get('testcase_name') or f'row {row_no}'} (line {reader.line_num})"
+        if len(cells) != len(header):
+            yield Item(shown, ident, row.get("op_name") or "?", None, None,
+                       f"the row has {len(cells)} cells, the header {len(header)}")
+            continue
         if aclnn_mode:
             name = row.get("api_name") or "?"
             yield Item(shown, ident, name, None, None, "a TTK aclnn/e2e-mode row: only kernel-mode files are read")
