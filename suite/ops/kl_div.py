@@ -12,7 +12,8 @@ import numpy as np
 
 from suite.common import dtypes
 from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID
-from suite.ops.base import (VendorNames, MAX_RANK, Attr, Example, Rejection, Shape, Signature, broadcast, element_inputs,
+from suite.ops.records import VendorNames
+from suite.ops.base import (MAX_RANK, Attr, Example, Rejection, Shape, Signature, broadcast, element_inputs,
                             ftz, numel, reduced_axes, table)
 from suite.ops.loss import R8, LossBackward, promote
 from suite.values import sets as V

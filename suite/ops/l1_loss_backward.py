@@ -11,7 +11,8 @@ from suite.common import dtypes
 from suite.values import sets as V
 from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID, ACLNN_ERR_PARAM_NULLPTR as NULLPTR
 from suite.values.draw import Binades, Choice, Dist, Sprinkle, Uniform
-from suite.ops.base import (VendorNames, LOSS_DTYPES, MAX_RANK, Example, Rejection, Shape, Signature, broadcast, element_inputs,
+from suite.ops.records import VendorNames
+from suite.ops.base import (LOSS_DTYPES, MAX_RANK, Example, Rejection, Shape, Signature, broadcast, element_inputs,
                             ftz, numel, table)
 from suite.ops.loss import R8, LossBackward, promote
 from suite.ops.promotion import can_cast, promote_pair

@@ -10,7 +10,8 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 import numpy as np
 
 from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID
-from suite.ops.base import (VendorNames, MAX_RANK, Example, Rejection, Shape, Signature, broadcast, element_inputs,
+from suite.ops.records import VendorNames
+from suite.ops.base import (MAX_RANK, Example, Rejection, Shape, Signature, broadcast, element_inputs,
                             ftz, numel, reduced_axes, table)
 from suite.ops.loss import R8, LossBackward, promote
 from suite.values import sets as V

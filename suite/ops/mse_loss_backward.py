@@ -9,7 +9,8 @@ import numpy as np
 from suite.values import sets as V
 from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID
 from suite.values.draw import Binades, Dist, Uniform
-from suite.ops.base import VendorNames, Example, Rejection, Shape, Signature, broadcast, element_inputs, ftz, numel, table
+from suite.ops.records import VendorNames
+from suite.ops.base import Example, Rejection, Shape, Signature, broadcast, element_inputs, ftz, numel, table
 from suite.ops.loss import R8, LossBackward
 
 

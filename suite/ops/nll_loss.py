@@ -16,7 +16,8 @@ import numpy as np
 from suite.common import blocks as B
 from suite.common import dtypes
 from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID, ACLNN_ERR_PARAM_NULLPTR as NULLPTR
-from suite.ops.base import (VendorNames, LOSS_DTYPES, Attr, Example, Golden, Rejection, Shape, Signature, flushing, ftz,
+from suite.ops.records import VendorNames
+from suite.ops.base import (LOSS_DTYPES, Attr, Example, Golden, Rejection, Shape, Signature, flushing, ftz,
                             numel, present, table, to_out)
 from suite.ops.class_index import INT32, classes, fitted, gather, ignore_token, keyed_rank_rows, target_rows
 from suite.ops.loss import LossBackward

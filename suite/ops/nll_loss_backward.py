@@ -12,7 +12,8 @@ import numpy as np
 
 from suite.common import dtypes
 from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID, ACLNN_ERR_PARAM_NULLPTR as NULLPTR
-from suite.ops.base import VendorNames, LOSS_DTYPES, Attr, Example, Rejection, Shape, Signature, ftz, numel, table
+from suite.ops.records import VendorNames
+from suite.ops.base import LOSS_DTYPES, Attr, Example, Rejection, Shape, Signature, ftz, numel, table
 from suite.ops.class_index import (INT32, classes, fitted, ignore_token, keyed_null_rows, keyed_rank_rows,
                                    target_rows)
 from suite.ops.loss import LossBackward

@@ -17,7 +17,8 @@ from suite.common import dtypes
 from suite.values import sets as V
 from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID, ACLNN_ERR_PARAM_NULLPTR as NULLPTR
 from suite.values.draw import Binades, Choice, Dist, Sprinkle, Uniform
-from suite.ops.base import VendorNames, Attr, Example, Rejection, Shape, Signature, broadcast, element_inputs, ftz, numel, table
+from suite.ops.records import VendorNames
+from suite.ops.base import Attr, Example, Rejection, Shape, Signature, broadcast, element_inputs, ftz, numel, table
 from suite.ops.loss import R8, LossBackward, promote
 
 # The band's epsilon: the TBE kernel divides by beta + tvm.const(1e-6, "float32"), added in float32.
