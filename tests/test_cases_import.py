@@ -387,3 +387,14 @@ def test_the_emitted_line_round_trips_through_yaml() -> None:
     assert yaml.safe_load(case_line(e)) == e
     e["values"]["gradOutput"] = "-0"
     assert yaml.safe_load(case_line(e))["values"]["gradOutput"] == "-0"      # quoted: not the integer 0
+
+
+@pytest.mark.parametrize("op", list(ops.OPERATORS.values()), ids=lambda op: op.name)
+def test_each_operators_vendor_names_name_its_own_parts(op) -> None:
+    """A declared kernel order holds each input once; a renamed ATK or kernel name lands on an
+    input or attribute of the operator (a typo would refuse every case of the files)."""
+    vn = op.vendor
+    assert vn.ttk and sorted(vn.ttk_inputs) == sorted(op.inputs)
+    ours = {*op.inputs, *(a.name for a in op.attributes)}
+    assert set(vn.atk_names.values()) <= ours and set(vn.ttk_attrs.values()) <= ours
+    assert set(vn.ttk_defaults) <= {"reduction", *vn.ttk_attrs}
