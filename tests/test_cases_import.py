@@ -339,6 +339,25 @@ def test_the_write_is_atomic(tmp_path, monkeypatch) -> None:
     assert sorted(p.name for p in out.iterdir()) == ["l1_loss_backward.yaml"]
 
 
+def test_no_file_is_written_unless_every_file_validates(tmp_path, monkeypatch) -> None:
+    """The whole-file check (duplicate ids across cases) runs on every file before any is written."""
+    f = write_ttk(tmp_path / "ttk_kernel_x.csv", [L1_ROW.format(n=1),
+                  'm1,,mse_loss_grad,"((2,), (2,), (2,))","(\'float32\',)",,"((2,),)","(\'float32\',)",'
+                  "{'reduction': 'sum'},,,,1,"])
+    seen = []
+
+    def whole(paths):
+        seen.append(Path(paths[0]).name)
+        if len(seen) == 2:
+            from suite.common.yamlfile import FileError
+            raise FileError(paths[0], 3, "id", "duplicate case id")
+        return [], 0
+    monkeypatch.setattr(run, "load_cases", whole)
+    with pytest.raises(Exception, match="duplicate case id"):
+        run.run([f], tmp_path / "o", product="atlas-a2", say=lambda s: None)
+    assert len(seen) == 2 and not (tmp_path / "o").exists()
+
+
 @pytest.mark.parametrize("name, text, message", [
     ("atk_aclnnX.json", '[{"id": 0,\n "inputs": [}]', "atk_aclnnX.json:2: not JSON"),
     ("atk_aclnnX.json", '{"id": 0}', "atk_aclnnX.json:1: an ATK file is a JSON list of cases"),

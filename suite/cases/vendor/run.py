@@ -149,20 +149,17 @@ def _admit(check: Checker, op: Operator, it: Item, taken: Set[str]) -> Tuple[dic
 
 def _write(kept: Dict[str, Tuple[Operator, List[dict]]], targets: Dict[str, Path], scratch: Path,
            sources: List[str]) -> List[Path]:
-    """Each operator's file, checked whole by the loader (duplicate ids across cases included)
-    before it replaces anything."""
-    written = []
-    for name, (op, entries) in kept.items():
-        if not entries:
-            continue
-        header = ["Imported by `aclnn-conform cases import` (docs/vendor-cases.md) from:",
-                  *(f"  {s}" for s in sources),
-                  "Each case's name is <vendor file>#<vendor case>. Re-import rather than edit."]
-        text = case_file(op, entries, header)
-        whole = scratch / "whole" / targets[name].name
-        whole.parent.mkdir(exist_ok=True)
-        whole.write_text(text, encoding="utf-8")
-        load_cases([whole])
+    """Every operator's file, each checked whole by the loader (duplicate ids across its cases
+    included) before any of them replaces anything, then written atomically."""
+    header = ["Imported by `aclnn-conform cases import` (docs/vendor-cases.md) from:",
+              *(f"  {s}" for s in sources),
+              "Each case's name is <vendor file>#<vendor case>. Re-import rather than edit."]
+    texts = {name: case_file(op, entries, header) for name, (op, entries) in kept.items() if entries}
+    whole = scratch / "whole"
+    whole.mkdir(exist_ok=True)
+    for name, text in texts.items():
+        (whole / targets[name].name).write_text(text, encoding="utf-8")
+        load_cases([whole / targets[name].name])
+    for name, text in texts.items():
         atomic_write(targets[name], text.encode("utf-8"))
-        written.append(targets[name])
-    return written
+    return [targets[name] for name in texts]
