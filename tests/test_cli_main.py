@@ -10,8 +10,8 @@ import pytest
 from suite.cli.main import build_parser, main
 from tests.waiting import HANG_S
 
-LEAVES = ["doctor", "golden generate", "golden check", "cases validate", "cases list", "ops", "report diff",
-          "report merge", "report recover"]
+LEAVES = ["doctor", "golden generate", "golden check", "cases validate", "cases list", "cases import", "ops",
+          "report diff", "report merge", "report recover"]
 
 
 def test_bare_command_lists_every_command_with_its_help(capsys) -> None:

@@ -21,6 +21,7 @@ from suite.common import numbers
 from suite.common.home import data_root, no_data_folder
 from suite.common.yamlfile import FileError
 from suite.cli.progress import Progress
+from suite.cli import cases_import
 
 
 def _cases(paths: List[str]) -> List[cases_model.Case]:
@@ -281,7 +282,7 @@ def build_parser() -> argparse.ArgumentParser:
                            help="also recompute the huge tier's cases (minutes each)")
         s.set_defaults(fn=fn)
 
-    c = sub.add_parser("cases", help="validate or list case files").add_subparsers(dest="cmd")
+    c = sub.add_parser("cases", help="validate, list or import case files").add_subparsers(dest="cmd")
     s = c.add_parser("validate", help="check case files against the schema")
     s.add_argument("paths", nargs="+", metavar="PATH")
     s.add_argument("--tolerances", metavar="PATH", help="the tolerance table a case's `standard:` must "
@@ -292,6 +293,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--count", action="store_true", help="counts per operator and expected outcome")
     s.add_argument("-v", "--verbose", action="store_true")
     s.set_defaults(fn=cmd_cases_list)
+    s = c.add_parser("import", help="import the vendor's ATK JSON and TTK CSV system-test cases",
+                     description=cases_import.HELP)
+    cases_import.add_arguments(s)
+    s.set_defaults(fn=cases_import.cmd)
 
     s = sub.add_parser("ops", help="what each operator's call carries: C signature, inputs, attributes, "
                                    "dtypes per product, out shape (a backend author's reference)")

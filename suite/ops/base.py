@@ -16,7 +16,7 @@ from suite.common import blocks as B
 from suite.common import dtypes
 from suite.contract import OpCall
 from suite.ops.flush import F32_TINY, flushing, ftz
-from suite.ops.records import Attr, Example, Golden, Rejection, Signature, table
+from suite.ops.records import Attr, Example, Golden, Rejection, Signature, VendorNames, table
 from suite.ops.shapes import MAX_RANK, Shape, broadcast, numel, reduced_axes
 from suite.ops import walk
 from suite.ops.checks import SharedChecks
@@ -24,7 +24,7 @@ from suite.ops.walk import _blocks, _part, present, to_out
 
 __all__ = ["Attr", "Example", "F32_TINY", "Golden", "LOSS_DTYPES", "MAX_RANK", "Operator", "Rejection",
            "Shape", "Signature", "broadcast", "element_inputs", "flushing", "ftz", "numel", "present",
-           "reduced_axes", "table", "to_out"]
+           "reduced_axes", "table", "to_out", "VendorNames"]
 
 
 # The dtypes the loss-backward family takes on each product (docs/aclnn-status.md, and each
@@ -80,6 +80,8 @@ class Operator(SharedChecks):
     # dtype, as for every operator with one; the others are declared by output_shape,
     # output_dtype and writes (suite/ops/outputs.py says how the suite reads them).
     outputs: Tuple[str, ...] = ("out",)
+    # How the vendor's ATK and TTK system-test files name this operator (cases import).
+    vendor: VendorNames = VendorNames()
 
     # -- contract -----------------------------------------------------------------------------
     def out_shape(self, shapes: Mapping[str, Optional[Shape]],

@@ -12,6 +12,7 @@ from suite.common import dtypes
 from suite.values import sets as V
 from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID, ACLNN_ERR_PARAM_NULLPTR as NULLPTR
 from suite.values.draw import Binades, Dist, Sprinkle, Uniform
+from suite.ops.records import VendorNames
 from suite.ops.base import (MAX_RANK, Example, Rejection, Shape, Signature, broadcast, element_inputs, ftz, numel,
                             table)
 from suite.ops.loss import R8, LossBackward, promote
@@ -130,6 +131,12 @@ def _unit_weight(sig: Signature) -> Dict[str, Dist]:
 
 class BinaryCrossEntropyBackward(LossBackward):
     name = "BinaryCrossEntropyBackward"
+    # The vendor's system tests [cases import, docs/vendor-cases.md]: ATK names the weight
+    # weightOptional; the arch35 kernel BinaryCrossEntropyGrad takes (x, y, grad_output, weight)
+    # (ops-nn @e5c3fa93 loss/binary_cross_entropy_grad/op_graph/binary_cross_entropy_grad_proto.h).
+    vendor = VendorNames(atk_names={"weightOptional": "weight"}, ttk="binary_cross_entropy_grad",
+                         ttk_inputs=("self", "target", "gradOutput", "weight"),
+                         ttk_defaults={"reduction": "mean"})
     inputs = ("gradOutput", "self", "target", "weight")
     optional = ("weight",)
     row_out, row_reduction = "self", 1

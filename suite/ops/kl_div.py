@@ -12,6 +12,7 @@ import numpy as np
 
 from suite.common import dtypes
 from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID
+from suite.ops.records import VendorNames
 from suite.ops.base import (MAX_RANK, Attr, Example, Rejection, Shape, Signature, broadcast, element_inputs,
                             ftz, numel, reduced_axes, table)
 from suite.ops.loss import R8, LossBackward, promote
@@ -86,6 +87,11 @@ class KlDiv(LossBackward):
     forward too: the C signature is self, target, int64 reduction, bool logTarget, out [KL-H]."""
 
     name = "KlDiv"
+    # The vendor's system tests [cases import]: ATK spells log_target; the kernel KLDivV2 takes
+    # (x, target) (ops-math @c4193324 math/kl_div_v2/op_graph/kl_div_v2_proto.h).
+    vendor = VendorNames(atk_names={"log_target": "logTarget"}, ttk="kl_div_v2", ttk_inputs=("self", "target"),
+                         ttk_attrs={"log_target": "logTarget"},
+                         ttk_defaults={"reduction": "mean", "log_target": False})
     inputs = ("self", "target")
     reductions = {"none": 0, "mean": 1, "sum": 2, "batchmean": 3}
     attributes = (Attr("logTarget", bool, (False, True), False, lambda v: "logtarget" if v else "plaintarget"),)

@@ -9,6 +9,7 @@ import numpy as np
 from suite.values import sets as V
 from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID
 from suite.values.draw import Binades, Dist, Uniform
+from suite.ops.records import VendorNames
 from suite.ops.base import (Attr, Example, Rejection, Shape, Signature, broadcast, element_inputs, ftz, numel,
                             reduced_axes, table)
 from suite.ops.loss import R8, LossBackward
@@ -42,6 +43,13 @@ def _tiny(sig: Signature) -> Dict[str, Dist]:
 
 class KlDivBackward(LossBackward):
     name = "KlDivBackward"
+    # The vendor's system tests [cases import]: ATK spells grad_output, input, log_target; the
+    # kernel KlDivLossGrad takes (grad, input, target)
+    # (ops-nn @e5c3fa93 loss/kl_div_loss_grad/op_graph/kl_div_loss_grad_proto.h).
+    vendor = VendorNames(atk_names={"grad_output": "gradOutput", "input": "self", "log_target": "logTarget"},
+                         ttk="kl_div_loss_grad", ttk_inputs=("gradOutput", "self", "target"),
+                         ttk_attrs={"log_target": "logTarget"},
+                         ttk_defaults={"reduction": "mean", "log_target": False})
     reductions = {"none": 0, "mean": 1, "sum": 2, "batchmean": 3}
     attributes = (Attr("logTarget", bool, (False, True), False,
                        lambda v: "logtarget" if v else "plaintarget"),)

@@ -11,6 +11,7 @@ from suite.common import dtypes
 from suite.values import sets as V
 from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID, ACLNN_ERR_PARAM_NULLPTR as NULLPTR
 from suite.values.draw import Binades, Choice, Dist, Sprinkle, Uniform
+from suite.ops.records import VendorNames
 from suite.ops.base import (LOSS_DTYPES, MAX_RANK, Example, Rejection, Shape, Signature, broadcast, element_inputs,
                             ftz, numel, table)
 from suite.ops.loss import R8, LossBackward, promote
@@ -137,6 +138,10 @@ def _int_ties(sig: Signature) -> Dict[str, Dist]:
 
 class L1LossBackward(LossBackward):
     name = NAME
+    # The vendor's system tests [cases import]: the kernel L1LossGrad takes (grads, predict, label)
+    # (ops-nn @e5c3fa93 loss/l1_loss_grad/op_graph/l1_loss_grad_proto.h).
+    vendor = VendorNames(ttk="l1_loss_grad", ttk_inputs=("gradOutput", "self", "target"),
+                         ttk_defaults={"reduction": "mean"})
     # The list the *promoted* dtype P must be in ([ops-nn] aclnn_l1_loss_backward.cpp, CheckDtypeValid):
     # the loss family's table. Each input is not list-checked, nor is out.
     product_dtypes = LOSS_DTYPES

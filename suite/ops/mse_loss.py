@@ -10,6 +10,7 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 import numpy as np
 
 from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID
+from suite.ops.records import VendorNames
 from suite.ops.base import (MAX_RANK, Example, Rejection, Shape, Signature, broadcast, element_inputs,
                             ftz, numel, reduced_axes, table)
 from suite.ops.loss import R8, LossBackward, promote
@@ -41,6 +42,9 @@ class MseLoss(LossBackward):
     forward too: the C signature is self, target, int64 reduction, out [MSE-H]."""
 
     name = "MseLoss"
+    # The vendor's system tests [cases import]: the kernel MseLoss takes (predict, label)
+    # (ops-nn @e5c3fa93 loss/mse_loss/op_graph/mse_loss_proto.h).
+    vendor = VendorNames(ttk="mse_loss", ttk_inputs=("self", "target"), ttk_defaults={"reduction": "mean"})
     inputs = ("self", "target")
     value_sets = {"uniform": V.uniform_set, "large": _large, "tiny": _tiny, "close": _close,
                   "specials": V.specials_set}

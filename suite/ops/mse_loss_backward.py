@@ -9,6 +9,7 @@ import numpy as np
 from suite.values import sets as V
 from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID
 from suite.values.draw import Binades, Dist, Uniform
+from suite.ops.records import VendorNames
 from suite.ops.base import Example, Rejection, Shape, Signature, broadcast, element_inputs, ftz, numel, table
 from suite.ops.loss import R8, LossBackward
 
@@ -30,6 +31,10 @@ def _tiny(sig: Signature) -> Dict[str, Dist]:
 
 class MseLossBackward(LossBackward):
     name = "MseLossBackward"
+    # The vendor's system tests [cases import]: the kernel MseLossGrad takes (predict, label, dout)
+    # (ops-nn @e5c3fa93 loss/mse_loss_grad/op_graph/mse_loss_grad_proto.h).
+    vendor = VendorNames(ttk="mse_loss_grad", ttk_inputs=("self", "target", "gradOutput"),
+                         ttk_defaults={"reduction": "mean"})
     value_sets = {"uniform": V.uniform_set, "nonpos_targets": V.nonpositive("target"), "large": _large,
                   "tiny": _tiny, "specials": V.specials_set}
 

@@ -16,6 +16,7 @@ import numpy as np
 from suite.common import blocks as B
 from suite.common import dtypes
 from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID, ACLNN_ERR_PARAM_NULLPTR as NULLPTR
+from suite.ops.records import VendorNames
 from suite.ops.base import (LOSS_DTYPES, Attr, Example, Golden, Rejection, Shape, Signature, flushing, ftz,
                             numel, present, table, to_out)
 from suite.ops.class_index import INT32, classes, fitted, gather, ignore_token, keyed_rank_rows, target_rows
@@ -88,6 +89,11 @@ class NLLLoss(LossBackward):
     outputs out and totalWeightOut [NLL-HDR]."""
 
     name = NAME
+    # The vendor's system tests [cases import]: the kernel NLLLoss takes (x, target, weight) and
+    # writes (y, total_weight) (ops-nn @e5c3fa93 loss/nll_loss/op_graph/nll_loss_proto.h).
+    vendor = VendorNames(ttk="nll_loss", ttk_inputs=("self", "target", "weight"),
+                         ttk_attrs={"ignore_index": "ignoreIndex"},
+                         ttk_defaults={"reduction": "mean", "ignore_index": -100})
     inputs = ("self", "target", "weight")
     attributes = (Attr("ignoreIndex", int, (-100, 0), -100, ignore_token),)
     outputs = ("out", TOTAL)

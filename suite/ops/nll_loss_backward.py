@@ -12,6 +12,7 @@ import numpy as np
 
 from suite.common import dtypes
 from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID, ACLNN_ERR_PARAM_NULLPTR as NULLPTR
+from suite.ops.records import VendorNames
 from suite.ops.base import LOSS_DTYPES, Attr, Example, Rejection, Shape, Signature, ftz, numel, table
 from suite.ops.class_index import (INT32, classes, fitted, ignore_token, keyed_null_rows, keyed_rank_rows,
                                    target_rows)
@@ -85,6 +86,11 @@ def _tiny(sig: Signature) -> Dict[str, Dist]:
 
 class NLLLossBackward(LossBackward):
     name = NAME
+    # The vendor's system tests [cases import]: the kernel NLLLossGrad takes (x, y_grad, target,
+    # weight, total_weight) (ops-nn @e5c3fa93 loss/nll_loss_grad/op_graph/nll_loss_grad_proto.h).
+    vendor = VendorNames(ttk="nll_loss_grad", ttk_inputs=("self", "gradOutput", "target", "weight", "totalWeight"),
+                         ttk_attrs={"ignore_index": "ignoreIndex"},
+                         ttk_defaults={"reduction": "mean", "ignore_index": -100})
     inputs = ("gradOutput", "self", "target", "weight", "totalWeight")
     attributes = (Attr("ignoreIndex", int, (-100, 0), -100, ignore_token),)
     # The header's order: totalWeight comes after the two attributes [NLLB-HDR].

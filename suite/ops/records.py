@@ -3,7 +3,7 @@ metadata (Signature), a float64 result with its judging scales (Golden), an attr
 row of the page's phase-1 table (Example). Plain data, apart from the Operator that reads them."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Tuple
 
 import numpy as np
@@ -11,6 +11,7 @@ import numpy as np
 from suite.common import dtypes
 from suite.contract import OpCall
 from suite.ops.shapes import Shape
+
 
 
 @dataclass(frozen=True)
@@ -107,3 +108,21 @@ def table(reject: Mapping[str, Tuple[Signature, int]], accept: Mapping[str, Sign
     return (*(Example(k, sig, st) for k, (sig, st) in reject.items()),
             *(Example(k, sig, 0, k in outside) for k, sig in accept.items()),
             *(Example(k, sig, 0, True) for k, sig in outside.items() if k not in accept))
+
+
+@dataclass(frozen=True)
+class VendorNames:
+    """How the vendor's own system-test files name this operator and its parts, for
+    `aclnn-conform cases import` (docs/vendor-cases.md). ATK JSON files name the aclnn call;
+    TTK kernel CSVs name the kernel the call launches, with the kernel's input order and
+    attribute names (its `op_graph/*_proto.h`). A name not listed is the operator's own."""
+
+    atk: Optional[str] = None          # the ATK files' `aclnn_name` (None: the operator's name)
+    # ATK input or attribute name -> the operator's
+    atk_names: Mapping[str, str] = field(default_factory=dict)
+    ttk: Optional[str] = None          # the TTK kernel's `op_name` (None: no kernel file is read)
+    ttk_inputs: Tuple[str, ...] = ()   # the operator's input for each kernel input, in kernel order
+    # kernel attribute name -> the operator's (reduction is reduction)
+    ttk_attrs: Mapping[str, str] = field(default_factory=dict)
+    # the kernel's attribute defaults (its proto's ATTR), by kernel name, for a row that omits one
+    ttk_defaults: Mapping[str, Any] = field(default_factory=dict)

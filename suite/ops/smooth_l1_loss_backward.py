@@ -17,6 +17,7 @@ from suite.common import dtypes
 from suite.values import sets as V
 from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID, ACLNN_ERR_PARAM_NULLPTR as NULLPTR
 from suite.values.draw import Binades, Choice, Dist, Sprinkle, Uniform
+from suite.ops.records import VendorNames
 from suite.ops.base import Attr, Example, Rejection, Shape, Signature, broadcast, element_inputs, ftz, numel, table
 from suite.ops.loss import R8, LossBackward, promote
 
@@ -135,6 +136,11 @@ def _band(sig: Signature) -> Dict[str, Dist]:
 
 class SmoothL1LossBackward(LossBackward):
     name = "SmoothL1LossBackward"
+    # The vendor's system tests [cases import]: the kernel SmoothL1LossGradV2 takes (predict, label,
+    # dout) and calls beta sigma (ops-nn @e5c3fa93 loss/smooth_l1_loss_grad_v2/op_graph/
+    # smooth_l1_loss_grad_v2_proto.h).
+    vendor = VendorNames(ttk="smooth_l1_loss_grad_v2", ttk_inputs=("self", "target", "gradOut"),
+                         ttk_attrs={"sigma": "beta"}, ttk_defaults={"reduction": "mean", "sigma": 1.0})
     inputs = ("gradOut", "self", "target")
     attributes = (Attr("beta", float, (1.0, 0.1, 0.0), 1.0, _token),)
     value_sets = {"uniform": _uniform, "large": _large, "tiny": _tiny, "specials": _specials,
