@@ -241,6 +241,35 @@ def test_tier_from_the_largest_array() -> None:
         entry(op, big, "n")
 
 
+def test_huge_from_moves_cases_past_it_to_the_huge_tier_at_its_boundary() -> None:
+    """`--huge-from N`: an array of N elements stays in the default tier, N + 1 goes to huge; a
+    value above the default tier's limit cannot keep a case out of the huge tier."""
+    op = ops.get("MseLoss")
+    limits = {"default": 100, "huge": 1000}
+    assert tier_of(op, {"self": (6,), "target": (6,)}, limits, huge_from=6) == "default"
+    assert tier_of(op, {"self": (7,), "target": (7,)}, limits, huge_from=6) == "huge"
+    assert tier_of(op, {"self": (101,), "target": (101,)}, limits, huge_from=500) == "huge"
+    call = Call("atlas-a2", {"self": "float32", "target": "float32"}, {"self": (2, 4), "target": (2, 4)}, reduction=1)
+    assert "tier" not in entry(op, call, "n", huge_from=8)
+    assert entry(op, call, "n", huge_from=7)["tier"] == "huge"
+
+
+def test_huge_from_on_the_command_line(tmp_path, capsys) -> None:
+    vendor = tmp_path / "st"
+    vendor.mkdir()
+    write_ttk(vendor / "ttk_kernel_l1_loss_grad_st.csv", [L1_ROW.format(n=2), L1_ROW.format(n=3)])
+    out = tmp_path / "o"
+    assert main(["cases", "import", str(vendor), "--out", str(out), "--product", "atlas-a2", "--huge-from", "2**2"]) == 0
+    lines = (out / "l1_loss_backward.yaml").read_text().splitlines()
+    assert ["tier: huge" in ln for ln in lines if ln.startswith("  - ")] == [False, True]   # 2x2 stays, 2x3 goes
+    capsys.readouterr()
+    for bad, why in (("0", "1 or more"), ("many", "a count of elements")):
+        with pytest.raises(SystemExit) as e:
+            main(["cases", "import", str(vendor), "--out", str(tmp_path / "p"), "--huge-from", bad])
+        assert e.value.code == 2 and why in capsys.readouterr().err
+    assert not (tmp_path / "p").exists()
+
+
 # -- the command ---------------------------------------------------------------------------------------
 def write_ttk(path: Path, rows: List[str]) -> Path:
     path.write_text(TTK_HEADER + "\n" + "\n".join(rows) + "\n", encoding="utf-8")

@@ -24,9 +24,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default="imported-cases", metavar="DIR",
                    help="folder of the case files written (default %(default)s)")
     p.add_argument("--force", action="store_true", help="overwrite case files that exist")
+    p.add_argument("--huge-from", default=None, type=_elements, metavar="N",
+                   help="put a case whose largest array passes N elements in the huge tier (run only with "
+                        "pytest --scale huge), e.g. 2**25 for a CI machine (default: the default tier's limit)")
     p.add_argument("--product", default=None, metavar="NAME",
                    help=f"the product of every imported case (default: {importer.ATK_PRODUCT} for ATK files, "
                         f"{importer.TTK_PRODUCT} for TTK files, or a TTK row's one soc_series)")
+
+
+def _elements(text: str) -> int:
+    """N or 2**K, a positive count of elements."""
+    try:
+        n = int(text) if "**" not in text else int(text.split("**")[0]) ** int(text.split("**")[1])
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: a count of elements, such as 33554432 or 2**25") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: 1 or more")
+    return n
 
 
 def table(tallies: Dict[str, importer.Tally]) -> List[str]:
@@ -45,7 +59,7 @@ def table(tallies: Dict[str, importer.Tally]) -> List[str]:
 
 def cmd(args: argparse.Namespace) -> int:
     tallies, written = importer.run([Path(p) for p in args.paths], Path(args.out), force=args.force,
-                                    product=args.product, say=lambda line: print(line, file=sys.stderr))
+                                    product=args.product, huge_from=args.huge_from, say=lambda line: print(line, file=sys.stderr))
     print("\n".join(table(tallies)))
     for w in written:
         print(f"wrote {w}")

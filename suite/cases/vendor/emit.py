@@ -32,9 +32,11 @@ class Call:
     standard: Optional[str] = None
 
 
-def tier_of(op: Operator, shapes: Dict[str, Optional[Tuple[int, ...]]], limits=ARRAY_LIMITS) -> str:
-    """`default`, or `huge` for a case with an array past the default tier's limit; past the huge
-    tier's limit the case is refused (each input and the broadcast shape are counted)."""
+def tier_of(op: Operator, shapes: Dict[str, Optional[Tuple[int, ...]]], limits=ARRAY_LIMITS,
+            huge_from: Optional[int] = None) -> str:
+    """`default`, or `huge` for a case with an array past `huge_from` elements (default: the default
+    tier's limit); past the huge tier's limit the case is refused (each input and the broadcast
+    shape are counted)."""
     try:
         arrays = arrays_of(op, shapes)
     except (ValueError, TypeError):           # shapes that do not broadcast: the contract's to judge
@@ -45,7 +47,7 @@ def tier_of(op: Operator, shapes: Dict[str, Optional[Tuple[int, ...]]], limits=A
         what = "the broadcast shape " if name == "shapes" else f"{name.split('.', 1)[-1]} "
         raise Refused(f"too large: {what}{shape_token(big)} is {n} elements, past the huge tier's limit of "
                       f"{limits['huge']} per array")
-    return "huge" if n > limits["default"] else "default"
+    return "huge" if n > (limits["default"] if huge_from is None else min(huge_from, limits["default"])) else "default"
 
 
 def _reduction(op: Operator, v: Any) -> Any:
@@ -72,8 +74,10 @@ def _dtypes(op: Operator, call: Call) -> Any:
     return spec
 
 
-def entry(op: Operator, call: Call, name: str, seed: Optional[int] = None) -> Dict[str, Any]:
-    """The case-file mapping of one vendor case (keys in the order a reader expects)."""
+def entry(op: Operator, call: Call, name: str, seed: Optional[int] = None,
+          huge_from: Optional[int] = None) -> Dict[str, Any]:
+    """The case-file mapping of one vendor case (keys in the order a reader expects); `huge_from`:
+    the elements per array past which it goes to the huge tier (tier_of)."""
     e: Dict[str, Any] = {"name": name, "product": call.product, "dtypes": _dtypes(op, call)}
     if op.reductions:
         e["reduction"] = _reduction(op, call.reduction)
@@ -86,7 +90,7 @@ def entry(op: Operator, call: Call, name: str, seed: Optional[int] = None) -> Di
         e["values"] = specs
     if call.standard:
         e["standard"] = call.standard
-    if tier_of(op, call.shapes) != "default":
+    if tier_of(op, call.shapes, huge_from=huge_from) != "default":
         e["tier"] = "huge"
     if seed:
         e["seed"] = seed

@@ -99,9 +99,10 @@ def _module(op: Operator) -> str:
 
 
 def run(paths: Sequence[Path], out: Path, force: bool = False, product: Optional[str] = None,
-        say: Callable[[str], None] = print) -> Tuple[Dict[str, Tally], List[Path]]:
+        say: Callable[[str], None] = print, huge_from: Optional[int] = None) -> Tuple[Dict[str, Tally], List[Path]]:
     """Import every vendor case under `paths` into `out`/<operator module>.yaml; `say` gets each
-    refusal's line. Returns the tallies by operator and the files written."""
+    refusal's line; a case with an array past `huge_from` elements goes to the huge tier (default:
+    past the default tier's limit). Returns the tallies by operator and the files written."""
     items = read_all(find(paths), product)
     tallies: Dict[str, Tally] = {}
     kept: Dict[str, Tuple[Operator, List[dict]]] = {}
@@ -123,7 +124,7 @@ def run(paths: Sequence[Path], out: Path, force: bool = False, product: Optional
                 if it.refused is not None:
                     raise Refused(it.refused)
                 op = it.op
-                e, cases = _admit(check, op, it, taken.setdefault(op.name, set()))
+                e, cases = _admit(check, op, it, taken.setdefault(op.name, set()), huge_from)
             except Refused as why:
                 tally.refused[reason_kind(str(why))] += 1
                 say(f"{it.file}: case {it.ident}: refused: {why}")
@@ -136,11 +137,12 @@ def run(paths: Sequence[Path], out: Path, force: bool = False, product: Optional
     return tallies, written
 
 
-def _admit(check: Checker, op: Operator, it: Item, taken: Set[str]) -> Tuple[dict, list]:
+def _admit(check: Checker, op: Operator, it: Item, taken: Set[str],
+           huge_from: Optional[int] = None) -> Tuple[dict, list]:
     """The case's mapping and its cases; a call the file already holds gets the next free seed."""
     name = f"{it.file}#{it.ident.split(' (line ')[0]}"
     for seed in range(MAX_SEED):
-        e = entry(op, it.call, name, seed or None)
+        e = entry(op, it.call, name, seed or None, huge_from)
         cases = check.cases(op, e)
         if not taken.intersection(c.id for c in cases):
             return e, cases
