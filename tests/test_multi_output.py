@@ -207,6 +207,8 @@ def test_each_output_is_judged_through_its_own_rounding_path_with_the_products_f
     assert path.terms is not None and path.flush is True and callable(path.vendor)
     vendor = seen[(2, 3)].pop("vendor")                 # a closure over this call's data: made anew
     assert callable(vendor) and vendor.__qualname__ == path.vendor.__qualname__
+    kept = seen[(2, 3)].pop("kept")                     # and the same with gradual underflow
+    assert callable(kept) and kept.__qualname__ == path.kept.__qualname__
     assert seen == {(2, 3): {"through": path.through, "terms": path.terms, "flush": True}, (): {"flush": True}}
 
 

@@ -129,25 +129,35 @@ class Path:
     `terms`, the dtype a sum's terms are rounded to before they are summed; `vendor`, the result
     as the vendor's arithmetic computes it on that path (Operator.vendor_at: the terms rounded,
     overflow included, and with `flush` float32 subnormals flushed), whose window is accepted too,
-    and whose infinity or NaN is matched where the path itself gives one."""
+    and whose infinity or NaN is matched where the path itself gives one; `kept`, the same
+    computation with gradual underflow where `vendor` flushes (a family that may do either): a
+    float32 intermediate in the subnormal range (exp(-100)) holds few significant bits, so a kernel
+    that keeps it lands outside the golden's window and the flushed computation's alike."""
 
     through: Optional[np.dtype] = None
     terms: Optional[np.dtype] = None
     vendor: Optional[Computed] = None
     flush: bool = False
+    kept: Optional[Computed] = None
+
+    def computations(self) -> List[Tuple[Computed, bool]]:
+        """The vendor's computations an element outside the golden's window is judged against,
+        each with whether it flushes."""
+        return [(c, f) for c, f in ((self.vendor, self.flush), (self.kept, False)) if c is not None]
 
 
 def judge(got: np.ndarray, golden, out_dtype: np.dtype, standard: Standard,
           slack_ulps: float, *, worst: int = 5, block: int = 1 << 16,
           through: Optional[np.dtype] = None, terms: Optional[np.dtype] = None,
-          vendor: Optional[Computed] = None, flush: bool = False) -> Verdict:
+          vendor: Optional[Computed] = None, flush: bool = False,
+          kept: Optional[Computed] = None) -> Verdict:
     """Measure `got` (already of the right shape and dtype) against `golden` (a Golden, or a
     GoldenSource read block by block) under `standard`, in `out_dtype`. A kernel that rounds its
     result to `through` (default: `out_dtype`) and then casts it to got's dtype lands in the window
     rounded the same two ways (suite.run.paths.judged_dtype: an operator's result_dtype): a bfloat16 result
     past float16's range is inf in a float16 out, one in float16's subnormal range lands on
-    float16's grid, and a float16 result cast to bfloat16 is rounded twice. `terms`, `vendor`
-    and `flush`: see Path."""
+    float16's grid, and a float16 result cast to bfloat16 is rounded twice. `terms`, `vendor`,
+    `flush` and `kept`: see Path."""
     from suite.golden.source import GoldenSource, Materialized
     src = golden if isinstance(golden, GoldenSource) else Materialized(golden)
     dt = np.dtype(out_dtype)
@@ -159,7 +169,7 @@ def judge(got: np.ndarray, golden, out_dtype: np.dtype, standard: Standard,
     first = dt if through is None else np.dtype(through)
     then = None if first == flat.dtype else flat.dtype
     t = _Totals(worst)
-    how = _How(Path(through, terms, vendor, flush), nterms=src.nterms, slack_ulps=slack_ulps, first=first,
+    how = _How(Path(through, terms, vendor, flush, kept), nterms=src.nterms, slack_ulps=slack_ulps, first=first,
                then=then, tiny=fi.tiny)
     by = _Judging(how=how, dt=dt, fi=fi, rule=RULES[standard.rule], p=p, gross=gross)
     for start, g, scale, path in src.blocks(block):
@@ -200,10 +210,10 @@ class _How:
         lo, hi = np.where(flush, np.minimum(lo, 0.0), lo), np.where(flush, np.maximum(hi, 0.0), hi)
         return rlo, rhi, lo, hi
 
-    def vendor_extra(self) -> float:
+    def vendor_extra(self, flush: bool) -> float:
         """What flushing the running partial sums of a sum may lose: each of its n partial sums
         flushed loses less than float32's smallest normal (0 without flushing)."""
-        return self.nterms * F32_TINY if self.nterms > 1 and self.path.flush else 0.0
+        return self.nterms * F32_TINY if self.nterms > 1 and flush else 0.0
 
 
 @dataclass(frozen=True)
@@ -224,18 +234,20 @@ def _measure(t: _Totals, by: _Judging, start: int, x: np.ndarray, *, g: np.ndarr
     """One block. Most elements of a correct result lie inside the rounded window with finite
     values: for those the error beyond the window is 0 by definition, so only the distance to the
     unrounded window (for the ulp metrics) is computed on every element, and everything else on
-    the rest alone. With the vendor's computation (Path.vendor), an element outside the window is
-    also measured against that computation's window, and one inside it has no error either; where
+    the rest alone. With the vendor's computations (Path.vendor, then Path.kept), an element outside
+    the window is also measured against each computation's window, and one inside it has no error either; where
     the computation itself is NaN or infinite (a term past a 16-bit dtype's range), the same NaN or
     infinity is its golden."""
     how, dt, fi, rule, p, gross = by.how, by.dt, by.fi, by.rule, by.p, by.gross
     with np.errstate(all="ignore"):
         rlo, rhi, lo, hi = how.rounded(g, scale, path)
         inside = (x >= rlo) & (x <= rhi)
-        if how.path.vendor is not None and not inside.all():
+        for computed, flushes in how.path.computations():
+            if inside.all():
+                break
             miss = np.flatnonzero(~inside)
-            vg, vs, vp = how.path.vendor(start + miss)
-            vrlo, vrhi, vlo, vhi = how.rounded(vg, vs, vp, how.vendor_extra())
+            vg, vs, vp = computed(start + miss)
+            vrlo, vrhi, vlo, vhi = how.rounded(vg, vs, vp, how.vendor_extra(flushes))
             xm = x[miss]
             special = (np.isnan(xm) & np.isnan(vg)) | (np.isinf(vg) & (xm == vg))
             ok = ((xm >= vrlo) & (xm <= vrhi)) | special

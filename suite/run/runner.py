@@ -234,7 +234,7 @@ class Runner:
                          flush=may_flush(case.product))
         path = rounding_path(case, data, got.dtype)
         return judge(got, data.golden, judged_dtype(case, got.dtype), std, self.table.slack_ulps,
-                     through=path.through, terms=path.terms, vendor=path.vendor, flush=path.flush)
+                     through=path.through, terms=path.terms, vendor=path.vendor, flush=path.flush, kept=path.kept)
 
     # -- the three kinds of test ---------------------------------------------------------------
     def check(self, kind: Kind, case: Case, nodeid: str) -> Dict[str, Any]:
