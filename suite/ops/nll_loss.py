@@ -395,6 +395,7 @@ class NLLLoss(LossBackward):
             "1-d [0] self (row 14)": (sig(s=(0,), t=(), w=(0,), out=()), INVALID),
         }
         accept = {
+            "bfloat16 on ascend-950 (DAV_3510: the three-dtype list)": sig(dt="bfloat16", product="ascend-950"),
             "none, float32": sig(),
             "mean, 0-d out and totalWeightOut": sig(reduction=1),
             "sum, out [1], totalWeightOut [1, 1]": sig(reduction=2, out=(1,), tw=(1, 1)),
