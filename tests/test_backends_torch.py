@@ -392,7 +392,8 @@ def test_null_tensors_and_wrong_out_shape_error(backend):
 
 def test_public_attributes(backend):
     assert backend.name == "torch" and "status" not in backend.capabilities
-    assert set(backend.products) == {"atlas-training", "atlas-inference", "atlas-a2", "atlas-a3"}
+    assert set(backend.products) == {"atlas-training", "atlas-inference", "atlas-a2", "atlas-a3", "ascend-950",
+                                     "atlas-200i-500-a2"}
 
 
 @pytest.mark.parametrize("soc,product", [("Ascend910B3", "atlas-a2"), ("Ascend910_9391", "atlas-a3"),
