@@ -101,7 +101,8 @@ class NLLLoss(LossBackward):
     tiling_names = ("vector_rows", "ub_c")
     # The TBE kernel the four families run adds each core's partial sums into the two outputs by
     # atomic add; ops-nn's API list says nondeterministic by default on A2/A3, the operator's page
-    # on training and inference too (the page's "Determinism"): none is elementwise.
+    # on training and inference too (the page's "Determinism"): none is elementwise. The Ascend 950
+    # kernel sums without atomics, deterministic by default there [NLL-950-SIMT] [OP-LIST].
     nondeterministic = {p: {"reduction": (1, 2)} for p in ("atlas-training", "atlas-inference",
                                                            "atlas-a2", "atlas-a3")}
 
