@@ -30,8 +30,9 @@ STATUS_NAMES = {
     561112: "ACLNN_ERR_INNER_OPP_KERNEL_PKG_NOT_FOUND",
 }
 
-# Product families (docs/aclnn-status.md); the dtypes each takes are the operator's (suite/ops).
-PRODUCTS = ("atlas-training", "atlas-inference", "atlas-a2", "atlas-a3")
+# Product families (docs/aclnn-status.md); the dtypes each takes are the operator's (suite/ops), and
+# an operator serves only the families its `product_dtypes` names (Operator.serves).
+PRODUCTS = ("atlas-training", "atlas-inference", "atlas-a2", "atlas-a3", "ascend-950", "atlas-200i-500-a2")
 # The name prefix each family's SoC names share, for display only: which family a SoC name belongs
 # to is decided by suite/backends/soc.py's table (the bare "Ascend910B", for one, is atlas-training).
 PRODUCT_SOCS = {
@@ -39,6 +40,8 @@ PRODUCT_SOCS = {
     "atlas-inference": "Ascend310P",
     "atlas-a2": "Ascend910B",
     "atlas-a3": "Ascend910_93",
+    "ascend-950": "Ascend950",
+    "atlas-200i-500-a2": "Ascend310B",
 }
 
 # The vendor's SoC names (its test files' and pages' spelling, matched in any case) and the family

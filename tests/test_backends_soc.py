@@ -13,7 +13,7 @@ import pytest
 from suite.backends import soc
 from suite.contract import PRODUCTS
 
-# Every name the issue and the sources list, with the family it must be held to (None: refused).
+# Every name the issue and the sources list, with the family it must be held to.
 LISTED = {
     # Atlas training series: the first-generation 910, no bfloat16; the bare Ascend910B is one of them
     "Ascend910A": "atlas-training", "Ascend910ProA": "atlas-training", "Ascend910ProB": "atlas-training",
@@ -28,27 +28,24 @@ LISTED = {
     # Atlas inference series: 310P
     "Ascend310P1": "atlas-inference", "Ascend310P2": "atlas-inference", "Ascend310P3": "atlas-inference",
     "Ascend310P4": "atlas-inference", "Ascend310P5": "atlas-inference", "Ascend310P7": "atlas-inference",
-    # named, outside the four families
-    "Ascend950PR_9599": None, "Ascend950DT_95A": None, "Ascend950PR_9579": None,
-    "Ascend310B1": None, "Ascend310B2": None, "Ascend310B3": None, "Ascend310B4": None,
+    # Ascend 950PR/950DT
+    "Ascend950PR_9599": "ascend-950", "Ascend950DT_95A": "ascend-950", "Ascend950PR_9579": "ascend-950",
+    # Atlas 200I/500 A2 inference products: 310B
+    "Ascend310B1": "atlas-200i-500-a2", "Ascend310B2": "atlas-200i-500-a2", "Ascend310B3": "atlas-200i-500-a2",
+    "Ascend310B4": "atlas-200i-500-a2",
 }
 # Names no rule may claim: prefixes of real names, made-up variants, other vendors' chips, nothing.
 UNKNOWN = ["Ascend910", "Ascend910Bx", "Ascend910B_", "Ascend910_93", "Ascend910_9", "Ascend310P", "Ascend310",
-           "Ascend610", "ascend910b3", " Ascend910B3", "Ascend910B3 ", "", "NVIDIA H200"]
+           "Ascend610", "ascend910b3", " Ascend910B3", "Ascend910B3 ", "", "NVIDIA H200", "Ascend310B",
+           "Ascend310Bx", "Ascend950 PR", "Ascend95"]
 # Variants not yet listed that the prefix rules must still place.
 VARIANTS = {"Ascend910B5": "atlas-a2", "Ascend910B4-2": "atlas-a2", "Ascend910_9399": "atlas-a3",
-            "Ascend310P9": "atlas-inference"}
+            "Ascend310P9": "atlas-inference", "Ascend950DT_9591": "ascend-950", "Ascend310B5": "atlas-200i-500-a2"}
 
 
 @pytest.mark.parametrize("name,family", sorted(LISTED.items()))
 def test_every_listed_name_has_its_family(name, family):
-    if family is None:
-        with pytest.raises(soc.UnknownSoc) as err:
-            soc.family_of(name)
-        assert name in str(err.value) and "outside the four product families" in str(err.value)
-        assert soc.match(name) is not None, f"{name} should be named by the table, not unknown"
-    else:
-        assert soc.family_of(name) == family
+    assert soc.family_of(name) == family
 
 
 @pytest.mark.parametrize("name", UNKNOWN)
@@ -70,20 +67,21 @@ def test_exact_names_come_before_prefix_rules():
     """The bare Ascend910B would be A2 by a plain prefix; the table says first-generation 910."""
     assert soc.match("Ascend910B").rule == "exact"
     assert soc.family_of("Ascend910B") == "atlas-training" and not soc.has_bfloat16("Ascend910B")
-    assert soc.match("Ascend950PR_9599").family is None
+    assert soc.match("Ascend950PR_9599").rule == "exact" and soc.match("Ascend950DT_95A").rule == "prefix Ascend950"
 
 
 def test_the_table_lists_every_name_listed_here_exactly():
     """Both directions: the table's exact names are the listed ones (the few extra listed names of
-    950 are reached by its prefix rule), and every family is reachable."""
+    950 are reached by its prefix rule), and every family, the 950 and 200I/500 A2 included, is
+    reachable by an exact name."""
     exact = {n for n, m in ((n, soc.match(n)) for n in LISTED) if m.rule == "exact"}
     assert set(soc.EXACT) == exact
-    assert {f for f in soc.EXACT.values() if f} == set(PRODUCTS)
+    assert set(soc.EXACT.values()) == set(PRODUCTS) == set(soc.BFLOAT16)
 
 
 @pytest.mark.parametrize("name,bf16", [("Ascend910B3", True), ("Ascend910_9391", True), ("Ascend910A", False),
-                                       ("Ascend910B", False), ("Ascend310P3", False), ("Ascend950PR_9599", False),
-                                       ("Nope", False)])
+                                       ("Ascend910B", False), ("Ascend310P3", False), ("Ascend950PR_9599", True),
+                                       ("Ascend950DT_95A", True), ("Ascend310B1", False), ("Nope", False)])
 def test_bfloat16_per_soc(name, bf16):
     assert soc.has_bfloat16(name) is bf16
 
@@ -91,7 +89,7 @@ def test_bfloat16_per_soc(name, bf16):
 def test_c_header_holds_every_entry():
     text = soc.c_header()
     for name, family in soc.EXACT.items():
-        idx = "EMU_FAMILY_NONE" if family is None else str(PRODUCTS.index(family))
+        idx = str(PRODUCTS.index(family))
         assert f'{{"{name}", 0, {idx}}},' in text
     for prefix, digit, family in soc.PREFIXES:
         assert f'{{"{prefix}", {int(digit)},' in text

@@ -392,20 +392,22 @@ def test_null_tensors_and_wrong_out_shape_error(backend):
 
 def test_public_attributes(backend):
     assert backend.name == "torch" and "status" not in backend.capabilities
-    assert set(backend.products) == {"atlas-training", "atlas-inference", "atlas-a2", "atlas-a3"}
+    assert set(backend.products) == {"atlas-training", "atlas-inference", "atlas-a2", "atlas-a3", "ascend-950",
+                                     "atlas-200i-500-a2"}
 
 
 @pytest.mark.parametrize("soc,product", [("Ascend910B3", "atlas-a2"), ("Ascend910_9391", "atlas-a3"),
                                          ("Ascend910A", "atlas-training"), ("Ascend910ProB", "atlas-training"),
-                                         ("Ascend910B", "atlas-training"), ("Ascend310P3", "atlas-inference")])
+                                         ("Ascend910B", "atlas-training"), ("Ascend310P3", "atlas-inference"),
+                                         ("Ascend950PR_9599", "ascend-950"), ("Ascend310B1", "atlas-200i-500-a2")])
 def test_npu_soc_names_map_to_one_product(soc, product):
     """The aclnn backend's table (suite/backends/soc.py): the bare Ascend910B is a first-generation 910."""
     from suite.backends.torch_backend import products_for_soc
     assert products_for_soc(soc) == (product,)
 
 
-@pytest.mark.parametrize("soc", ["SomethingElse", "Ascend950PR_9599", "Ascend910"])
-def test_npu_soc_unknown_or_out_of_scope_is_an_error_naming_it(soc):
+@pytest.mark.parametrize("soc", ["SomethingElse", "Ascend960PR", "Ascend910", "Ascend310B"])
+def test_npu_soc_unknown_is_an_error_naming_it(soc):
     from suite.backends.torch_backend import products_for_soc
     with pytest.raises(RuntimeError, match=f"torch backend: SoC '{soc}'"):
         products_for_soc(soc)

@@ -24,6 +24,7 @@ from suite.cases.model import NUMBERS, STORED_LIMIT, Kind, kinds_of
 from suite.cases.load import load_cases, load_file
 from suite.ops.base import MAX_RANK, Attr, Operator, Signature, broadcast, element_inputs
 from suite.common.yamlfile import FileError
+from suite.contract import PRODUCTS
 from tests.core_helpers import marked_line
 
 NULLPTR, INVALID = 161001, 161002
@@ -429,6 +430,31 @@ def test_an_exclusion_on_each_axis(tmp_path: Path) -> None:
         ("float32", (3,), "contiguous", "tiny"), ("float32", (3,), "contiguous", "uniform")]
 
 
+def test_a_matrix_skips_the_products_the_operator_does_not_serve(tmp_path: Path) -> None:
+    """Issue 44: DeriveTestOp's product_dtypes name four families, not ascend-950 nor
+    atlas-200i-500-a2. A matrix over every product, or one that names them, makes no case there
+    and says nothing; it drops no case either (nothing was made to be dropped)."""
+    assert {"ascend-950", "atlas-200i-500-a2"} <= set(PRODUCTS) and not set(PRODUCT_DTYPES) >= set(PRODUCTS)
+    assert Derive().serves("atlas-a2") and not Derive().serves("ascend-950")
+    cs, dropped = _load(tmp_path, """
+        op: DeriveTestOp
+        matrices:
+          - dtypes: float32
+            reductions: none
+            flip: false
+            shapes: [[2, 2, 2]]
+          - products: [atlas-a2, ascend-950, atlas-200i-500-a2]
+            dtypes: float16
+            reductions: none
+            flip: false
+            shapes: [[2, 2, 2]]
+        """)
+    assert dropped == 0
+    assert sorted((c.product, c.dtype_token) for c in cs) == [
+        ("atlas-a2", "float16"), ("atlas-a2", "float32"), ("atlas-a3", "float32"),
+        ("atlas-inference", "float32"), ("atlas-training", "float32")]
+
+
 def test_a_matrix_with_the_defaults(tmp_path: Path) -> None:
     """Every product, reduction and attribute value the operator declares; contiguous, uniform."""
     cs, dropped = _load(tmp_path, """
@@ -601,9 +627,10 @@ BAD: Dict[str, Tuple[str, Optional[str], str]] = {
                    "scale, seed, shapes, standard, steps, tier, timing, values)"),
     "matrix product": (H + "matrices:\n  - dtypes: [float32]\n    products:\n      - atlas-a2\n      - atlas-z9 #<\n",
                        "products[1]", "unknown product 'atlas-z9' (known: atlas-training, atlas-inference, atlas-a2, "
-                       "atlas-a3)"),
+                       "atlas-a3, ascend-950, atlas-200i-500-a2)"),
     "matrix product scalar": (H + "matrices:\n  - dtypes: [float32]\n    products: atlas-z9 #<\n", "products[0]",
-                              "unknown product 'atlas-z9' (known: atlas-training, atlas-inference, atlas-a2, atlas-a3)"),
+                              "unknown product 'atlas-z9' (known: atlas-training, atlas-inference, atlas-a2, atlas-a3, "
+                              "ascend-950, atlas-200i-500-a2)"),
     "matrix products empty": (H + "matrices:\n  - dtypes: [float32]\n    products: [] #<\n", "products", "is empty"),
     "matrix no dtypes": (H + "matrices:\n  - products: [atlas-a2] #<\n    shapes: [[2, 2, 2]]\n", "dtypes",
                          "is required"),
@@ -717,7 +744,13 @@ BAD: Dict[str, Tuple[str, Optional[str], str]] = {
     "case no reduction": (S + "    shapes: [2, 2, 2]\n", "reduction", "is required"),
     "case product": (H + "cases:\n  - dtypes: float32\n    product: atlas-z9 #<\n    reduction: none\n"
                      "    shapes: [2, 2, 2]\n", "product",
-                     "unknown product 'atlas-z9' (known: atlas-training, atlas-inference, atlas-a2, atlas-a3)"),
+                     "unknown product 'atlas-z9' (known: atlas-training, atlas-inference, atlas-a2, atlas-a3, "
+                     "ascend-950, atlas-200i-500-a2)"),
+    "case product not served": (H + "cases:\n  - dtypes: float32\n    product: ascend-950 #<\n    reduction: none\n"
+                                "    shapes: [2, 2, 2]\n", "product",
+                                "DeriveTestOp is not served on ascend-950: its page marks it not supported there "
+                                "and what aclnn returns is not established (served: atlas-training, "
+                                "atlas-inference, atlas-a2, atlas-a3)"),
     "case dtype": (H + "cases:\n  - product: atlas-a2\n    dtypes: uint16 #<\n    reduction: none\n    shapes: [2, 2, 2]\n",
                    "dtypes", "unknown dtype 'uint16' (known: float32, float16, bfloat16, int64, int32, int16, int8, uint8, bool)"),
     "case reduction": (S + "    shapes: [2, 2, 2]\n    reduction: batchmean #<\n", "reduction",

@@ -31,7 +31,10 @@ matrices:
 
 def test_hardware_file_holds_every_product_with_its_numbers() -> None:
     hw = hardware.load_hardware()
-    assert set(hw) == {"atlas-training", "atlas-inference", "atlas-a2", "atlas-a3"}
+    assert set(hw) == {"atlas-training", "atlas-inference", "atlas-a2", "atlas-a3", "ascend-950", "atlas-200i-500-a2"}
+    # the 950 and the 310B: TOTAL_UB_SIZE 248 KB for NPU architectures 3510 and 3002 (cases/hardware.yaml)
+    assert hw["ascend-950"].ub_bytes == hw["atlas-200i-500-a2"].ub_bytes == 248 * 1024
+    assert hw["ascend-950"].cores == (48, 64) and hw["atlas-200i-500-a2"].cores == (1,)
     assert hw["atlas-a2"].cores == (40, 48) and hw["atlas-a2"].ub_bytes == 196608 - 256
     assert hw["atlas-training"].ub_bytes == 256 * 1024
     n = hw["atlas-a2"].names("float16")

@@ -145,7 +145,7 @@ def test_emulator_found_devices_family_and_smoke(emu_dir):
     assert not stopping(doc)
 
 
-@pytest.mark.parametrize("name", ["Ascend950PR_9599", "Ascend910Bx"])
+@pytest.mark.parametrize("name", ["Ascend960PR", "Ascend910Bx"])
 def test_emulator_soc_outside_the_table_is_refused_by_name(emu_dir, name):
     code, doc, _ = run_doctor("--no-smoke", "--backend-opt", f"lib_dir={emu_dir}",
                               env=clean_env(ACLNN_EMU_SOC=name, ACLNN_EMU_DEVICES="1"))
@@ -283,6 +283,11 @@ def test_every_operator_has_a_smoke_case_on_every_family():
     for name in ops.OPERATORS:
         for product in PRODUCTS:
             c = cli_doctor_smoke.smoke_case(cases, name, [product])
+            if "float32" not in ops.get(name).product_dtypes.get(product, ()):
+                # not served there, or no dtype accepted (KlDivBackward on atlas-200i-500-a2): no
+                # numbers case to smoke (the doctor reports it skipped, with the reason)
+                assert c is None and product == "atlas-200i-500-a2", (name, product)
+                continue
             assert c is not None, (name, product)
             assert c.op == name and c.product == product and c.expect == NUMBERS and golden.is_stored(c)
             assert c.out_dtype == "float32" and c.layout == "contiguous" and 0 < c.elements <= cli_doctor_smoke.SMOKE_LIMIT

@@ -71,14 +71,18 @@ def test_every_input_and_output_has_its_dtypes_on_every_product(name: str) -> No
     op = ops.get(name)
     d, text = opsref.describe(op), opsref.markdown({name: op})
     tensors = [*op.inputs, *opsref.outputs(op)]
-    for p in PRODUCTS:
+    assert d["products"] == [p for p in PRODUCTS if p in op.product_dtypes] and "ascend-950" in d["products"]
+    for p in d["products"]:
         assert list(d["tensor_dtypes"][p]) == tensors
         for n in tensors:
             if n not in op.optional:
-                assert d["tensor_dtypes"][p][n], (p, n)
+                assert bool(d["tensor_dtypes"][p][n]) == bool(op.product_dtypes[p]), (p, n)
     for n in tensors:
         row = next(ln for ln in text.splitlines() if ln.startswith(f"| `{n}` | ") and ln.count("|") == 2 + len(PRODUCTS))
         assert "| - |" not in row or n in op.optional, row
+        # the families it does not serve (Operator.serves) say so, in PRODUCTS' column order
+        cells = [c.strip() for c in row.split("|")[2:-1]]
+        assert [c == "not served" for c in cells] == [p not in d["products"] for p in PRODUCTS], row
     assert "every tensor one of" not in text
     assert [o["name"] for o in d["other_outputs"]] == list(opsref.outputs(op)[1:])
 
@@ -86,10 +90,11 @@ def test_every_input_and_output_has_its_dtypes_on_every_product(name: str) -> No
 def test_nll_loss_names_its_targets_and_total_weights_shape_dtype_and_when_it_is_written() -> None:
     d = opsref.describe(ops.get("NLLLoss"))
     text = opsref.markdown({"NLLLoss": ops.get("NLLLoss")})
-    for p in PRODUCTS:
+    for p in d["products"]:
         assert d["tensor_dtypes"][p]["target"] == ["int64", "int32", "uint8"]
         assert "bfloat16" in d["tensor_dtypes"][p]["totalWeightOut"] or p in ("atlas-training", "atlas-inference")
-    assert "| `target` | int64, int32, uint8 | int64, int32, uint8 | int64, int32, uint8 | int64, int32, uint8 |" in text
+    assert ("| `target` | int64, int32, uint8 | int64, int32, uint8 | int64, int32, uint8 | int64, int32, uint8 | "
+            "int64, int32, uint8 | not served |") in text
     [tw] = d["other_outputs"]
     assert (tw["name"], tw["shape"], tw["written"]) == ("totalWeightOut", [], ["mean", "sum"])
     assert tw["shapes_passed"][:3] == [[], [1], [1, 1]] and [2] not in tw["shapes_passed"]

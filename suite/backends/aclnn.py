@@ -27,8 +27,8 @@ Unsupported (its cases skip, with the reason).
 
 Product: detected from aclrtGetSocName() through suite/backends/soc.py's table (exact CANN platform names,
 then a few prefix rules; the bare "Ascend910B" is a first-generation 910, atlas-training). An
-unknown or out-of-scope SoC (Ascend 950, Atlas 200I/500 A2) makes the backend unavailable with a
-message naming the SoC, never a guessed family; `product=` overrides detection, for emulators and
+unknown SoC makes the backend unavailable with a message naming the SoC, never a guessed family
+(the Ascend 950 and Atlas 200I/500 A2 are families of their own: ascend-950, atlas-200i-500-a2); `product=` overrides detection, for emulators and
 simulators. Initialisation (aclInit, aclrtSetDevice, aclrtCreateStream) happens once,
 lazily, on first use; `close()` tears it down (nothing is registered globally: a process that never
 calls close() simply exits).
@@ -79,7 +79,7 @@ class AclRuntimeError(RuntimeError):
 
 
 def product_for_soc(name: str) -> Optional[str]:
-    """The product family of a SoC name as aclrtGetSocName reports it (None: unknown or out of scope);
+    """The product family of a SoC name as aclrtGetSocName reports it (None: unknown);
     suite.soc.family_of says why."""
     try:
         return soc.family_of(name)

@@ -10,7 +10,7 @@ from typing import Optional
 import numpy as np
 
 from suite import ops
-from suite.contract import PRODUCTS, AclnnError, OpCall
+from suite.contract import PRODUCTS, AclnnError, OpCall, Unsupported
 from suite.ops.base import Signature
 
 LLC_FALLBACK = 32 << 20          # bytes of last-level cache assumed where sysfs does not say
@@ -40,6 +40,8 @@ class ReferenceBackend:
 
     def run(self, call: OpCall) -> np.ndarray:
         op = ops.get(call.op)
+        if not op.serves(call.product):          # no status to give: skipped with the reason
+            raise Unsupported(op.not_served(call.product))
         status, why = op.check(Signature.of_call(call))
         if status:
             raise AclnnError(status, why)

@@ -3,8 +3,8 @@
 Why one table: the family decides which cases run and what status a dtype gets (a 910 of the first
 generation rejects bfloat16 with 161002). A backend that guesses the family from a prefix holds the
 device to the wrong contract and fails, or passes, the wrong cases. So exact names come first, a few
-prefix rules (a family's prefix followed by a digit: a chip variant not yet listed) after them, and
-every other name is an error that names the SoC, never a guessed family.
+prefix rules (a family's prefix followed by a digit, or for the 950 anything: a chip variant not yet
+listed) after them, and every other name is an error that names the SoC, never a guessed family.
 
 The names are the ones the runtime reports (aclrtGetSocName, torch.npu.get_device_name), which are
 the names of CANN's platform configuration files (<toolkit>/data/platform_config/<SoC>.ini):
@@ -13,14 +13,15 @@ the names of CANN's platform configuration files (<toolkit>/data/platform_config
                B4/B4-1, Ascend310B1-4, Ascend910_9391/9392/9381/9382/9372/9361; IsBF16Supported is
                `>= Ascend910B1`: the bare "Ascend910B" is a first-generation 910, without bfloat16)
                and NpuVariables.h @37d762bb (Ascend310P5/P7, Ascend910_9362)
-  [OPS-NN]     github hicann/ops-nn, the op_api dtype lists: ASCEND910 and ASCEND310P take FLOAT and
-               FLOAT16; ASCEND910B and ASCEND910_93 (DAV_2201) add BFLOAT16 (docs/aclnn-status.md)
-  [ASC-950]    Ascend C platform headers (ascend950pr_9599_ini.h) and ops-nn's build docs
-               ("ascend950" for Ascend 950PR/950DT): a fifth family, regbase, outside this contract
-  [ATLAS-200I] Ascend310B1-4: Atlas 200I/500 A2 inference products, not served by these operators
-
-Out of scope means named but held to no family: a run there is refused with the reason, as an
-unknown name is.
+  [OPS-NN]     github hicann/ops-nn @e5c3fa93, the op_api dtype lists: ASCEND910 and ASCEND310P take
+               FLOAT and FLOAT16; ASCEND910B and ASCEND910_93 (DAV_2201) and the regbase Ascend 950
+               (DAV_3510, `IsRegbase` in common/inc/op_api/aclnn_util.h) add BFLOAT16; every other chip,
+               the Ascend310B (Atlas 200I/500 A2) among them, gets the two-dtype list or none
+               (docs/aclnn-status.md, "Product families")
+  [ASC-950]    github cannmirror/asc-devkit @0da921b9, impl/utils/tiling/platform/platform_ascendc.cpp
+               (the "Ascend950" and "Ascend310B" short SoC versions) and ops-nn's build docs
+               ("ascend950" for Ascend 950PR/950DT: names such as Ascend950PR_9599, Ascend950DT_95A)
+  [ATLAS-200I] Ascend310B1-4: Atlas 200I/500 A2 inference products (TORCH-NPU's socVersionMap)
 """
 from __future__ import annotations
 
@@ -30,12 +31,13 @@ from typing import Dict, Optional, Tuple
 from suite.contract import PRODUCTS
 
 # family -> whether its chips (and so the operators' dtype lists) take bfloat16 [TORCH-NPU] [OPS-NN]
-BFLOAT16 = {"atlas-training": False, "atlas-inference": False, "atlas-a2": True, "atlas-a3": True}
+BFLOAT16 = {"atlas-training": False, "atlas-inference": False, "atlas-a2": True, "atlas-a3": True,
+            "ascend-950": True, "atlas-200i-500-a2": False}
 
-TRAINING, INFERENCE, A2, A3 = PRODUCTS[0], PRODUCTS[1], PRODUCTS[2], PRODUCTS[3]
+TRAINING, INFERENCE, A2, A3, A950, A200I = PRODUCTS
 
-# name -> family, or None: named, but outside the four families (the reason is in OUT_OF_SCOPE)
-EXACT: Dict[str, Optional[str]] = {
+# name -> family
+EXACT: Dict[str, str] = {
     # Atlas training series: first-generation 910, dav-c100 (the bare "Ascend910B" is one of them)
     "Ascend910A": TRAINING, "Ascend910B": TRAINING, "Ascend910ProA": TRAINING, "Ascend910ProB": TRAINING,
     "Ascend910PremiumA": TRAINING,
@@ -48,30 +50,27 @@ EXACT: Dict[str, Optional[str]] = {
     # Atlas A3: 910_93xx, dav-c220 per die
     "Ascend910_9391": A3, "Ascend910_9392": A3, "Ascend910_9381": A3, "Ascend910_9382": A3,
     "Ascend910_9372": A3, "Ascend910_9362": A3, "Ascend910_9361": A3,
-    # named, outside the contract
-    "Ascend310B1": None, "Ascend310B2": None, "Ascend310B3": None, "Ascend310B4": None,
-    "Ascend950PR_9599": None,
+    # Ascend 950PR/950DT: NPU architecture 3510 (DAV_3510), regbase, split [ASC-950] (other variants:
+    # the prefix rule)
+    "Ascend950PR_9599": A950,
+    # Atlas 200I/500 A2 inference products: 310B1-B4, NPU architecture 3002, coupled AI Core [ATLAS-200I]
+    "Ascend310B1": A200I, "Ascend310B2": A200I, "Ascend310B3": A200I, "Ascend310B4": A200I,
 }
 
-# (prefix, a digit must follow, family or None), tried in order after the exact names. The digit keeps
+# (prefix, a digit must follow, family), tried in order after the exact names. The digit keeps
 # "Ascend910B" itself (exact: training) and made-up names such as "Ascend910Bx" out of the A2 rule.
 # What follows the prefix may hold only letters, digits, '-' and '_' (as every listed name does).
-PREFIXES: Tuple[Tuple[str, bool, Optional[str]], ...] = (
-    ("Ascend950", False, None),
+PREFIXES: Tuple[Tuple[str, bool, str], ...] = (
+    ("Ascend950", False, A950),
     ("Ascend910_93", True, A3),
     ("Ascend910B", True, A2),
     ("Ascend310P", True, INFERENCE),
-    ("Ascend310B", True, None),
+    ("Ascend310B", True, A200I),
 )
-
-OUT_OF_SCOPE = {
-    "Ascend950": "Ascend 950PR/950DT (a regbase chip, a fifth family the contract does not cover)",
-    "Ascend310B": "Atlas 200I/500 A2 inference products (these operators do not serve them)",
-}
 
 
 class UnknownSoc(ValueError):
-    """A SoC name the table does not hold, or holds as outside the four families."""
+    """A SoC name the table does not hold."""
 
     def __init__(self, soc: str, why: str) -> None:
         self.soc = soc
@@ -81,9 +80,9 @@ class UnknownSoc(ValueError):
 
 @dataclass(frozen=True)
 class Match:
-    """How a name was resolved: the family (None: out of scope) and the rule that said so."""
+    """How a name was resolved: the family and the rule that said so."""
     soc: str
-    family: Optional[str]
+    family: str
     rule: str  # "exact" or "prefix <P>"
 
 
@@ -107,16 +106,13 @@ def family_of(soc: str) -> str:
     m = match(soc)
     if m is None:
         raise UnknownSoc(soc, "not a SoC name CANN's platform configurations list")
-    if m.family is None:
-        why = next((w for p, w in OUT_OF_SCOPE.items() if soc.startswith(p)), "outside the four families")
-        raise UnknownSoc(soc, f"{why}, outside the four product families this suite's contract covers")
     return m.family
 
 
 def has_bfloat16(soc: str) -> bool:
     """Whether the operators take bfloat16 on `soc` (False for a name without a family)."""
     m = match(soc)
-    return bool(m and m.family and BFLOAT16[m.family])
+    return bool(m and BFLOAT16[m.family])
 
 
 def c_header() -> str:
@@ -128,8 +124,8 @@ def c_header() -> str:
              "typedef struct { const char *name; int digit; int family; } emu_soc_rule;",
              "static const emu_soc_rule EMU_SOC_EXACT[] = {"]
 
-    def idx(f: Optional[str]) -> str:
-        return "EMU_FAMILY_NONE" if f is None else str(PRODUCTS.index(f))
+    def idx(f: str) -> str:
+        return str(PRODUCTS.index(f))
     lines += [f'    {{"{n}", 0, {idx(f)}}},' for n, f in EXACT.items()]
     lines += ["};", "static const emu_soc_rule EMU_SOC_PREFIX[] = {"]
     lines += [f'    {{"{p}", {int(d)}, {idx(f)}}},' for p, d, f in PREFIXES]

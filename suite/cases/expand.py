@@ -158,7 +158,8 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
         if k not in allowed:
             raise ctx.fail(m, k, f"unknown key (allowed: {', '.join(sorted(allowed))})")
     source = f"{ctx.path}:{m.line}"
-    products = _products(ctx, m, "products")
+    # A product the operator does not serve makes no case (Operator.serves): skipped silently.
+    products = [p for p in _products(ctx, m, "products") if op.serves(p)]
     dts = [parse_dtypes(ctx, op, lst, i, v) for lst in [_as_list(ctx, m, "dtypes")] for i, v in enumerate(lst)]
     reds_node = m.get("reductions", "all")
     reds: List[Optional[int]] = [None] if not op.reductions else list(op.reductions.values()) if reds_node == "all" else [

@@ -75,6 +75,8 @@ def single(ctx: _Ctx, op: Operator, c: LineDict, out: Expansion) -> None:
         if k not in c:
             raise FileError(ctx.path, c.line, k, "is required")
     prod = product(ctx, c, "product", c["product"])
+    if not op.serves(prod):
+        raise ctx.fail(c, "product", op.not_served(prod))
     ins, od = parse_dtypes(ctx, op, c, "dtypes", c["dtypes"])
     combos = _attr_lists(ctx, op, c)
     shapes = _triple(ctx, op, c, "shapes", c["shapes"], allow_null=True)

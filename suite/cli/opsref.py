@@ -121,7 +121,7 @@ def output_facts(op: Operator) -> List[Dict[str, Any]]:
     allocates, the dtype it allocates for inputs of each floating dtype, and when it is written."""
     facts = []
     accepted = _accepted(op)
-    floats = [d for d in dtypes.DTYPES if any(d in op.product_dtypes[p] for p in PRODUCTS)]
+    floats = [d for d in dtypes.DTYPES if any(d in op.product_dtypes.get(p, ()) for p in PRODUCTS)]
     for name in outputs(op)[1:]:
         base = accepted[0]
         passed = {c for s in accepted if s.outputs for c in CANDIDATE_SHAPES
@@ -157,8 +157,9 @@ def describe(op: Operator) -> Dict[str, Any]:
         "reduction": dict(op.reductions),
         "attributes": [{"name": a.name, "type": a.kind.__name__, "values_run": list(a.values),
                         "default": a.default} for a in op.attributes],
-        "dtypes": {p: sorted(op.product_dtypes[p]) for p in PRODUCTS},
-        "tensor_dtypes": {p: tensor_dtypes(op, p) for p in PRODUCTS},
+        "products": [p for p in PRODUCTS if op.serves(p)],
+        "dtypes": {p: sorted(op.product_dtypes[p]) for p in PRODUCTS if op.serves(p)},
+        "tensor_dtypes": {p: tensor_dtypes(op, p) for p in PRODUCTS if op.serves(p)},
         "other_outputs": output_facts(op),
         "out_shape_examples": [{"inputs": {k: None if v is None else list(v) for k, v in shapes.items()},
                                 "out": {r: None if s is None else list(s) for r, s in by.items()},
@@ -167,6 +168,15 @@ def describe(op: Operator) -> Dict[str, Any]:
         "nondeterministic": {p: {k: list(v) for k, v in when.items()} for p, when in op.nondeterministic.items()},
         "page": f"docs/operators/{op.name}.md",
     }
+
+
+def _cell(d: Mapping[str, Any], product: str, tensor: str) -> str:
+    """A tensor's dtypes on a product as the page prints them ("-": an optional tensor none fits)."""
+    if product not in d["tensor_dtypes"]:
+        return "not served"
+    if not d["dtypes"][product]:
+        return "none"
+    return ", ".join(d["tensor_dtypes"][product][tensor]) or "-"
 
 
 def markdown(operators: Mapping[str, Operator]) -> str:
@@ -193,10 +203,11 @@ def markdown(operators: Mapping[str, Operator]) -> str:
         if attrs:
             lines += ["| attribute | type | values | default |", "| --- | --- | --- | --- |", *attrs, ""]
         lines += ["Dtypes each tensor may have, per product (each passes the operator's check in some call the",
-                  "page accepts; which combinations pass is the contract page's table):", "",
+                  "page accepts; which combinations pass is the contract page's table; \"none\": every call is",
+                  "rejected there; \"not served\": no case runs there, what aclnn returns is not established):", "",
                   "| tensor | " + " | ".join(PRODUCTS) + " |", "| --- |" + " --- |" * len(PRODUCTS)]
         for n in [i["name"] for i in d["inputs"]] + d["outputs"]:
-            lines.append(f"| `{n}` | " + " | ".join(", ".join(d["tensor_dtypes"][p][n]) or "-" for p in PRODUCTS) + " |")
+            lines.append(f"| `{n}` | " + " | ".join(_cell(d, p, n) for p in PRODUCTS) + " |")
         for o in d["other_outputs"]:
             written = "every call" if o["written"] == [""] else "under " + ", ".join(o["written"])
             alloc = ", ".join(f"{a} for {i} inputs" for i, a in o["dtype_for_inputs"].items())

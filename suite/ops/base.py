@@ -14,7 +14,7 @@ import numpy as np
 
 from suite.common import blocks as B
 from suite.common import dtypes
-from suite.contract import OpCall
+from suite.contract import PRODUCTS, OpCall
 from suite.ops.flush import F32_TINY, flushing, ftz
 from suite.ops.records import Attr, Example, Golden, Rejection, Signature, VendorNames, table
 from suite.ops.shapes import MAX_RANK, Shape, broadcast, numel, reduced_axes
@@ -27,13 +27,17 @@ __all__ = ["Attr", "Example", "F32_TINY", "Golden", "LOSS_DTYPES", "MAX_RANK", "
            "reduced_axes", "table", "to_out", "VendorNames"]
 
 
-# The dtypes the loss-backward family takes on each product (docs/aclnn-status.md, and each
-# operator's page): an operator that differs declares its own `product_dtypes`.
+# The dtypes the loss-backward family takes on each product it serves (docs/aclnn-status.md, and
+# each operator's page): an operator that differs declares its own `product_dtypes`. Atlas 200I/500
+# A2 (atlas-200i-500-a2) is not here: every page marks these operators "not supported" there, and
+# the op API code gives it the two-dtype list, whose calls then reach kernels no public source
+# places on that chip, so what aclnn returns is not established (Operator.serves).
 LOSS_DTYPES: Mapping[str, FrozenSet[str]] = {
     "atlas-training": frozenset({"float32", "float16"}),
     "atlas-inference": frozenset({"float32", "float16"}),
     "atlas-a2": frozenset({"float32", "float16", "bfloat16"}),
     "atlas-a3": frozenset({"float32", "float16", "bfloat16"}),
+    "ascend-950": frozenset({"float32", "float16", "bfloat16"}),
 }
 
 
@@ -42,7 +46,8 @@ class Operator(SharedChecks):
 
     name: str = ""
     inputs: Tuple[str, ...] = ("gradOutput", "self", "target")
-    # The dtypes each product family takes, for every tensor (inputs and out).
+    # The dtypes each product family takes, for every tensor (inputs and out); a family left out is
+    # one the operator does not serve (`serves`), an empty set one where phase 1 rejects every call.
     product_dtypes: Mapping[str, FrozenSet[str]] = LOSS_DTYPES
     # The input whose dtype is a case's default for the others and for out, and whose shape is
     # out's when no broadcast rule gives one (a case file's dtype mapping may name it for 'inputs').
@@ -84,6 +89,19 @@ class Operator(SharedChecks):
     vendor: VendorNames = VendorNames()
 
     # -- contract -----------------------------------------------------------------------------
+    def serves(self, product: str) -> bool:
+        """Whether the contract covers calls on `product` (its `product_dtypes` names it). Where it
+        does not, the status aclnn returns is not established: matrices make no case there, a single
+        case naming it is refused at its line, and the reference backend raises Unsupported (the
+        case is skipped with the reason, never judged by an invented status)."""
+        return product in self.product_dtypes
+
+    def not_served(self, product: str) -> str:
+        """Why `product` has no case of this operator: one line, naming the products it serves."""
+        served = ", ".join(p for p in PRODUCTS if p in self.product_dtypes)
+        return (f"{self.name} is not served on {product}: its page marks it not supported there and what "
+                f"aclnn returns is not established (served: {served})")
+
     def out_shape(self, shapes: Mapping[str, Optional[Shape]],
                   attrs: Mapping[str, Any]) -> Optional[Shape]:
         """The canonical out shape the contract gives for these input shapes and attributes (None:

@@ -314,6 +314,7 @@ class BinaryCrossEntropyBackward(LossBackward):
             "empty self, out 9-d": (sig(g=(0, 3), s=(0, 3), t=(0, 3), w=(0, 3), out=R9), INVALID),
         }
         accept = {
+            "every tensor bfloat16 on ascend-950 (regbase: the DAV_2201 list)": sig(dt="bfloat16", product="ascend-950"),
             "weight given": sig(),
             "weight NULL": sig(w=None),
             "weight 0-d": sig(w=()),

@@ -38,7 +38,7 @@ class SharedChecks:
             if dt not in allowed:
                 return (ACLNN_ERR_PARAM_INVALID,
                         f"{n} dtype {dt} is not supported on {sig.product} "
-                        f"(supported: {', '.join(sorted(allowed))})")
+                        f"({'supported: ' + ', '.join(sorted(allowed)) if allowed else 'no dtype is'})")
         return None
 
     def _rank(self, sig: Signature, with_out: bool) -> Optional[Rejection]:

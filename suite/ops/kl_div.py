@@ -283,6 +283,7 @@ class KlDiv(LossBackward):
             "batchmean: out [2] (row 10)": (sig(reduction=3, out=(2,)), INVALID),
         }
         accept = {
+            "bfloat16 on ascend-950 (a regbase chip: the three-dtype list)": sig(dt="bfloat16", product="ascend-950"),
             "float16 with float32 promotes (atlas-training)": sig(sdt="float16", odt="float32", product="atlas-training"),
             "float32 in, float16 out": sig(odt="float16", product="atlas-inference"),
             "bfloat16 on atlas-a2": sig(dt="bfloat16"),

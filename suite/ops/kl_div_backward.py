@@ -7,11 +7,11 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 import numpy as np
 
 from suite.values import sets as V
-from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID
+from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID, ACLNN_ERR_PARAM_NULLPTR as NULLPTR
 from suite.values.draw import Binades, Dist, Uniform
 from suite.ops.records import VendorNames
-from suite.ops.base import (Attr, Example, Rejection, Shape, Signature, broadcast, element_inputs, ftz, numel,
-                            reduced_axes, table)
+from suite.ops.base import (LOSS_DTYPES, Attr, Example, Rejection, Shape, Signature, broadcast, element_inputs,
+                            ftz, numel, reduced_axes, table)
 from suite.ops.loss import R8, LossBackward
 
 
@@ -56,6 +56,11 @@ class KlDivBackward(LossBackward):
     value_sets = {"uniform": V.uniform_set, "nonpos_targets": V.nonpositive("target"), "large": _large,
                   "tiny": _tiny, "specials": V.specials_set}
 
+    # The family's lists, and on Atlas 200I/500 A2 none: the op API's GetSupportDtypeList returns an
+    # empty list for any chip but ASCEND910B, ASCEND910_93, a regbase one, ASCEND910 and ASCEND310P,
+    # so every call with its four tensors given is 161002 there ([KL-API]; the page's
+    # "Products").
+    product_dtypes = {**LOSS_DTYPES, "atlas-200i-500-a2": frozenset()}
     tiling_names = ("tile", "tile_sgrad")
     reads = ("gradOutput", "target")          # self gives the output's shape, never a value
     row_out = "self"
@@ -181,6 +186,12 @@ class KlDivBackward(LossBackward):
             "self bfloat16 on atlas-training": (sig(sdt="bfloat16", odt="float32", product="atlas-training"), INVALID),
             "target bfloat16 on atlas-inference": (sig(tdt="bfloat16", product="atlas-inference"), INVALID),
             "out bfloat16 on atlas-inference": (sig(odt="bfloat16", product="atlas-inference"), INVALID),
+            # Atlas 200I/500 A2: GetSupportDtypeList gives no dtype at all, so every call is 161002
+            "gradOutput NULL on atlas-200i-500-a2 (NULL first)": (sig(g=None, product="atlas-200i-500-a2"), NULLPTR),
+            "float32 on atlas-200i-500-a2 (no dtype listed)": (sig(product="atlas-200i-500-a2"), INVALID),
+            "float16 on atlas-200i-500-a2": (sig(dt="float16", product="atlas-200i-500-a2"), INVALID),
+            "empty self on atlas-200i-500-a2 (the list before the empty-tensor path)":
+                (sig(g=(0, 3), s=(0, 3), t=(0, 3), product="atlas-200i-500-a2"), INVALID),
             **self.rank_rows(("gradOutput", "self", "target", "out")),
             "self and target do not broadcast": (sig(s=(2, 4)), INVALID),
             "gradOutput does not broadcast to B": (sig(g=(3, 3), s=(2, 3), t=(2, 3)), INVALID),
@@ -190,6 +201,7 @@ class KlDivBackward(LossBackward):
             "0-d out for 1-d self": (sig(g=(4,), s=(4,), t=(4,), out=()), INVALID),
         }
         accept = {
+            "bfloat16 on ascend-950 (a regbase chip: the three-dtype list)": sig(dt="bfloat16", product="ascend-950"),
             "mixed input dtypes": sig(gdt="float16", sdt="float32", tdt="float16", odt="float32"),
             "mixed with bfloat16 on atlas-a2": sig(gdt="bfloat16", sdt="float32", tdt="float16"),
             "out float16 from float32 self": sig(odt="float16", product="atlas-training"),

@@ -323,6 +323,7 @@ class L1LossBackward(LossBackward):
             "0-d B, out (1,)": (sig(g=(), s=(), t=(), out=(1,)), INVALID),
         }
         accept = {
+            "bfloat16 on ascend-950 (ASCEND950 lies in ASCEND910B..ASCEND910E)": sig(dt="bfloat16", product="ascend-950"),
             "0-d everything": sig(g=(), s=(), t=()),
             "mixed float16 and float32": sig(gdt="float16", tdt="float16"),
             "bfloat16 with float16 (promoted to float32) on atlas-a2": sig(gdt="bfloat16", sdt="float16", tdt="bfloat16"),

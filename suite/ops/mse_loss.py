@@ -164,6 +164,7 @@ class MseLoss(LossBackward):
             "sum: out [] of a none call's shape (row 10)": (sig(reduction=2, out=(2, 3)), INVALID),
         }
         accept = {
+            "bfloat16 on ascend-950 (regbase: the three-dtype list)": sig(dt="bfloat16", product="ascend-950"),
             "float16 with float32 promotes (atlas-training)": sig(sdt="float16", odt="float32",
                                                                   product="atlas-training"),
             "float32 in, float16 out": sig(odt="float16", product="atlas-inference"),

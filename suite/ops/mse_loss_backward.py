@@ -126,6 +126,7 @@ class MseLossBackward(LossBackward):
             "0-d out of 1-element B": (sig(g=(), s=(), t=(), out=(1,)), INVALID),
         }
         accept = {
+            "bfloat16 on ascend-950 (regbase: the three-dtype list)": sig(dt="bfloat16", product="ascend-950"),
             "float16 in, float32 out": sig(dt="float16", odt="float32", product="atlas-training"),
             "float32 in, float16 out": sig(dt="float32", odt="float16", product="atlas-inference"),
             "bfloat16 in, float16 out": sig(dt="bfloat16", odt="float16", product="atlas-a3"),

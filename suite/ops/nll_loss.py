@@ -107,7 +107,8 @@ class NLLLoss(LossBackward):
     tiling_names = ("vector_rows", "ub_c")
     # The TBE kernel the four families run adds each core's partial sums into the two outputs by
     # atomic add; ops-nn's API list says nondeterministic by default on A2/A3, the operator's page
-    # on training and inference too (the page's "Determinism"): none is elementwise.
+    # on training and inference too (the page's "Determinism"): none is elementwise. The Ascend 950
+    # kernel sums without atomics, deterministic by default there [NLL-950-SIMT] [OP-LIST].
     nondeterministic = {p: {"reduction": (1, 2)} for p in ("atlas-training", "atlas-inference",
                                                            "atlas-a2", "atlas-a3")}
 
@@ -401,6 +402,7 @@ class NLLLoss(LossBackward):
             "1-d [0] self (row 14)": (sig(s=(0,), t=(), w=(0,), out=()), INVALID),
         }
         accept = {
+            "bfloat16 on ascend-950 (DAV_3510: the three-dtype list)": sig(dt="bfloat16", product="ascend-950"),
             "none, float32": sig(),
             "mean, 0-d out and totalWeightOut": sig(reduction=1),
             "sum, out [1], totalWeightOut [1, 1]": sig(reduction=2, out=(1,), tw=(1, 1)),

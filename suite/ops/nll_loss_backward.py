@@ -327,6 +327,7 @@ class NLLLossBackward(LossBackward):
             "out with an extra axis (row 15)": (sig(out=(1, 2, 3)), INVALID),
         }
         accept = {
+            "bfloat16 on ascend-950 (DAV_3510: the three-dtype list)": sig(dt="bfloat16", product="ascend-950"),
             "none, float32": sig(),
             "mean, 0-d gradOutput and totalWeight": sig(reduction=1),
             "sum, gradOutput [1], totalWeight [1, 1]": sig(reduction=2, g=(1,), tw=(1, 1)),

@@ -317,6 +317,7 @@ class SmoothL1LossBackward(LossBackward):
             "0-d B, out (1,)": (sig(g=(), s=(), t=(), out=(1,)), INVALID),
         }
         accept = {
+            "bfloat16 on ascend-950 (regbase: the three-dtype list)": sig(dt="bfloat16", product="ascend-950"),
             "beta 0": sig(beta=0.0),
             "beta -0.0": sig(beta=-0.0),
             "beta -1e-46 (a C float -0.0)": sig(beta=-1e-46),

@@ -136,7 +136,8 @@ void aclemu_kernel_ran(const void *key, uint64_t bytes);
 int aclDestroyAclOpExecutor(aclOpExecutor *executor);
 
 /* ---- the core of libopapi.so (opapi.c), for the operators in ops/ ---- */
-int emu_soc_has_bf16(void);                 /* the SoC's product family takes BFLOAT16 (A2, A3) */
+int emu_soc_has_bf16(void);                 /* the SoC's product family takes BFLOAT16 (A2, A3, 950) */
+const char *emu_soc_family(void);           /* the SoC's product family (suite/contract.py's name; "": none) */
 int emu_listed(int32_t dtype);              /* FLOAT, FLOAT16, and BFLOAT16 where the SoC has it */
 int emu_rank_ok(const aclTensor *t);        /* rank <= 8 (the accept_rank9 fault: <= 9) */
 int64_t emu_numel(const aclTensor *t);

@@ -30,7 +30,7 @@
 /* ---- products, dtypes, shapes --------------------------------------------------------------- */
 /* The product family of the SoC the runtime reports, by suite/soc.py's rules: exact names, then
  * prefixes (some requiring a digit after them, the rest of the name letters, digits, '-' or '_');
- * EMU_FAMILY_NONE for an unknown or out-of-scope name. */
+ * EMU_FAMILY_NONE for an unknown name. */
 static int name_chars(const char *s) {
     for (; *s; s++)
         if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '-' || *s == '_'))
@@ -54,6 +54,11 @@ static int soc_family(const char *soc) {
 int emu_soc_has_bf16(void) {
     int f = soc_family(aclemu_soc());
     return f != EMU_FAMILY_NONE && EMU_FAMILY_BF16[f];
+}
+
+const char *emu_soc_family(void) {
+    int f = soc_family(aclemu_soc());
+    return f == EMU_FAMILY_NONE ? "" : EMU_FAMILIES[f];
 }
 
 int emu_listed(int32_t d) {

@@ -1,7 +1,8 @@
 /* aclnnKlDivBackward in the emulator (docs/operators/KlDivBackward.md).
  *
  * Phase 1: NULL -> 161001 first; then 161002 for any dtype (of the three inputs and out) outside
- * the product's list (mixed float dtypes are accepted: they all cast to each other), a rank > 8
+ * the product's list (mixed float dtypes are accepted: they all cast to each other; on Atlas 200I/500
+ * A2 the list is empty, so every call is 161002 there), a rank > 8
  * (out included), self and target that do not broadcast, a gradOutput that does not broadcast to
  * B = broadcast(self, target), and out not of self's shape. Reduction values outside 0..3 behave
  * as none, like the vendor code. The kernel, in float32 on B: v = -(logTarget ? exp(target) :
@@ -42,6 +43,7 @@ EMU_EXPORT int aclnnKlDivBackwardGetWorkspaceSize(const aclTensor *gradOutput, c
                                                   aclTensor *out, uint64_t *workspaceSize, aclOpExecutor **executor) {
     int64_t B[EMU_MAX_RANK], nb = 0, G[EMU_MAX_RANK], ng;
     if (!gradOutput || !self || !target || !out || !workspaceSize || !executor) return ACLNN_ERR_PARAM_NULLPTR;
+    if (strcmp(emu_soc_family(), "atlas-200i-500-a2") == 0) return ACLNN_ERR_PARAM_INVALID; /* no dtype listed */
     if (!emu_listed(gradOutput->dtype) || !emu_listed(self->dtype) || !emu_listed(target->dtype) ||
         !emu_listed(out->dtype))
         return ACLNN_ERR_PARAM_INVALID; /* floats all cast to each other: no separate cast check needed */
