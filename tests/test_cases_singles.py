@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from suite import contract
+from suite import contract, ops
 from suite.backends.reference import ReferenceBackend
 from suite.cli import main as cli
 from suite.cases.inputs import draw_inputs
@@ -29,6 +29,7 @@ TABLE = ROOT / "cases" / "tolerances.yaml"
 MSE = "op: MseLossBackward\n"
 SMOOTH = "op: SmoothL1LossBackward\n"          # attribute beta (float)
 NLLB = "op: NLLLossBackward\n"                 # attribute ignoreIndex (int)
+KLB = "op: KlDivBackward\n"
 CASE = "  - {product: atlas-a2, dtypes: float32, reduction: none, shapes: [2x3, 2x3, 2x3]%s}\n"
 
 
@@ -125,13 +126,20 @@ def test_a_cases_standard_judges_it_and_the_command_line_comes_first(tmp_path: P
 def test_soc_names_resolve_to_their_family(tmp_path: Path, monkeypatch) -> None:
     for soc, family in contract.SOC_ALIASES.items():
         text = MSE + "cases:\n  - {product: %s, dtypes: float32, reduction: none, shapes: [2, 2, 2]}\n"
-        if family in contract.PRODUCTS:
+        if family in contract.PRODUCTS and ops.get("MseLossBackward").serves(family):
             (c,) = _load(tmp_path, text % soc.upper())                   # any case
             assert c.product == family and f"-{family}-" in c.id
+        elif family in contract.PRODUCTS:                                # resolved, then not served
+            with pytest.raises(FileError, match=f"MseLossBackward is not served on {family}"):
+                _load(tmp_path, text % soc.upper())
         else:                                                            # a family this suite lacks
             with pytest.raises(FileError, match=f"unknown product '{soc.upper()}', the SoC name of {family}"):
                 _load(tmp_path, text % soc.upper())
     assert contract.SOC_ALIASES["ascend910b"] == "atlas-a2" and contract.SOC_ALIASES["ascend950dt"] == "ascend-950"
+    assert contract.SOC_ALIASES["ascend310b"] == "atlas-200i-500-a2"
+    (kl,) = _load(tmp_path, KLB + "cases:\n  - {product: Ascend310B, dtypes: float32, reduction: none, "
+                                  "shapes: [2, 2, 2], expect: 161002}\n")
+    assert kl.product == "atlas-200i-500-a2" and kl.expect == 161002     # KlDivBackward serves it: 161002
     m = _load(tmp_path, MSE + "matrices:\n  - {products: [Ascend910B, ascend910_93], dtypes: [float32], "
                               "reductions: [none], shapes: [[2, 2, 2]]}\n")
     assert [c.product for c in m] == ["atlas-a2", "atlas-a3"]
