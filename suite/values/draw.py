@@ -130,19 +130,29 @@ class Sprinkle(Dist):
     share: float
 
     def sample(self, streams, n, state):
-        a = self.base.sample(streams, n, state)
-        hit = streams("hit").unit(n) < self.share
-        picks = np.asarray(self.values, dtype=np.float64)[streams("pick").raw(n) % np.uint64(len(self.values))]
-        a[hit] = picks[hit]
-        state["hits"] = state.get("hits", 0) + int(hit.sum())
-        return a
+        return sprinkled(self, streams, n, state, np.float64)
 
     def finish(self, streams, out, state):
-        if out.size and not state.get("hits"):
-            s = streams("fallback")
-            at = int(s.raw(1)[0] % np.uint64(out.size))
-            v = self.values[int(s.raw(1)[0] % np.uint64(len(self.values)))]
-            out.reshape(-1)[at] = dtypes.round_to(np.float64(v), out.dtype)
+        sprinkle_fallback(self, streams, out, state, lambda v: dtypes.round_to(np.float64(v), out.dtype))
+
+
+def sprinkled(d: Any, streams: Streams, n: int, state: dict, dtype: Any) -> np.ndarray:
+    """`d.base`'s sample with about `d.share` of it replaced by picks from `d.values` (as `dtype`),
+    each from its own stream; counts the hits in `state` (Sprinkle, and exact.IntSprinkle)."""
+    a = d.base.sample(streams, n, state)
+    hit = streams("hit").unit(n) < d.share
+    picks = np.asarray(d.values, dtype=dtype)[streams("pick").raw(n) % np.uint64(len(d.values))]
+    a[hit] = picks[hit]
+    state["hits"] = state.get("hits", 0) + int(hit.sum())
+    return a
+
+
+def sprinkle_fallback(d: Any, streams: Streams, out: np.ndarray, state: dict, cast: Callable) -> None:
+    """Where no element was replaced in a non-empty array, one is (from the fallback stream)."""
+    if out.size and not state.get("hits"):
+        s = streams("fallback")
+        at = int(s.raw(1)[0] % np.uint64(out.size))
+        out.reshape(-1)[at] = cast(d.values[int(s.raw(1)[0] % np.uint64(len(d.values)))])
 
 
 @dataclass(frozen=True)

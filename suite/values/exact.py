@@ -16,7 +16,7 @@ from typing import Any, Tuple
 
 import numpy as np
 
-from suite.values.draw import Dist, Streams
+from suite.values.draw import Dist, Streams, sprinkle_fallback, sprinkled
 
 _WORDS = 1 << 64
 
@@ -88,22 +88,14 @@ class IntSprinkle(ExactDist):
     share: float
 
     def sample(self, streams, n, state):
-        a = self.base.sample(streams, n, state)
-        hit = streams("hit").unit(n) < self.share
-        picks = np.asarray(self.values, dtype=np.int64)[streams("pick").raw(n) % np.uint64(len(self.values))]
-        a[hit] = picks[hit]
-        state["hits"] = state.get("hits", 0) + int(hit.sum())
-        return a
+        return sprinkled(self, streams, n, state, np.int64)
 
     def bounds(self):
         lo, hi = self.base.bounds()
         return min(lo, *self.values), max(hi, *self.values)
 
     def finish(self, streams, out, state):
-        if out.size and not state.get("hits"):
-            s = streams("fallback")
-            at = int(s.raw(1)[0] % np.uint64(out.size))
-            out.reshape(-1)[at] = self.values[int(s.raw(1)[0] % np.uint64(len(self.values)))]
+        sprinkle_fallback(self, streams, out, state, lambda v: v)
 
 
 @dataclass(frozen=True)
