@@ -40,7 +40,7 @@ def atk_case(ident: int, aclnn: str, inputs: List[dict], acc: Any = "single_bm")
             "standard": {"acc": acc, "perf": "not_key"}, "inputs": inputs, "is_boundary": True}
 
 
-def mse_grad(ident: int, go: Any = (-1, 1), s: Any = (-1, 1), t: Any = (-1, 1), red: Any = 1,
+def mse_grad(ident: int, *, go: Any = (-1, 1), s: Any = (-1, 1), t: Any = (-1, 1), red: Any = 1,
              shape=(2, 3), dtype="fp32", acc: Any = "single_bm") -> Dict[str, Any]:
     sh = list(shape)
     rv = [list(x) if isinstance(x, tuple) else x for x in (go, s, t)]
@@ -137,7 +137,7 @@ def test_atk_inputs_that_are_not_the_operators_are_refused(inputs, why) -> None:
 
 
 # -- TTK fields ----------------------------------------------------------------------------------------
-def row(op_name: str, shapes: str, dts: str, attrs: str, ranges: str = "", out: str = "", enabled: str = "1",
+def row(op_name: str, shapes: str, dts: str, attrs: str, ranges: str = "", *, out: str = "", enabled: str = "1",
         soc: str = "", name: str = "r1") -> Dict[str, str]:
     return {"testcase_name": name, "op_name": op_name, "input_shapes": shapes, "input_dtypes": dts,
             "attributes": attrs, "input_data_ranges": ranges, "output_dtypes": out, "is_enabled": enabled,

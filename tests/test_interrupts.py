@@ -27,8 +27,16 @@ SCHEDULES = {                   # (signal, seconds to wait after it)
 }
 
 
+def _default_signals() -> None:
+    """In the child: SIGINT and SIGTERM at the OS's default, whatever this test inherited (a shell
+    starts a background job with SIGINT ignored, and the run rightly keeps an ignored signal
+    ignored: under `nohup pytest ... &` every SIGINT test here failed with a complete run)."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def _popen(args):
-    return popen_suite(args, start_new_session=True)
+    return popen_suite(args, start_new_session=True, preexec_fn=_default_signals)
 
 
 def _journal_records(path) -> int:

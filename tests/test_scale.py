@@ -87,13 +87,19 @@ def test_int32_offsets_need_the_huge_tier(op: str) -> None:
     """Its defect starts past 2^31 elements: every operator has huge-tier cases whose terms span
     more than 2^31 elements (out itself, where out is the broadcast shape; KL sums them back to
     self's shape), or whose gathered input does (NLL's self[n, t_n]), with two reductions, none among them where out is the broadcast shape. The same
-    defect at a lower limit is caught on the operator's default run, which the real one passes."""
-    huge = [c for c in load_cases([ROOT / "cases"])[0] if c.tier == "huge" and c.op == op]
+    defect at a lower limit is caught on the operator's default run, which the real one passes.
+    (The huge tier also holds smaller cases kept out of the default run for their cost, such as
+    the vendor's 257 x 131073 of MseLoss and KlDiv: the cases past 2^31 are judged here.)"""
+    every = [c for c in load_cases([ROOT / "cases"])[0] if c.tier == "huge" and c.op == op]
+
+    def reach(c) -> int:
+        # The offsets that pass 2^31: the terms' (the broadcast shape) or, for an operator that
+        # gathers along a class axis (one term per sample reads self[n, t_n]), the gathered input's.
+        b = ops.get(op).b_shape({n: s for n, s in c.shapes.items() if s is not None})
+        return max([numel(b)] + [numel(t) for t in c.shapes.values() if t is not None])
+    huge = [c for c in every if reach(c) > 2 ** 31]
+    assert huge, [c.id for c in every]
     b = [ops.get(op).b_shape({n: s for n, s in c.shapes.items() if s is not None}) for c in huge]
-    # The offsets that pass 2^31: the terms' (the broadcast shape) or, for an operator that gathers
-    # along a class axis (one term per sample reads self[n, t_n]), the gathered input's.
-    reach = [max([numel(s)] + [numel(t) for t in c.shapes.values() if t is not None]) for s, c in zip(b, huge)]
-    assert huge and min(reach) > 2 ** 31, [c.id for c in huge]
     reductions = {ops.get(op).reduction_name(dict(c.attrs)["reduction"]) for c in huge}
     elementwise = any(tuple(s) == tuple(c.out_shape) for s, c in zip(b, huge))
     assert len(reductions) > 1 and ("none" in reductions or not elementwise), (op, reductions)
