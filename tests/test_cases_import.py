@@ -417,9 +417,11 @@ def test_a_ragged_or_aclnn_mode_row_is_refused(tmp_path, capsys) -> None:
     (tmp_path / "ttk_aclnn_y.csv").write_text("testcase_name,api_name,tensor_view_shapes\nc1,aclnnL1LossBackward,\n")
     assert main(["cases", "import", str(tmp_path), "--out", str(tmp_path / "o")]) == 1
     err = capsys.readouterr().err.splitlines()
-    assert err == ["ttk_aclnn_y.csv: case c1 (line 2): refused: a TTK aclnn/e2e-mode row: only kernel-mode files are read",
+    assert err == ["ttk_aclnn_y.csv: case c1 (line 2): refused: a TTK row of the kit in aclnn or end-to-end mode: only kernel-mode files are read",
                    "ttk_kernel_x.csv: case l1_a1 (line 2): refused: the row has 15 cells, the header 14",
                    "no case imported: nothing written"]
+    from suite.cases.vendor.run import reason_kind       # the table names the whole reason, not its start
+    assert reason_kind(err[0].split("refused: ", 1)[1]) == err[0].split("refused: ", 1)[1].split(":")[0]
 
 
 def test_paths_that_hold_no_vendor_file(tmp_path, capsys) -> None:

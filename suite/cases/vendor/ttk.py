@@ -59,7 +59,8 @@ def read(path: Path, shown: str, product: str) -> Iterator[Item]:
             continue
         if aclnn_mode:
             name = row.get("api_name") or "?"
-            yield Item(shown, ident, name, None, None, "a TTK aclnn/e2e-mode row: only kernel-mode files are read")
+            yield Item(shown, ident, name, None, None,
+                       "a TTK row of the kit in aclnn or end-to-end mode: only kernel-mode files are read")
             continue
         kernel = row.get("op_name", "")
         op = by_kernel.get(kernel)
