@@ -172,12 +172,13 @@ def test_the_old_page_pattern_matches_what_it_should() -> None:
 
 
 def _registered_options() -> List[str]:
-    """Every option the suite's plugin adds to pytest (its three pytest_addoption hooks)."""
+    """Every option the suite's plugin adds to pytest (its four pytest_addoption hooks)."""
     from _pytest.config.argparsing import Parser
 
-    from suite.plugin import baseline, options, report
+    from suite.plugin import accuracy, baseline, options, report
     p = Parser(_ispytest=True)
-    for hook in (options.pytest_addoption, report.pytest_addoption, baseline.pytest_addoption):
+    for hook in (options.pytest_addoption, report.pytest_addoption, baseline.pytest_addoption,
+                 accuracy.pytest_addoption):
         hook(p)
     return [name for o in p.getgroup("aclnn-conformance").options for name in o.names()]
 

@@ -105,7 +105,8 @@ def _session(config):
 def _state():
     """What plugin.Conformance holds at the session's end: a runner whose host is still open."""
     return SimpleNamespace(_runner=SimpleNamespace(backend=None, host=_Host()), _closed=None, incidents=[],
-                           policy=None, info=None, error=None, _baseline=None, against=None)
+                           policy=None, info=None, error=None, _baseline=None, against=None,
+                           _accuracy=None, double=None)
 
 
 @pytest.mark.parametrize("where", ["serial", "xdist worker"])

@@ -25,7 +25,7 @@ REC = {"op": "MseLossBackward", "dtypes": {"gradOutput": "float32"}, "product": 
 
 
 def _reporter(*, backend=None, records=(), cases=(), **state):
-    st = SimpleNamespace(**{"incidents": [], "error": None, "info": None, "cases": list(cases), "against": None,
+    st = SimpleNamespace(**{"incidents": [], "error": None, "info": None, "cases": list(cases), "against": None, "double": None,
                             **state})
     opt = SimpleNamespace(report_dir=None, shard=None, known_failures=None, baseline=None, backend=backend)
     config = SimpleNamespace(option=opt, stash={plugin.STATE: st}, rootpath=ROOT,

@@ -22,7 +22,8 @@ DEFAULTS = dict(backend=None, backend_opt=[], product=[], op=[], cases=[], golde
                 standard=None, scale="default", golden_cache=None, isolation="process", case_timeout=60.0,
                 backend_restarts=8, confine="auto", timing=False, timing_rounds=10, timing_warm=False,
                 max_memory=None, report_dir=None, timing_baseline=None, timing_baseline_opt=[],
-                perf_threshold=None, perf_alpha=None)
+                perf_threshold=None, perf_alpha=None, accuracy_baseline=None, accuracy_level=None,
+                accuracy_baseline_opt=[])
 
 
 def _config(args=(), source=pytest.Config.ArgsSource.ARGS, **opts):

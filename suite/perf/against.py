@@ -32,6 +32,7 @@ class Baseline:
     spec: str
     threshold: float = gate.THRESHOLD
     alpha: float = gate.ALPHA
+    who: str = "the timing baseline"        # its share of a memory estimate's message (Runner.fits)
 
     def numbers(self, runner: Any, case: Any, nodeid: str) -> Optional[str]:
         """Why the baseline's result on this case is not correct (None: it passed), judged against

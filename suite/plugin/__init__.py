@@ -8,7 +8,6 @@ May import: every stage below (suite.common .. suite.report). Loaded by `-p suit
 conftest.py's `pytest_plugins`; nothing in the suite imports it except suite/conformance/."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional
@@ -40,15 +39,16 @@ from suite.common.yamlfile import FileError
 from suite.perf.case import CaseTimer
 from suite.cases.hardware import HARDWARE_FILE, load_hardware
 from suite.perf.protocol import Settings
-from suite.plugin import baseline, options
+from suite.plugin import accuracy, baseline, options
+from suite.plugin.collect import CASE_KIND_LINE, collect_the_suite  # noqa: F401  (report.py reads it here)
 from suite.plugin.options import SCALES, pytest_addoption  # noqa: F401  (the hook pytest finds here)
 
 # Defaults are anchored at the suite's data folder (suite/common/home.py), not at pytest's rootdir, which
 # pytest derives from the command line before it knows this plugin's options.
 RECORD = pytest.StashKey[Dict[str, Any]]()
 STATE = pytest.StashKey["Conformance"]()
-# reports, known failures, sharding; --timing-baseline; what the run prints at its end
-pytest_plugins = ["suite.plugin.report", "suite.plugin.baseline", "suite.plugin.terminal"]
+# reports, known failures, sharding; --timing-baseline; --accuracy-baseline; what the run prints at its end
+pytest_plugins = ["suite.plugin.report", "suite.plugin.baseline", "suite.plugin.accuracy", "suite.plugin.terminal"]
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,9 @@ class Conformance:
         options.check_numbers(opt)
         self.timing = Settings(rounds=opt.timing_rounds, warm=opt.timing_warm) if opt.timing else None
         self.against = baseline.options_of(opt, opt.timing)       # --timing-baseline (suite/plugin/baseline.py)
+        self.double = accuracy.options_of(opt)                    # --accuracy-baseline (suite/plugin/accuracy.py)
         self._baseline: Optional[Any] = None
+        self._accuracy: Optional[Any] = None
         self._runner: Optional[Runner] = None
         self.error: Optional[str] = None
         self.incidents: List[str] = []         # what went wrong outside any case (the backend's close)
@@ -118,7 +120,7 @@ class Conformance:
 
     def replay_args(self) -> str:
         """Options to append to a one-line reproducer (suite/plugin/options.py)."""
-        return options.replay_args(self.config, self.against)
+        return options.replay_args(self.config, self.against, self.double)
 
     def _data_present(self) -> None:
         """The default data folder exists: else one line that says how to name it."""
@@ -157,6 +159,7 @@ class Conformance:
                 info = host.info
                 if timer is not None:
                     timer.baseline = self._baseline = baseline.start(self.against, opt, self.policy)
+                self._accuracy = accuracy.start(self.double, opt, self.policy)
             except (BackendError, FileError) as e:
                 raise pytest.UsageError(str(e)) from None
             std = self.config.option.standard
@@ -165,7 +168,7 @@ class Conformance:
                                         f"({', '.join(table.standards)})")
             self._runner = Runner(host, info, store, table, std, self.replay_args(), self.max_memory,
                                   invocation_dir=self.config.invocation_params.dir,
-                                  timer=timer)
+                                  timer=timer, accuracy=self._accuracy)
             self.info = info
         return self._runner
 
@@ -232,41 +235,14 @@ class Conformance:
             incident = runner.host.close()
             if incident:
                 self.incidents.append(incident)
-        incident, self._baseline = baseline.close(self._baseline), None
-        if incident:
-            self.incidents.append(incident)
+        incidents = baseline.close(self._baseline), accuracy.close(self._accuracy)
+        self._baseline = self._accuracy = None
+        self.incidents += [x for x in incidents if x]
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[STATE] = Conformance(config)
-    _collect_the_suite(config)
-
-
-CONFORMANCE = Path(__file__).resolve().parents[1] / "conformance"     # the conformance tests
-# A conformance test module's kind, as it sets it at its top level (suite/plugin/report.py reads it too)
-CASE_KIND_LINE = re.compile(r"^CASE_KIND\s*=\s*(?:Kind\.(\w+)|[\"'](\w+)[\"'])", re.M)
-
-
-def _collect_the_suite(config: pytest.Config) -> None:
-    """`pytest --backend X` or `--op Y` with no test path on the command line runs the conformance
-    tests wherever it is started: a kernel team's own folder (suite/pytest_entry.py loaded the suite
-    there), or a subfolder of the checkout, where pytest would otherwise collect what lies there (or
-    the project's `testpaths`). A test path given is run as given, and so is a folder that holds
-    conformance test modules of its own (a test_*.py that sets CASE_KIND)."""
-    opt = config.option
-    if config.args_source != pytest.Config.ArgsSource.ARGS and (opt.backend is not None or opt.op) \
-            and not _holds_conformance_tests(Path(config.invocation_params.dir)):
-        config.args = [str(CONFORMANCE)]
-
-
-def _holds_conformance_tests(folder: Path) -> bool:
-    for path in folder.glob("test_*.py"):
-        try:
-            if CASE_KIND_LINE.search(path.read_text(encoding="utf-8")):
-                return True
-        except (OSError, UnicodeDecodeError):
-            continue
-    return False
+    collect_the_suite(config)
 
 
 @pytest.hookimpl(tryfirst=True)

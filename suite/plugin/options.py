@@ -1,9 +1,10 @@
 """The plugin's own command-line options: their registration (pytest_addoption, a hook: the plugin
 module suite/plugin/__init__.py imports it, so pytest finds it there), the checks of their values, and
 the options a one-line reproducer carries. Kept apart from the session so that what a user can pass is
-read in one place; --timing-baseline's options are suite/plugin/baseline.py's.
+read in one place; --timing-baseline's options are suite/plugin/baseline.py's, --accuracy-baseline's
+suite/plugin/accuracy.py's.
 
-Imports suite.common.names, suite.contract, suite.plugin.baseline and pytest only."""
+Imports suite.common.names, suite.contract, suite.plugin.baseline and .accuracy, and pytest only."""
 from __future__ import annotations
 
 import shlex
@@ -13,7 +14,7 @@ import pytest
 
 from suite.common.names import unknown_words
 from suite.contract import PRODUCTS
-from suite.plugin import baseline
+from suite.plugin import accuracy, baseline
 
 SCALES = ("small", "default", "huge")
 
@@ -124,7 +125,8 @@ def check_numbers(opt: Any) -> None:
         raise pytest.UsageError("--timing-rounds and --timing-warm take effect only with --timing")
 
 
-def replay_args(config: pytest.Config, against: Optional[baseline.Options]) -> str:
+def replay_args(config: pytest.Config, against: Optional[baseline.Options],
+                double: Optional[accuracy.Options] = None) -> str:
     """Options to append to a one-line reproducer: each option given that changes what runs or how,
     so that the line printed reruns the one case as this run ran it (Conformance.replay_args)."""
     opt, parts = config.option, []
@@ -153,4 +155,5 @@ def replay_args(config: pytest.Config, against: Optional[baseline.Options]) -> s
     if opt.timing:
         parts += ["--timing"] + (["--timing-rounds", str(opt.timing_rounds)] if opt.timing_rounds != 10 else []) \
             + (["--timing-warm"] if opt.timing_warm else []) + baseline.replay(against)
+    parts += accuracy.replay(double)
     return "".join(" " + shlex.quote(p) for p in parts)

@@ -16,7 +16,7 @@ from suite.report import compare, formats, journal, knownfail, results, shard, t
 from suite.common.digest import file_sha256
 from suite.golden.store import GoldenStore
 from suite.run.interrupts import Interrupts
-from suite.plugin import baseline
+from suite.plugin import accuracy, baseline
 from suite.plugin.outcomes import outcome_of
 from suite.common.yamlfile import FileError
 
@@ -160,7 +160,7 @@ class Reporter:
         return {"backend": be, "products": products, "standard_override": self.config.option.standard,
                 "manifest_hash": manifest, "tolerances_hash": tolerances, "machine": results.machine(),
                 "shard": self.config.option.shard, "protections": dict(st.protections),
-                **baseline.run_field(st.against)}
+                **baseline.run_field(st.against), **accuracy.run_field(st.double)}
 
     def all_incidents(self) -> List[str]:
         return list(self.state().incidents) + self.incidents

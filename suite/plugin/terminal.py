@@ -13,7 +13,7 @@ from typing import Any, List, Mapping
 import pytest
 
 from suite.plugin.report import REPORTER
-from suite.report import formats, summary
+from suite.report import accuracy, formats, summary
 
 REASONS = 8                     # the most skip reasons listed (each with its count)
 
@@ -71,6 +71,11 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     for title, lines in results_sections(list(rep.records.values()), verbose):
         terminalreporter.section(f"aclnn conformance: {title}")
         for line in lines:
+            terminalreporter.write_line(line)
+    double = accuracy.terminal_lines({"records": list(rep.records.values())})     # --accuracy-baseline
+    if double:
+        terminalreporter.section(f"aclnn conformance: {double[0]}")
+        for line in double[1:]:
             terminalreporter.write_line(line)
     if rep.dir is not None:
         terminalreporter.write_line(f"reports: {rep.dir}/{formats.file_list()}")

@@ -14,7 +14,7 @@ from suite.report.results import RUN_FIELDS, ResultsError, is_complete, make_doc
 
 # -- merge -------------------------------------------------------------------------------------
 SAME_RUN = ("schema_version", "suite_version", "manifest_hash", "tolerances_hash", "backend", "standard_override",
-            "timing_baseline")
+            "timing_baseline", "accuracy_baseline")
 
 
 def _shard_of(spec: Any) -> Optional[Tuple[int, int]]:

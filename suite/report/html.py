@@ -10,7 +10,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from suite.report import groups, lead, summary, verdict
 from suite.report.timing import timing_html
-from suite.report import interleaved, perfplot
+from suite.report import accuracy, interleaved, perfplot
 
 # Histogram bins of a case's worst ulp error: upper edges (inclusive); then "> last" and "inf/nan".
 EDGES = (0.0, 0.5, 1.0, 2.0, 4.0, 16.0, 256.0, 65536.0)
@@ -162,7 +162,7 @@ Python {_e(m.get('python'))}, numpy {_e(m.get('numpy'))}.</p>
 <div>{hists or '<p>No numeric results.</p>'}</div>
 <h2>Coverage: shape class × dtype × reduction (numeric cases)</h2>
 {coverage_table(recs)}
-{timing_html(recs, _e)}{perfplot.plot_html(recs, _e)}{interleaved.section_html(doc, _e)}<h2>Failures ({len(failed)})</h2>
+{timing_html(recs, _e)}{perfplot.plot_html(recs, _e)}{interleaved.section_html(doc, _e)}{accuracy.section_html(doc, _e)}<h2>Failures ({len(failed)})</h2>
 <ul>{fl or '<li>none</li>'}</ul>{more}
 </body></html>
 """

@@ -16,7 +16,7 @@ import numpy as np
 import suite
 from suite.cases.model import Kind
 from suite.common import jsonfile
-from suite.report import shard, trust
+from suite.report import accuracy, shard, trust
 from suite.common.files import atomic_write
 from suite.common.jsonfile import short
 from suite.perf import pair
@@ -54,6 +54,7 @@ RUN_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {
     "incidents": (("list",), False),           # v2: what went wrong outside any case, one line each
     "protections": (("dict",), False),         # v2, optional: what confined the backend's process (suite/run/confine.py)
     "timing_baseline": (("dict",), False),     # v2, optional: --timing-baseline's {spec, options}
+    "accuracy_baseline": (("dict",), False),   # v2, optional: --accuracy-baseline's {spec, options, level}
     "windows": (("list",), False),             # v2, optional: when and where the backend could write (suite/report/trust.py)
     "records": (("list",), True),
 }
@@ -85,6 +86,7 @@ RECORD_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {
     "failed_outputs": (("dict",), False),      # v2, optional: several outputs: name -> worst elements of each failing one
     "timing": (("dict",), False),              # v2, optional: the case's timing record (suite/perf/record.py)
     "interleaved": (("dict",), False),         # v2, optional: the baseline's timing and the gate's verdict (suite/perf/pair.py)
+    "accuracy": (("dict",), False),            # v2, optional: the double benchmark (suite/report/accuracy.py)
 }
 # One element of a record's `worst` (written only for a failed numeric check).
 WORST_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {
@@ -98,7 +100,7 @@ WORST_FIELDS: Dict[str, Tuple[Tuple[str, ...], bool]] = {
     "unit": (("str",), True),                  # "ulp" of out's dtype at the golden, or "abs" (golden 0)
     "why": (("str",), True),                   # "mismatch", "gross", "over", or "" (the largest error)
 }
-OPTIONAL_WRITTEN = ("worst", "outputs", "failed_outputs", "timing", "interleaved")      # record fields written only where they apply
+OPTIONAL_WRITTEN = ("worst", "outputs", "failed_outputs", "timing", "interleaved", "accuracy")      # record fields written only where they apply
 METRIC_TYPES = {"standard": ("str",), "n": ("int",), "n_over": ("int",), "mismatches": ("int",),
                 "n_gross": ("int",),
                 "share_over": ("num",), "max_ulp": ("num",), "mean_ulp": ("num",), "max_abs": ("num",),
@@ -161,6 +163,10 @@ def validate(doc: Any) -> List[str]:
                                  or not isinstance(tb["options"], dict)
                                  or not all(isinstance(v, str) for v in tb["options"].values())):
         errors.append("run: timing_baseline must be {\"spec\": str, \"options\": {str: str}}")
+    ab = doc.get("accuracy_baseline")
+    if isinstance(ab, dict) and (set(ab) != {"spec", "options", "level"} or not isinstance(ab["options"], dict)
+                                 or not all(isinstance(v, str) for v in [ab["spec"], ab["level"], *ab["options"].values()])):
+        errors.append("run: accuracy_baseline must be {\"spec\": str, \"options\": {str: str}, \"level\": str}")
     if "windows" in doc and isinstance(doc["windows"], list):
         errors += trust.problems(doc["windows"])
     if isinstance(doc.get("shard"), str):
@@ -203,6 +209,8 @@ def validate(doc: Any) -> List[str]:
             errors += [f"{where}.{p}" for p in timing_record.problems(r["timing"])]
         if "interleaved" in r:
             errors += [f"{where}.{p}" for p in pair.problems(r["interleaved"])]
+        if "accuracy" in r:
+            errors += [f"{where}.{p}" for p in accuracy.problems(r["accuracy"])]
     counts = doc.get("counts")
     if isinstance(counts, dict) and isinstance(records, list) and not errors:     # records well formed
         if counts != count_outcomes(doc["records"]):
@@ -288,7 +296,14 @@ def make_record(fields: Mapping[str, Any], outcome: str, reason: Optional[str]) 
         rec["timing"] = dict(fields["timing"])       # a TimingRecord's or NotTimed's to_json()
     if fields.get("interleaved"):
         rec["interleaved"] = dict(fields["interleaved"])   # suite/perf/pair.py's make()
+    if fields.get("accuracy"):
+        rec["accuracy"] = _jsonable_tree(fields["accuracy"])   # suite/run/double.py's field
     return rec
+
+
+def _jsonable_tree(v: Any) -> Any:
+    """`v` with every number JSON can hold (an infinite ratio is "inf"), nested objects included."""
+    return {k: _jsonable_tree(x) for k, x in v.items()} if isinstance(v, Mapping) else jsonable_number(v)
 
 
 def _jsonable_element(e: Mapping[str, Any]) -> Dict[str, Any]:

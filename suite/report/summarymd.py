@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Iterable, List, Mapping
 
 from suite.report import groups as G
-from suite.report import interleaved, summary, verdict
+from suite.report import accuracy, interleaved, summary, verdict
 from suite.report.results import number
 from suite.report.timing import timing_lines
 
@@ -105,7 +105,7 @@ def markdown(doc: Mapping, max_failures: int = 200) -> str:
     within = summary.within_standard(recs)
     if within:
         lines += [""] + [f"- {x}" for x in within]
-    lines += timing_lines(recs, _md_row) + interleaved.lines(doc, _md_row)
+    lines += timing_lines(recs, _md_row) + interleaved.lines(doc, _md_row) + accuracy.lines(doc, _md_row)
     failed = G.in_group_order(recs)
     if failed:
         lines += ["", f"## Failures ({len(failed)})", ""]

@@ -1,5 +1,5 @@
-"""Results compared bit for bit (the determinism tests): copies, digests, and the first elements
-where two results differ, NaN matching any NaN."""
+"""Results compared bit for bit (the determinism tests): copies, digests, the first elements where
+two results differ, NaN matching any NaN, and the case's failure when they do (_same_all)."""
 from __future__ import annotations
 
 import hashlib
@@ -45,3 +45,25 @@ def differing(first: np.ndarray, other: np.ndarray, shape: tuple) -> Optional[Tu
              f"first {float(first.reshape(-1)[j])!r}, second {float(other.reshape(-1)[j])!r}"
              for j in idx[:5]]
     return idx.size, a.size, lines
+
+
+def _same_all(runner: Any, case: Any, nodeid: str, first: Any, other: Any, what: str) -> None:
+    """_same for one result, or for each written output of a call with several (the message then
+    names every output that differs, each with its first differing elements)."""
+    if not isinstance(first, dict):
+        return _same(runner, case, nodeid, first, other, what)
+    found = {n: f for n, a in first.items() if (f := differing(a, other[n], tuple(case.outputs[n][0])))}
+    if found:
+        raise runner._fail(case, nodeid, "; ".join(f"{n}: {what.format(n=k, size=size)}" for n, (k, size, _) in
+                                                   found.items()),
+                           [x for n, (_, _, lines) in found.items()
+                            for x in ([f"  {n}:"] if len(found) > 1 else []) + lines])
+
+
+def _same(runner: Any, case: Any, nodeid: str, first: np.ndarray, other: np.ndarray, what: str) -> None:
+    """Fail the case, with the first differing elements, unless `other` is bit-identical to
+    `first` (NaN matches any NaN)."""
+    found = differing(first, other, case.out_shape)
+    if found is not None:
+        n, size, lines = found
+        raise runner._fail(case, nodeid, what.format(n=n, size=size), lines)

@@ -25,7 +25,7 @@ from suite.run.calls import Outcome, Request, call_of
 from suite.run.output import Log, output_lines
 from suite.run.several import aliased_text, out_shapes, outputs_record, outputs_text, request_outputs
 from suite.run.seams import Backend, Host
-from suite.run.bits import _copied, _digest, _digest_all, differing
+from suite.run.bits import _copied, _digest, _digest_all, _same_all
 from suite.run.paths import judged_dtype, may_flush, rounding_path
 from suite.judge.judging import Verdict, judge
 from suite.judge.table import Standard, ToleranceTable
@@ -102,6 +102,8 @@ class Runner:
     test_path: Optional[pathlib.Path] = None
     # pytest --timing: times each timing-set case after its numbers pass (suite/perf/case.py).
     timer: Optional[Any] = None
+    # pytest --accuracy-baseline: each numbers case's double benchmark (suite/run/double.py).
+    accuracy: Optional[Any] = None
 
     def standard_for(self, case: Case) -> Standard:      # --standard, the case's, the table's
         return self.table.for_op(case.op, self.standard_override or getattr(case, "standard", None))
@@ -179,13 +181,14 @@ class Runner:
         if is_stored(case):
             return
         b = self.timer.baseline if self.timer is not None and case.timing and kind is Kind.NUMBERS else None
+        b = self.accuracy if b is None and kind is Kind.NUMBERS else b      # (one baseline's copy counted)
         second = None if b is None else (getattr(b.host.info, "working_memory", memory.WORKING_MEMORY), b.host.copies)
         want = memory.need(case, kind, self.info.working_memory, self.host.copies, second)
         have = self.max_memory if self.max_memory is not None else memory.available()
         if have is not None and want > have:
             src = "--max-memory" if self.max_memory is not None else "available now"
             raise CaseSkip(f"needs about {memory.fmt(want)} of memory for its arrays" + ("" if b is None else
-                           f" ({memory.fmt(memory.baseline_share(case, *second))} of it the timing baseline's copy)")
+                           f" ({memory.fmt(memory.baseline_share(case, *second))} of it {getattr(b, 'who', 'the timing baseline')}'s copy)")
                            + f"; {memory.fmt(have)} {src}")
 
     def _data(self, case: Case) -> CaseData:
@@ -258,12 +261,23 @@ class Runner:
         if case.determinism:
             self.earlier[case.id] = (_digest(got), nodeid)
         v = self._judged(case, data, got, self.standard_for(case))
-        record = {"status": 0, **v.metrics()}
+        record = {"status": 0, **v.metrics(), **self._double(case, nodeid, data, got)}
         if not v.passed:
             worst = worst_elements(case, data, v)
             raise self._fail(case, nodeid, f"out {case.out_dtype}{list(case.out_shape)} fails standard "
                                            f"'{v.standard}': {v.why}", numbers_details(case, data, v, worst),
                              {**record, "worst": worst})
+        return self._double_passed(case, nodeid, record)
+
+    def _double(self, case: Case, nodeid: str, data: CaseData, got: Any) -> Dict[str, Any]:
+        """The record's `accuracy` field ({} without --accuracy-baseline), made before the verdict."""
+        return {} if self.accuracy is None else self.accuracy.field(self, case, nodeid, data, got)
+
+    def _double_passed(self, case: Case, nodeid: str, record: Dict[str, Any]) -> Dict[str, Any]:
+        """`record` of a case that passed its standard, or its failure: the double benchmark failed."""
+        why = None if "accuracy" not in record else self.accuracy.failure(record["accuracy"])
+        if why is not None:
+            raise self._fail(case, nodeid, why, record=record)
         return record
 
     def _numbers_of_several(self, case: Case, nodeid: str, data: CaseData,
@@ -276,12 +290,13 @@ class Runner:
         std = self.standard_for(case)
         verdicts = {n: self._judged(case, data, a, std, n) for n, a in got.items()}
         record = {"status": 0, **outputs_record(ops.get(case.op).outputs[0],
-                                                {n: v.metrics() for n, v in verdicts.items()})}
+                                                {n: v.metrics() for n, v in verdicts.items()}),
+                  **self._double(case, nodeid, data, got)}
         failing = {n: v for n, v in verdicts.items() if not v.passed}
         if failing:
             details, fields = failing_outputs(case, data, failing)
             raise self._fail(case, nodeid, failing_text(case, failing), details, {**record, **fields})
-        return record
+        return self._double_passed(case, nodeid, record)
 
     def check_rejection(self, case: Case, nodeid: str) -> Dict[str, Any]:
         status = self._status(case, self._calls(case, draw_inputs(case), nodeid)[0], nodeid)
@@ -376,25 +391,3 @@ def nondeterministic_note(case: Case, runs: int = 2) -> str:
     (its reason, and the report's line)."""
     how = "judged twice" if runs == 2 else "judged twice in one process and once in the second"
     return f"not deterministic on {case.product} by its contract: {how} within standard"
-
-
-def _same_all(runner: "Runner", case: Case, nodeid: str, first: Any, other: Any, what: str) -> None:
-    """_same for one result, or for each written output of a call with several (the message then
-    names every output that differs, each with its first differing elements)."""
-    if not isinstance(first, dict):
-        return _same(runner, case, nodeid, first, other, what)
-    found = {n: f for n, a in first.items() if (f := differing(a, other[n], tuple(case.outputs[n][0])))}
-    if found:
-        raise runner._fail(case, nodeid, "; ".join(f"{n}: {what.format(n=k, size=size)}" for n, (k, size, _) in
-                                                   found.items()),
-                           [x for n, (_, _, lines) in found.items()
-                            for x in ([f"  {n}:"] if len(found) > 1 else []) + lines])
-
-
-def _same(runner: Runner, case: Case, nodeid: str, first: np.ndarray, other: np.ndarray, what: str) -> None:
-    """Fail the case, with the first differing elements, unless `other` is bit-identical to
-    `first` (NaN matches any NaN)."""
-    found = differing(first, other, case.out_shape)
-    if found is not None:
-        n, size, lines = found
-        raise runner._fail(case, nodeid, what.format(n=n, size=size), lines)
