@@ -17,6 +17,9 @@ import yaml
 from suite import ops
 from suite.cases.load import load_cases
 from suite.cases.vendor import atk, run, spec, ttk
+from suite.judge.table import load_table
+
+ROOT = Path(__file__).resolve().parents[1]
 from suite.cases.vendor.emit import Call, entry, tier_of
 from suite.cases.vendor.spec import Refused
 from suite.cli.main import main
@@ -99,9 +102,18 @@ def test_atk_attributes_values_lists_and_ranges() -> None:
 
 
 def test_atk_standard_forms() -> None:
-    assert translated(mse_grad(1, acc={"single_bm": {"type": "high_performance"}}))["standard"] == "cann"
-    assert translated(mse_grad(1, acc="single_bm"))["standard"] == "cann"
-    assert "standard" not in translated(mse_grad(1, acc="default"))      # the table's choice
+    """The ATK word is kept, and the tolerance table knows every one (a standard or an alias)."""
+    table = load_table(ROOT / "cases" / "tolerances.yaml")
+    forms = {"single_bm": "single_bm", "double_benchmark": "double_benchmark", "default": "mixed"}
+    for kind in ("high_performance", "high_precision"):
+        assert translated(mse_grad(1, acc={"single_bm": {"type": kind}}))["standard"] == kind
+    assert translated(mse_grad(1, acc={"single_bm": {"type": "other"}}))["standard"] == "single_bm"
+    for acc, want in forms.items():
+        assert translated(mse_grad(1, acc=acc))["standard"] == want
+    for acc in ("md5", {"md5": {}}, None):
+        assert "standard" not in translated(mse_grad(1, acc=acc))      # the table's choice
+    assert {table.resolve(w) for w in list(forms.values()) + ["high_precision", "high_performance"]} \
+        == {"single_bm", "mixed"}
 
 
 def test_atk_names_come_from_the_operator_declaration() -> None:

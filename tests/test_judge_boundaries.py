@@ -130,17 +130,67 @@ def metrics(m: Dict[str, np.ndarray]) -> Dict[str, float]:
             "rmse": math.sqrt(float((m["raw"] ** 2).sum()) / n)}
 
 
-def says(std: Standard, dt: str, n: int, *, n_rule: int, mean: float, n_gross: int, mismatches: int) -> str:
-    """The failure's `why`, as the rules word it."""
+def kit_numbers(std: Standard, dt: str, golden, m: Dict[str, np.ndarray], got) -> Dict[str, float]:
+    """What the test kit's rules aggregate (docs/precision.md, "The vendor's test kit"), from
+    measure's excess beyond the rounded window: mixed's largest absolute error and its cap (max_abs,
+    or max_ulps ulps at the largest finite |golden| rounded to the dtype, the binade's spacing at
+    the largest finite value); stat_rel_err's MERE and MARE of excess / (|golden| + 1e-7) over the
+    finite pairs outside the small-value domain, and the count inside it over small_atol; the
+    cosine of the result (the golden where the result is inside the window) and the golden over
+    the finite pairs (two zero vectors: 1, one: 0)."""
     p = lambda key: std.param(key, dt)  # noqa: E731
+    fmax, _, nmant, minexp = info(dt)
+    g, x = np.asarray(golden, dtype=np.float64), np.asarray(got, dtype=np.float64)
+    ex = m["excess"]
+    out: Dict[str, float] = {}
+    if std.rule == "mixed":
+        top = max([abs(v) for v in g if math.isfinite(v)] or [0.0])
+        top = min(float(dtypes.round_to(np.asarray([top]), DT[dt]).astype(np.float64)[0]), fmax)
+        e = math.frexp(top)[1] - 1 if top else minexp
+        spacing = 2.0 ** (max(e, minexp) - nmant)
+        lim = p("max_abs") if p("max_ulps") is None else max(p("max_abs"), p("max_ulps") * spacing)
+        out.update(max_abs=float(ex.max()), limit=lim)
+    if std.rule == "stat_rel_err":
+        sv = p("small_value")
+        small = np.zeros(g.shape, bool) if sv is None else np.abs(g) < sv
+        with np.errstate(all="ignore"):
+            pair = np.isfinite(g) & np.isfinite(ex)
+            rel = np.where(pair & ~small, ex / (np.abs(g) + 1e-7), 0.0)
+        xj = np.where(m["inside"], g, x)
+        n_large = int(np.count_nonzero(np.isfinite(g) & np.isfinite(xj) & ~small))
+        out.update(mere=float(rel.sum()) / n_large if n_large else 0.0, mare=float(rel.max()),
+                   small_over=int(np.count_nonzero(pair & small & (ex > (p("small_atol") or 0.0)))))
+    if std.rule == "cosine":
+        xj = np.where(m["inside"], g, x)
+        fin = np.isfinite(g) & np.isfinite(xj)
+        a, b = xj[fin], g[fin]
+        xx, gg = float((a * a).sum()), float((b * b).sum())
+        out["cos"] = 1.0 if xx == gg == 0 else 0.0 if 0 in (xx, gg) else float((a * b).sum()) / math.sqrt(xx * gg)
+    return out
+
+
+def says(std: Standard, dt: str, n: int, *, n_rule: int, mean: float, n_gross: int, mismatches: int,
+         kit: Optional[Dict[str, float]] = None) -> str:
+    """The failure's `why`, as the rules word it (`kit`: kit_numbers, for the test kit's rules)."""
+    p = lambda key: std.param(key, dt)  # noqa: E731
+    k = kit or {}
     rule = {
+        "mixed": lambda: (f"{(n - n_rule) / n:.4%} of elements within {p('atol'):g} + {p('rtol'):g}*|golden| (needs "
+                          f"{p('matched'):.4%}) and the largest absolute error {k['max_abs']:.4g} "
+                          f"(limit {k['limit']:.4g})"),
+        "stat_rel_err": lambda: (f"MERE {k['mere']:.4g} (limit below {p('threshold'):g}) and MARE {k['mare']:.4g} "
+                                 f"(limit below {10 * p('threshold'):g})"
+                                 + (f"; {k['small_over']} elements with |golden| < {p('small_value'):g} over the "
+                                    f"absolute error {p('small_atol'):g}" if p("small_value") is not None else "")),
+        "cosine": lambda: f"cosine similarity {k['cos']:.9g}: 1 - cos = {1.0 - k['cos']:.4g} (limit {p('rtol'):g})",
         "share": lambda: f"{n_rule / n:.4%} of elements have relative error > {p('threshold'):g} (limit: below that share)",
         "ulp": lambda: (f"{n_rule / n:.4%} of elements are over {p('max_ulp'):g} ulp (limit {p('share'):g})"
                         + (f" and the mean ulp error {mean:.3g} is not below {p('mean_ulp'):g}"
                            if p("mean_ulp") is not None else "")),
         "abs_rel": lambda: (f"{n_rule} elements over: |golden| < {p('small_value'):g} needs abs error <= "
                             f"{p('atol'):g}, others relative error <= {p('rtol'):g}"),
-        "allclose": lambda: f"{n_rule} elements over |got - golden| <= {p('atol'):g} + {p('rtol'):g}*|golden|",
+        "allclose": lambda: f"{n_rule} elements over |got - golden| <= {p('atol'):g} + {p('rtol'):g}*|golden|" + (
+            f" ({n_rule / n:.4%} of elements, limit {p('ptol'):.4%})" if p("ptol") is not None else ""),
         "exact": lambda: f"{n_rule} elements are not a correct rounding of the golden (+- {SLACK:g} float32 ulps)",
     }[std.rule]()
     if n_gross:
@@ -339,24 +389,37 @@ def abs_rows() -> Iterator[Tuple[str, Row]]:
             yield f"msprobe-abs-{dt}-small_value {label}", padded(std, dt, gg, x, pad=1, passed=ok, n_over=int(not ok))
 
 
+# elements that let a standard forgive one element over (short of gross): a share of 1 in pad; mixed
+# forgives it only where its cap on the absolute error (bfloat16: 1.0) is above 0.375, the largest
+# allowed excess at 1.5; cosine forgives any error of one positive element (the same direction);
+# MARE (10 t) forgives none of them
+GROSS_PAD = {"cann": {"float16": 1001, "bfloat16": 1001, "float32": 10001},
+             "msprobe-ulp": {"float16": 1001, "bfloat16": 1001, "float32": 21},
+             "close": {"float16": 1001, "bfloat16": 1001, "float32": 10001},
+             "mixed": {"float16": 100, "bfloat16": 100, "float32": 100}}
+GROSS_FORGIVEN = {("cosine", dt) for dt in DT}
+GROSS_REFUSED = {("mixed", "float16"), ("mixed", "float32")}
+
+
 def gross_rows() -> Iterator[Tuple[str, Row]]:
     """The gross-error guard: a relative excess of 0.25 is allowed, one grid step more is not, under
     every standard; the share standards are given enough elements to forgive one over."""
     for name, std in STD.items():
         for dt in DT:
             k_in, k_out = K_GROSS[dt]
-            pad = {"cann": {"float16": 1001, "bfloat16": 1001, "float32": 10001},
-                   "msprobe-ulp": {"float16": 1001, "bfloat16": 1001, "float32": 21}}.get(name, {}).get(dt, 1)
-            forgives = pad > 1
+            pad = GROSS_PAD.get(name, {}).get(dt, 1)
+            forgives = (name, dt) in GROSS_FORGIVEN or pad > 1
             for side, edge in ((1, "upper"), (-1, "lower")):
                 for label, k, gross in (("inside", k_in - 1, 0), ("at", k_in, 0), ("outside", k_out, 1)):
+                    ok = forgives and not gross and (name, dt) not in GROSS_REFUSED
                     yield f"gross-{name}-{dt}-{edge}-{label} ({k} steps)", padded(
-                        std, dt, G, _edge("elementwise", dt, side, k), pad=pad, passed=forgives and not gross, n_over=1,
+                        std, dt, G, _edge("elementwise", dt, side, k), pad=pad, passed=ok, n_over=1,
                         n_gross=gross, kind="gross" if gross else "over")
             if dt == "float16":
                 moved = variant(std, dt, gross=0.125)
                 yield f"gross-{name}-{dt}-at a table's own gross", padded(
-                    moved, dt, G, _edge("elementwise", dt, 1, 192), pad=pad, passed=forgives, n_over=1)
+                    moved, dt, G, _edge("elementwise", dt, 1, 192), pad=pad,
+                    passed=forgives and (name, dt) not in GROSS_REFUSED, n_over=1)
                 yield f"gross-{name}-{dt}-past a table's own gross", padded(
                     moved, dt, G, _edge("elementwise", dt, 1, 193), pad=pad, passed=False, n_over=1,
                     n_gross=1, kind="gross")
@@ -412,7 +475,8 @@ def flush_rows() -> Iterator[Tuple[str, Row]]:
             g = step(g, dt, 1)
         assert (g == tiny) == (dt != "float32")
         for name, std in STD.items():
-            rule_forgives = dt != "float16" and name in ("torch", "msprobe-abs")
+            rule_forgives = (dt != "float16" and name in ("torch", "msprobe-abs", "close", "stat_rel_err", "single_bm")
+                             or name == "mixed")
             for sign in (1, -1):
                 s = "" if sign > 0 else "negative "
                 for label, gg, ok in (("last flushed", step(g, dt, -1), True), ("first not", g, False),
@@ -566,9 +630,149 @@ def special_rows() -> Iterator[Tuple[str, Row]]:
                                                           mismatches=int(not ok), kind="mismatch")
 
 
+def _last_first(over: Callable[[int], bool]) -> Tuple[int, int]:
+    """(last k where `over` is false, first where it is true) for a monotone `over` of k >= 0."""
+    assert not over(0)
+    hi = 1
+    while not over(hi):
+        hi *= 2
+    lo = hi // 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if over(mid) else (mid, hi)
+    return lo, hi
+
+
+def _kit_ok(std: Standard, dt: str, golden: List[float], got: List[float]) -> bool:
+    """The kit rules' verdict from the formulas of docs/precision.md (no mismatch, nothing gross)."""
+    p = lambda key: std.param(key, dt)  # noqa: E731
+    m = measure(golden, got, dt)
+    k = kit_numbers(std, dt, golden, m, got)
+    g = np.asarray(golden)
+    over = m["excess"] > (p("atol") or 0.0) + (p("rtol") or 0.0) * np.abs(g)
+    if std.rule == "mixed":
+        return (len(g) - int(over.sum())) / len(g) >= p("matched") and k["max_abs"] <= k["limit"]
+    if std.rule == "allclose":
+        return int(over.sum()) / len(g) <= p("ptol")
+    if std.rule == "stat_rel_err":
+        return k["mere"] < p("threshold") and k["mare"] < 10 * p("threshold") and k["small_over"] == 0
+    return 1.0 - k["cos"] <= p("rtol")
+
+
+def _kit_row(std: Standard, dt: str, g: float, x: float, *, pad: int, n_over: int) -> Row:
+    golden, got = [g] * pad, [g] * pad
+    got[pad // 2] = x
+    return Row(std, dt, golden, got, _kit_ok(std, dt, golden, got), n_over, pad // 2)
+
+
+def _over_count(std: Standard, dt: str, g: float, x: float) -> int:
+    """Elements the kit rule counts over for one element x at golden g (kit_numbers' rules)."""
+    m = measure([g], [x], dt)
+    p = lambda key: std.param(key, dt)  # noqa: E731
+    e = float(m["excess"][0])
+    if std.rule in ("mixed", "allclose"):
+        return int(e > p("atol") + p("rtol") * abs(g))
+    if std.rule == "stat_rel_err":
+        small = p("small_value") is not None and abs(g) < p("small_value")
+        return int(e > p("small_atol")) if small else int(e / (abs(g) + 1e-7) >= 10 * p("threshold"))
+    return int(e > 0)
+
+
+def kit_rows() -> Iterator[Tuple[str, Row]]:
+    """The test kit's standards at, inside and outside each number, per dtype, the grid steps found
+    by search from the formulas (kit_numbers): mixed's and close's element threshold atol +
+    rtol*|golden| (and moved onto the first value over it), mixed's matched share (1 over in 100
+    is 0.99, at the limit and allowed; 1 in 99 is not), its cap on the absolute error, fixed
+    (max_abs) and from the golden (max_ulps ulps); close's ptol (1 in 1/ptol allowed, 2 not);
+    stat_rel_err's MARE (below 10 t: at it fails) and MERE (below t: at it fails); single_bm's
+    small-value domain (one grid step below small_value the absolute error is judged against
+    small_atol, at it the relative error); cosine's 1 - cos against rtol, two elements moved apart."""
+    for dt in DT:
+        end = lambda g, side: float(measure([g], [g], dt)["rhi" if side > 0 else "rlo"][0])  # noqa: E731
+        for name in ("mixed", "close"):
+            std = STD[name]
+            thr = lambda k, side, s=std: _over_count(s, dt, G, step(end(G, side), dt, side * k)) > 0  # noqa: E731
+            for side, edge in ((1, "upper"), (-1, "lower")):
+                k_in, k_out = _last_first(lambda k: thr(k, side))
+                x_in, x_out = step(end(G, side), dt, side * k_in), step(end(G, side), dt, side * k_out)
+                base = f"kit-{name}-{dt}-element-{edge} edge"
+                yield f"{base}-inside ({k_in} steps)", _kit_row(std, dt, G, x_in, pad=1, n_over=0)
+                yield f"{base}-outside ({k_out} steps)", _kit_row(std, dt, G, x_out, pad=1, n_over=1)
+                e = float(measure([G], [x_out], dt)["excess"][0])
+                moved = variant(std, dt, atol=e, rtol=0.0)
+                yield f"{base}-at (moved onto {k_out} steps)", _kit_row(moved, dt, G, x_out, pad=1, n_over=0)
+                yield f"{base}-past at", _kit_row(moved, dt, G, step(x_out, dt, side), pad=1, n_over=1)
+            # the share: one element just over the element threshold among n
+            k_out = _last_first(lambda k: thr(k, 1))[1]
+            x = step(end(G, 1), dt, k_out)
+            n = 100 if name == "mixed" else round(1 / std.param("ptol", dt))
+            for label, pad in (("at", n), ("inside", n + 1), ("outside", n - 1)):
+                row = _kit_row(std, dt, G, x, pad=pad, n_over=1)
+                assert row.passed == (label != "outside"), (name, dt, label)
+                yield f"kit-{name}-{dt}-share {label} (1 in {pad})", row
+        # mixed's cap on the largest absolute error: fixed, then from the golden (32 ulps at it)
+        std = STD["mixed"]
+        for label, g in (("max_abs", {"float16": G, "bfloat16": 6.0, "float32": G}[dt]),
+                         ("max_ulps", {"float16": 1024.0, "bfloat16": 1536.0, "float32": 2.0 ** 20}[dt])):
+            lim = kit_numbers(std, dt, [g], measure([g], [g], dt), [g])["limit"]
+            k_in, k_out = _last_first(lambda k: float(measure([g], [step(end(g, 1), dt, k)], dt)["excess"][0]) > lim)
+            for what, k, ok in (("inside", k_in, True), ("outside", k_out, False)):
+                x = step(end(g, 1), dt, k)
+                row = _kit_row(std, dt, g, x, pad=100, n_over=_over_count(std, dt, g, x))
+                assert row.passed == ok and row.n_gross == 0, (dt, label, what)
+                yield f"kit-mixed-{dt}-cap {label} {what} ({k} steps, limit {lim:g})", row
+        # stat_rel_err: MARE (one element among 1000, so that MERE is far below t) and MERE (alone)
+        for name in ("stat_rel_err", "single_bm"):
+            std = STD[name]
+            t = std.param("threshold", dt)
+            rel = lambda k: float(measure([G], [step(end(G, 1), dt, k)], dt)["excess"][0]) / (G + 1e-7)  # noqa: E731
+            k_in, k_out = _last_first(lambda k: rel(k) >= 10 * t)
+            x_in, x_out = step(end(G, 1), dt, k_in), step(end(G, 1), dt, k_out)
+            yield f"kit-{name}-{dt}-MARE inside ({k_in} steps)", _kit_row(std, dt, G, x_in, pad=1000, n_over=0)
+            yield f"kit-{name}-{dt}-MARE outside ({k_out} steps)", _kit_row(std, dt, G, x_out, pad=1000, n_over=1)
+            moved = variant(std, dt, threshold=rel(k_out) / 10)
+            at = _kit_row(moved, dt, G, x_out, pad=1000, n_over=1)
+            assert not at.passed
+            yield f"kit-{name}-{dt}-MARE at (moved onto {k_out} steps): not below", at
+            x = step(end(G, 1), dt, 1)
+            r = rel(1)
+            for label, th, ok in (("at: not below", r, False), ("just above it", float(np.nextafter(r, INF)), True)):
+                row = _kit_row(variant(std, dt, threshold=th), dt, G, x, pad=1, n_over=0)
+                assert row.passed == ok, (name, dt, label)
+                yield f"kit-{name}-{dt}-MERE threshold {label}", row
+        std = STD["single_bm"]
+        sv, sa = std.param("small_value", dt), std.param("small_atol", dt)
+        below = step(sv, dt, -1)
+        k_in, k_out = _last_first(lambda k: float(measure([below], [step(end(below, 1), dt, k)], dt)["excess"][0]) > sa)
+        for label, g in (("one step below small_value", below), ("at small_value", sv)):
+            for what, k in (("inside", k_in), ("outside", k_out)):
+                x = step(end(g, 1), dt, k)
+                yield f"kit-single_bm-{dt}-{label}-small_atol {what} ({k} steps)", _kit_row(
+                    std, dt, g, x, pad=1, n_over=_over_count(std, dt, g, x))
+        # cosine: golden (G, -G), the result (G + d, -(G - d)): 1 - cos = 1 - 1/sqrt(1 + (d/G)^2)
+        std = STD["cosine"]
+
+        def pair(k: int) -> Tuple[List[float], List[float]]:
+            return [G, -G], [step(end(G, 1), dt, k), -step(end(G, -1), dt, -k)]
+
+        def bad(k: int, s: Standard = std) -> bool:
+            g, x = pair(k)
+            return not _kit_ok(s, dt, g, x)
+        k_in, k_out = _last_first(bad)
+        for label, k in (("inside", k_in), ("outside", k_out)):
+            g, x = pair(k)
+            yield f"kit-cosine-{dt}-{label} ({k} steps)", Row(std, dt, g, x, label == "inside", 2, 0)
+        g, x = pair(k_out)
+        c = kit_numbers(std, dt, g, measure(g, x, dt), x)["cos"]
+        moved = variant(std, dt, rtol=1.0 - c)
+        yield f"kit-cosine-{dt}-at (moved onto {k_out} steps)", Row(moved, dt, g, x, True, 2, 0)
+        g, x = pair(k_out + 1)
+        yield f"kit-cosine-{dt}-past at", Row(moved, dt, g, x, False, 2, 0)
+
+
 ROWS: Dict[str, Row] = {}
 for gen in (element_rows, share_rows, mean_rows, abs_rows, gross_rows, window_rows, flush_rows, overflow_rows,
-            special_rows, terms_rows, flushed_rows, vendor_rows, vendor_path_rows):
+            special_rows, terms_rows, flushed_rows, vendor_rows, vendor_path_rows, kit_rows):
     for key, row in gen():
         assert key not in ROWS, key
         ROWS[key] = row
@@ -603,7 +807,7 @@ def test_boundary(name: str) -> None:
     assert got == approx_metrics(want, rel=1e-12, abs=0), f"\n got  {got}\n want {want}"
     n_rule = row.n_over if row.n_rule is None else row.n_rule
     why = "" if row.passed else says(row.std, row.dt, n, n_rule=n_rule, mean=want["mean_ulp"], n_gross=row.n_gross,
-                                     mismatches=row.mismatches)
+                                     mismatches=row.mismatches, kit=kit_numbers(row.std, row.dt, row.golden, m, row.got))
     assert (v.passed, v.why) == (row.passed, why), (row.got[row.at], row.golden[row.at])
     if row.passed:
         assert (v.worst, v.elements) == ([], [])
@@ -670,4 +874,6 @@ def test_every_boundary_has_rows() -> None:
             assert sum(k.startswith(f"special-{name}-{dt}-") for k in ROWS) == 12
         for name in ("cann", "msprobe-ulp", "torch", "msprobe-abs"):
             assert sum(k.startswith(f"{name}-{dt}-") and "-at (" in k for k in ROWS) >= 6
+        for name, least in (("mixed", 15), ("close", 11), ("stat_rel_err", 5), ("single_bm", 9), ("cosine", 4)):
+            assert sum(k.startswith(f"kit-{name}-{dt}-") for k in ROWS) >= least, name
     assert len(ROWS) > 800

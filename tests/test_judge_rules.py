@@ -156,13 +156,15 @@ def test_float32_slack_window() -> None:
 def test_bfloat16_double_rounding_is_inside_the_float32_window(std: str) -> None:
     """golden 1 + 2^-8 + 2^-30: correct bfloat16 is 1.0078125; a kernel that rounds to float32 first
     sees a tie and returns 1.0. That kernel is correct by the table's float32 slack, so 1.0 passes;
-    the next value down does not (except under torch's wide rtol)."""
+    the next value down does not, except under the standards whose numbers forgive one bfloat16
+    ulp beyond the window: torch's rtol 1.6e-2, the kit's mixed (2^-6) and MARE (10 * 2^-7), and
+    cosine (one element has no direction to lose)."""
     g = [1 + 2 ** -8 + 2 ** -30]
     assert float(np.float32(g[0]).astype(BF16)) == 1.0 and float(_correct(np.array(g), BF16)[0]) == 1.0
     assert run([1.0078125], g, BF16, std).passed
     assert run([1.0], g, BF16, std).passed
-    if std != "torch":
-        assert not run([0.9921875], g, BF16, std).passed
+    forgives = std in ("torch", "mixed", "stat_rel_err", "single_bm", "cosine")
+    assert run([0.9921875], g, BF16, std).passed == forgives
 
 
 def test_bfloat16_truncation_fails_cann() -> None:
@@ -328,7 +330,14 @@ RULE_SAYS = {"cann": "50.0000% of elements have relative error > 0.001 (limit: b
              "msprobe-abs": "1 elements over: |golden| < 0.000976562 needs abs error <= 1.52588e-05, others "
                             "relative error <= 0.000976562",
              "torch": "1 elements over |got - golden| <= 1e-05 + 0.001*|golden|",
-             "strict": "1 elements are not a correct rounding of the golden (+- 8 float32 ulps)"}
+             "strict": "1 elements are not a correct rounding of the golden (+- 8 float32 ulps)",
+             "mixed": "50.0000% of elements within 0.00195312 + 0.00195312*|golden| (needs 99.0000%) and the "
+                      "largest absolute error inf (limit 0.1)",
+             "stat_rel_err": "MERE 0 (limit below 0.000976562) and MARE 0 (limit below 0.00976562)",
+             "single_bm": "MERE 0 (limit below 0.000976562) and MARE 0 (limit below 0.00976562); 0 elements with "
+                          "|golden| < 0.000488281 over the absolute error 1.52588e-05",
+             "close": "1 elements over |got - golden| <= 1e-08 + 0.001*|golden| (50.0000% of elements, limit 0.1000%)",
+             "cosine": "cosine similarity 1: 1 - cos = 0 (limit 0.01)"}
 
 
 @pytest.mark.parametrize("std", STANDARDS)

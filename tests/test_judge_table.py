@@ -55,10 +55,19 @@ standards:
   exact:
     doc: correctly rounded
     rule: exact
-"""}
+  stat:
+    doc: the kit's
+    rule: stat_rel_err
+    threshold: {float16: 1.0e-3, bfloat16: 8.0e-3, float32: 1.0e-4}
+    small_value: {float16: 1.0e-3, bfloat16: 1.0e-3, float32: 1.0e-6}
+    small_atol: {float16: 1.0e-5, bfloat16: 1.0e-5, float32: 1.0e-9}
+""",
+    "aliases": "aliases:\n  nearby: near\n  kit_word: stat\n"}
 HEAD = "# a table for the tests\n"
-NAMES = "loose, tight, near, close, exact"
-KNOWN_RULES = "share, ulp, abs_rel, allclose, exact"
+NAMES = "loose, tight, near, close, exact, stat"
+SMALL = ("    small_value: {float16: 1.0e-3, bfloat16: 1.0e-3, float32: 1.0e-6}\n"
+         "    small_atol: {float16: 1.0e-5, bfloat16: 1.0e-5, float32: 1.0e-9}\n")
+KNOWN_RULES = "share, ulp, abs_rel, allclose, mixed, stat_rel_err, cosine, exact"
 NUMBER = "expected a finite non-negative number, got "
 
 
@@ -82,7 +91,7 @@ EXACT = "  exact:\n    doc: correctly rounded\n    rule: exact\n"
 # name: (section, old, new, field, message, line when no line is marked)
 BAD = {
     "unknown top-level key": ("default", "default: loose\n", "default: loose\ndefualt: tight #<\n", "defualt",
-                              "unknown key (allowed: default, float32_slack_ulps, operators, standards)"),
+                              "unknown key (allowed: aliases, default, float32_slack_ulps, operators, standards)"),
     "standards a list": ("standards", SECTIONS["standards"], "standards: [loose, tight] #<\n", "standards",
                          "is a mapping of standard name to its rule"),
     "standards empty": ("standards", SECTIONS["standards"], "standards: {} #<\n", "standards",
@@ -147,6 +156,21 @@ BAD = {
                               "names no standard ['loose']"),
     "operator's name a number": ("operators", "  FakeOpB: loose\n", "  7: loose #<\n", "operators.7",
                                  "an operator's name is text"),
+    "alias names no standard": ("aliases", "  nearby: near\n", "  nearby: nera #<\n", "aliases.nearby",
+                                f"names no standard 'nera' (standards: {NAMES})"),
+    "alias names an alias": ("aliases", "  kit_word: stat\n", "  kit_word: nearby #<\n", "aliases.kit_word",
+                             f"names no standard 'nearby' (standards: {NAMES})"),
+    "alias a standard's own name": ("aliases", "  nearby: near\n", "  close: near #<\n", "aliases.close",
+                                    "is a standard's own name"),
+    "aliases a list": ("aliases", SECTIONS["aliases"], "aliases: [near] #<\n", "aliases",
+                       "is a mapping of a name to a standard, not ['near']"),
+    "alias a number": ("aliases", "  nearby: near\n", "  7: near #<\n", "aliases.7", "an alias is text"),
+    "small_value without small_atol for a dtype": (
+        "standards", SMALL, SMALL.replace("float32: 1.0e-6}\n", "float32: 1.0e-6} #<\n").replace(", float32: 1.0e-9", ""),
+        "standards.stat.small_atol", "small_value and small_atol are given together: no small_atol for float32"),
+    "small_atol without small_value": (
+        "standards", SMALL, SMALL.split("\n")[1] + " #<\n", "standards.stat.small_value",
+        "small_value and small_atol are given together: no small_value for float32"),
     **{f"slack {label}": ("slack", "float32_slack_ulps: 8\n", f"float32_slack_ulps: {text} #<\n", "float32_slack_ulps",
                           f"a finite non-negative number, not {said}")
        for label, text, said in [("-1", "-1", "-1"), ("-0.5", "-0.5", "-0.5"), ("true", "true", "True"),
@@ -166,6 +190,17 @@ def test_the_base_table_loads(tmp_path: Path) -> None:
                             "mean_ulp": {"float32": 64.0}, "gross": {"float16": 0.25, "bfloat16": 0.25, "float32": 0.25}}
     assert all(type(v) is float for p in tight.params.values() for v in p.values())
     assert t.standards["exact"].params == {} and t.standards["exact"].doc == "correctly rounded"
+    assert t.aliases == {"nearby": "near", "kit_word": "stat"}
+    assert t.names() == tuple(NAMES.split(", ")) + ("nearby", "kit_word")
+    assert t.for_op("FakeOpC", "kit_word") is t.standards["stat"] and t.for_op("FakeOpA") is t.standards["tight"]
+
+
+def test_an_alias_serves_wherever_a_standard_name_does(tmp_path: Path) -> None:
+    """default, operators and --standard (for_op's override) may name an alias; it judges as its standard."""
+    text = table().replace("default: loose\n", "default: nearby\n").replace("FakeOpB: loose", "FakeOpB: kit_word")
+    t = load_table(write(tmp_path, "t.yaml", text))
+    assert t.for_op("FakeOpX") is t.standards["near"] and t.for_op("FakeOpB") is t.standards["stat"]
+    assert t.for_op("FakeOpB", "nearby") is t.standards["near"]
 
 
 @pytest.mark.parametrize("name", sorted(BAD))
@@ -253,10 +288,15 @@ def test_for_op_honours_the_per_operator_standard(tmp_path: Path) -> None:
 
 
 def test_the_project_table_judges_every_operator_by_its_default() -> None:
-    """cases/tolerances.yaml holds the five standards docs/precision.md describes and names no
-    operator: every one is judged by `default: cann`."""
+    """cases/tolerances.yaml holds the standards docs/precision.md describes (the suite's five and
+    the test kit's five) with the kit's and ATK's words as aliases, and names no operator: every one
+    is judged by `default: cann`."""
     t = load_table(Path(__file__).resolve().parents[1] / "cases" / "tolerances.yaml")
-    assert sorted(t.standards) == ["cann", "msprobe-abs", "msprobe-ulp", "strict", "torch"]
+    assert sorted(t.standards) == ["cann", "close", "cosine", "mixed", "msprobe-abs", "msprobe-ulp", "single_bm",
+                                   "stat_rel_err", "strict", "torch"]
+    assert t.aliases == {"mix_tolerance": "mixed", "isclose": "close", "binary": "strict", "binary_equal": "strict",
+                         "high_precision": "single_bm", "high_performance": "single_bm",
+                         "double_benchmark": "mixed"}
     assert t.operators == {} and t.default == "cann" and t.for_op("AnyOperator").name == "cann"
 
 

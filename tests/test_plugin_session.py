@@ -439,9 +439,10 @@ def test_a_bad_backend_table_or_standard_is_one_usage_error_line(monkeypatch, tm
     with pytest.raises(pytest.UsageError) as e:
         st.runner
     from suite.judge.table import load_table
-    names = ", ".join(load_table(ROOT / "cases" / "tolerances.yaml").standards)
+    names = ", ".join(load_table(ROOT / "cases" / "tolerances.yaml").names())
     assert str(e.value) == f"--standard nosuch: not in {ROOT / 'cases' / 'tolerances.yaml'} ({names})"
     assert st._runner is None
+    assert _state(standard="high_precision").runner is not None        # an alias is a name --standard takes
 
 
 def test_closing_closes_the_backend_once_and_keeps_what_went_wrong(monkeypatch):

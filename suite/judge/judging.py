@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from suite.common import dtypes
 from suite.judge.table import Standard
-from suite.judge.rules import Computed, Excess, F32_SUB, F32_TINY, F32_U, Param, RULES, Rule, RuleCount
+from suite.judge.rules import Computed, Excess, F32_SUB, F32_TINY, F32_U, Param, RULES, Rule, RuleCount, Whole
 
 
 @dataclass(frozen=True)
@@ -120,6 +120,11 @@ class _Totals:
         self.sum_ulp = self.sq_err = 0.0
         self.max_ulp = self.max_abs = self.max_rel = 0.0
         self.candidates: List[Element] = []
+        self.sums: Dict[str, float] = {}          # the rule's tallies (rules.Rule.tally)
+
+    def add(self, tally: Dict[str, float]) -> None:
+        for k, v in tally.items():
+            self.sums[k] = max(self.sums.get(k, v), v) if k.startswith("max_") else self.sums.get(k, 0.0) + v
 
 
 @dataclass(frozen=True)
@@ -175,7 +180,7 @@ def judge(got: np.ndarray, golden, out_dtype: np.dtype, standard: Standard,
     for start, g, scale, path in src.blocks(block):
         x = flat[start:start + g.size].astype(np.float64)
         _measure(t, by, start, x, g=g, scale=scale, path=path)
-    return _verdict(t, standard, p, slack_ulps, gross)
+    return _verdict(t, standard, p, slack_ulps, gross, dt)
 
 
 @dataclass(frozen=True)
@@ -284,7 +289,8 @@ def _measure(t: _Totals, by: _Judging, start: int, x: np.ndarray, *, g: np.ndarr
         rel = np.where(g == 0, np.where(inside, 0.0, np.inf), raw / np.fmax(np.abs(g), fi.tiny))
 
         if rule.every_element:
-            over_all = rule.over(Excess(raw, rel, g, np.where(np.isfinite(g) & (g != 0), np.abs(g), fi.tiny), ulp), p)
+            e = Excess(raw, rel, g, np.where(np.isfinite(g) & (g != 0), np.abs(g), fi.tiny), ulp)
+            over_all = rule.over(e, p)
             over_all[rest] |= mismatch                 # a mismatch is over every rule
             n_rule = int(np.count_nonzero(over_all))
             over_all[rest] |= is_gross
@@ -293,11 +299,14 @@ def _measure(t: _Totals, by: _Judging, start: int, x: np.ndarray, *, g: np.ndarr
             plain = np.flatnonzero(over_all)
         else:
             # a mismatch is over every rule (a NaN golden's relative or allclose test is NaN)
-            over_rest = rule.over(Excess(excess, rel_excess, gs, ref, ulp[rest]), p) | mismatch
+            e = Excess(excess, rel_excess, gs, ref, ulp[rest])
+            over_rest = rule.over(e, p) | mismatch
             n_rule = int(np.count_nonzero(over_rest))
             n_over = int(np.count_nonzero(over_rest | is_gross))
             plain = rest[over_rest & ~mismatch & ~is_gross]
 
+        if rule.tally is not None:
+            t.add(rule.tally(e, p, Whole(g, np.where(inside, g, x))))
         t.n += g.size
         t.n_rule += n_rule
         t.n_over += n_over
@@ -340,11 +349,11 @@ def _top(idx: np.ndarray, u: np.ndarray, k: int) -> np.ndarray:
     return np.concatenate([above, idx[uu == kth][:k - above.size]])
 
 
-def _verdict(t: _Totals, standard: Standard, p, slack_ulps: float, gross: float) -> Verdict:
+def _verdict(t: _Totals, standard: Standard, p, slack_ulps: float, gross: float, dt: np.dtype) -> Verdict:
     if t.n == 0:
         return Verdict(True, standard.name, 0)
     mean = t.sum_ulp / t.n
-    ok, why = RULES[standard.rule].passes(RuleCount(t.n, t.n_rule, mean), p, slack_ulps)
+    ok, why = RULES[standard.rule].passes(RuleCount(t.n, t.n_rule, mean, t.sums, dt), p, slack_ulps)
     if t.n_gross:
         why = (f"{t.n_gross} elements are grossly wrong (relative error beyond the allowed window "
                f"> {gross:g}, e.g. 0, garbage or a flipped sign); " + why)

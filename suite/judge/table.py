@@ -3,7 +3,7 @@ judges each operator and dtype; a bad table fails with its file, line and field.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Mapping, Optional, Tuple
 
@@ -31,9 +31,18 @@ class ToleranceTable:
     operators: Dict[str, str]
     slack_ulps: float
     source: str = ""
+    aliases: Dict[str, str] = field(default_factory=dict)    # another tool's word -> a standard's name
 
     def for_op(self, op: str, override: Optional[str] = None) -> Standard:
-        return self.standards[override or self.operators.get(op, self.default)]
+        return self.standards[self.resolve(override or self.operators.get(op, self.default))]
+
+    def resolve(self, name: str) -> str:
+        """A standard's name, or the standard an alias names."""
+        return self.aliases.get(name, name)
+
+    def names(self) -> Tuple[str, ...]:
+        """Every name a case file, --standard or the operators table may use: standards, then aliases."""
+        return tuple(self.standards) + tuple(self.aliases)
 
 
 def load_table(path: Path) -> ToleranceTable:
@@ -41,7 +50,7 @@ def load_table(path: Path) -> ToleranceTable:
     doc = load(path)
     if not isinstance(doc, LineDict):
         raise FileError(path, 1, None, "the tolerance table is a mapping")
-    allowed = {"default", "operators", "standards", "float32_slack_ulps"}
+    allowed = {"default", "operators", "standards", "float32_slack_ulps", "aliases"}
     for k in doc:
         if k not in allowed:
             raise FileError(path, doc.line_of(k), k, f"unknown key (allowed: {', '.join(sorted(allowed))})")
@@ -93,9 +102,18 @@ def load_table(path: Path) -> ToleranceTable:
             if missing:
                 line = body.line_of(key) if key in body else stds.line_of(name)
                 raise FileError(path, line, f"{where}.{key}", f"no value for {', '.join(missing)}")
+        for group in RULES[rule].together:
+            given = [k for k in group if k in params]
+            for dt in dtypes.JUDGED:
+                have = [k for k in given if dt in params[k]]
+                if have and len(have) < len(group):
+                    lack = next(k for k in group if k not in have)
+                    raise FileError(path, body.line_of(have[0]), f"{where}.{lack}",
+                                    f"{' and '.join(group)} are given together: no {lack} for {dt}")
         standards[name] = Standard(name, rule, params, body.get("doc", ""))
+    aliases = _aliases(path, doc, standards)
     default = doc.get("default")
-    if not isinstance(default, str) or default not in standards:
+    if not isinstance(default, str) or aliases.get(default, default) not in standards:
         raise FileError(path, doc.line_of("default"), "default", f"names no standard ({', '.join(standards)})")
     operators = doc.get("operators")
     if operators is None:                   # absent, or `operators:` with nothing under it
@@ -106,16 +124,38 @@ def load_table(path: Path) -> ToleranceTable:
     for op, std in operators.items():
         if not isinstance(op, str):
             raise FileError(path, operators.line_of(op), f"operators.{op}", "an operator's name is text")
-        if not isinstance(std, str) or std not in standards:
+        if not isinstance(std, str) or aliases.get(std, std) not in standards:
             raise FileError(path, operators.line_of(op), f"operators.{op}", f"names no standard {std!r}")
     slack = doc.get("float32_slack_ulps", 8)
     if isinstance(slack, bool) or not isinstance(slack, (int, float)) or not 0 <= slack < math.inf:
         raise FileError(path, doc.line_of("float32_slack_ulps"), "float32_slack_ulps",
                         f"a finite non-negative number, not {slack!r}")
-    return ToleranceTable(standards, default, dict(operators), float(slack), str(path))
+    return ToleranceTable(standards, default, dict(operators), float(slack), str(path), aliases)
+
+
+def _aliases(path: Path, doc: LineDict, standards: Mapping[str, Standard]) -> Dict[str, str]:
+    """`aliases:`: another tool's name for a standard (the test kit's `mix_tolerance`, an ATK case
+    file's `single_bm`), each naming a standard of the table, none a standard's own name."""
+    raw = doc.get("aliases")
+    if raw is None:
+        return {}
+    if not isinstance(raw, LineDict):
+        raise FileError(path, doc.line_of("aliases"), "aliases", f"is a mapping of a name to a standard, not {raw!r}")
+    out: Dict[str, str] = {}
+    for name, std in raw.items():
+        where = f"aliases.{name}"
+        if not isinstance(name, str):
+            raise FileError(path, raw.line_of(name), where, "an alias is text")
+        if name in standards:
+            raise FileError(path, raw.line_of(name), where, "is a standard's own name")
+        if not isinstance(std, str) or std not in standards:
+            raise FileError(path, raw.line_of(name), where,
+                            f"names no standard {std!r} (standards: {', '.join(standards)})")
+        out[name] = std
+    return out
 
 
 def standard_names(path: Path) -> Tuple[str, Tuple[str, ...]]:
     """(the table's file, its standards' names): what a case file's `standard:` is checked against
     when it is read (suite/cases/load.py), by the plugin and `aclnn-conform cases validate`."""
-    return str(path), tuple(load_table(path).standards)
+    return str(path), load_table(path).names()

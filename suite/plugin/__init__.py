@@ -163,9 +163,9 @@ class Conformance:
             except (BackendError, FileError) as e:
                 raise pytest.UsageError(str(e)) from None
             std = self.config.option.standard
-            if std and std not in table.standards:
+            if std and std not in table.names():
                 raise pytest.UsageError(f"--standard {std}: not in {self.tolerance_path} "
-                                        f"({', '.join(table.standards)})")
+                                        f"({', '.join(table.names())})")
             self._runner = Runner(host, info, store, table, std, self.replay_args(), self.max_memory,
                                   invocation_dir=self.config.invocation_params.dir,
                                   timer=timer, accuracy=self._accuracy)
