@@ -15,7 +15,7 @@ import itertools
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from suite.cases import model as cases_model
 from suite.cases import load as cases_load
@@ -132,12 +132,14 @@ class Outcome:
         return sorted({k for _, k in self.failures})
 
 
-def run_backend(backend: Any, cases: Iterable[Case], kinds: Sequence[str] = KINDS) -> Outcome:
+def run_backend(backend: Any, cases: Iterable[Case], kinds: Sequence[str] = KINDS,
+                standard: Optional[str] = None) -> Outcome:
     """Each case through Runner.check_numbers / check_rejection / check_determinism, exactly the
-    calls the plugin's `verify` fixture makes, with the products and capabilities it honours."""
+    calls the plugin's `verify` fixture makes, with the products and capabilities it honours;
+    `standard`: every case judged by it, as `pytest --standard` judges."""
     host = InProcess(backend)
     info = host.info
-    runner = Runner(host, info, store(), table())
+    runner = Runner(host, info, store(), table(), standard)
     out = Outcome(info.name)
     for case in grouped(list(cases), key=lambda c: c.datakey):
         if case.product not in info.products:
