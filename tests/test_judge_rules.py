@@ -348,3 +348,21 @@ def test_a_mismatch_is_counted_by_the_rule_too(std: str, golden: float, got: flo
     v = run([got, 1.0], [golden, 1.0], F16, std)
     assert (v.passed, v.mismatches, v.n_over) == (False, 1, 1)
     assert v.why == "1 elements differ in NaN/inf (position, sign, or expected overflow); " + RULE_SAYS[std]
+
+
+def test_an_ulp_is_counted_on_the_coarsest_grid_of_the_path() -> None:
+    """A bfloat16 result cast to a float16 out is judged in bfloat16 (the fewer significant bits),
+    yet below float16's smallest normal it lies on float16's subnormal grid, coarser there than
+    bfloat16's: its ulps are counted on that grid. Counted on bfloat16's, the correct kernel was up
+    to 8 ulps off and failed msprobe-ulp (benchmarks/standards_table.py found it on the reference,
+    MseLossBackward and SmoothL1LossBackward's bfloat16-to-float16 `tiny` cases)."""
+    from suite.common import dtypes
+    g = np.array([3.1e-7, -1.13e-6, 5.57e-6, 2.21e-5, 1.5])
+    got = dtypes.round_to(dtypes.round_to(g, BF16).astype(np.float64), F16)
+    for std in ("msprobe-ulp", "cann", "strict"):
+        v = judge(got, Golden(g, np.abs(g)), BF16, TABLE.standards[std], TABLE.slack_ulps, through=BF16)
+        assert v.passed and v.max_ulp <= 1, (std, v.max_ulp, v.why)
+    off = got.copy()
+    off[1] = np.float16(-1.13e-6) - np.float16(2 * 2 ** -24)           # two float16 subnormal steps off
+    v = judge(off, Golden(g, np.abs(g)), BF16, TABLE.standards["msprobe-ulp"], TABLE.slack_ulps, through=BF16)
+    assert not v.passed and 1 < v.max_ulp < 3

@@ -176,7 +176,8 @@ def judge(got: np.ndarray, golden, out_dtype: np.dtype, standard: Standard,
     t = _Totals(worst)
     how = _How(Path(through, terms, vendor, flush, kept), nterms=src.nterms, slack_ulps=slack_ulps, first=first,
                then=then, tiny=fi.tiny)
-    by = _Judging(how=how, dt=dt, fi=fi, rule=RULES[standard.rule], p=p, gross=gross)
+    grids = tuple(dict.fromkeys((dt, first, flat.dtype)))
+    by = _Judging(how=how, dt=dt, fi=fi, rule=RULES[standard.rule], p=p, gross=gross, grids=grids)
     for start, g, scale, path in src.blocks(block):
         x = flat[start:start + g.size].astype(np.float64)
         _measure(t, by, start, x, g=g, scale=scale, path=path)
@@ -232,6 +233,10 @@ class _Judging:
     rule: Rule
     p: Param
     gross: float
+    # the dtypes the result is rounded to on its way (the judged one, `through`, got's own): an
+    # ulp is the coarsest of their spacings at the golden (a bfloat16 result in a float16 out lies
+    # on float16's subnormal grid, coarser there than bfloat16's)
+    grids: Tuple[np.dtype, ...] = ()
 
 
 def _measure(t: _Totals, by: _Judging, start: int, x: np.ndarray, *, g: np.ndarray, scale: np.ndarray,
@@ -266,6 +271,9 @@ def _measure(t: _Totals, by: _Judging, start: int, x: np.ndarray, *, g: np.ndarr
         rest = np.flatnonzero(~(inside & np.isfinite(x)))      # outside the window, or not finite
         raw = np.abs(x - np.clip(x, lo, hi))
         g_ulp = dtypes.ulp(np.fmin(np.abs(g), fi.max), dt)       # NaN and inf goldens: max's ulp
+        for other in by.grids:
+            if other != dt:
+                g_ulp = np.fmax(g_ulp, dtypes.ulp(np.fmin(np.abs(g), dtypes.finfo(other).max), other))
 
         xs, gs, ins, rls, rhs = x[rest], g[rest], inside[rest], rlo[rest], rhi[rest]
         fin_g, nan_g, nan_x = np.isfinite(gs), np.isnan(gs), np.isnan(xs)
