@@ -344,9 +344,8 @@ class Runner:
             run = {name: self._judged(case, data, a, std, name) for name, a in got.items()}
             failing = {n: v for n, v in run.items() if not v.passed}
             if failing:             # the run's metrics (of each output), every failing one named
-                details, fields = failing_outputs(case, data, failing)
-                if len(case.all_outputs) == 1:
-                    details, fields = [], {}       # a one-output run says its numbers alone
+                # (a one-output run's failure says its numbers alone, as it always has)
+                details, fields = failing_outputs(case, data, failing) if len(case.all_outputs) > 1 else ([], {})
                 raise self._fail(case, nodeid, f"{failing_text(case, failing, f'run {i} of {len(outs)}')} "
                                                f"({note})", details,
                                  {"status": 0, **outputs_record(case, run), **fields})
