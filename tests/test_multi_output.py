@@ -21,7 +21,7 @@ from suite.golden.store import GoldenStore
 from suite.judge.table import load_table
 from suite.report import compare, results
 from suite.run import protocol
-from suite.run.calls import InProcess
+from suite.run.calls import InProcess, call_of
 from suite.run.host import Hosted
 from suite.run.runner import CaseFailure, Runner, request_of
 from suite.run.wire import ProtocolError
@@ -90,7 +90,11 @@ def test_a_single_output_operator_has_no_outputs_and_refuses_the_key(tmp_path):
     mse = load_cases([write(tmp_path, "m.yaml", "op: MseLossBackward\nmatrices:\n  - products: [atlas-a2]\n"
                                               "    dtypes: [float32]\n    shapes: [[2, 2, 2]]\n")])[0]
     assert mse and all(c.outputs is None and c.written == ("out",) for c in mse)
-    assert "outputs" not in request_of(mse[0], {})
+    # the request has its one output, by its declared name; the backend's call has no `outputs`
+    # (docs/backend-contract.md: a one-output call is exactly what it always was)
+    req = request_of(mse[0], {})
+    assert (req["outputs"], req["written"]) == ([["out", (2,), "float32"]], ["out"])
+    assert call_of({**req, "inputs": {}}).outputs is None
     from suite.common.yamlfile import FileError
     with pytest.raises(FileError, match="unknown key .allowed: determinism, dtypes, expect, layout, name, out_shape, "
                                         "product, reduction, seed, shapes, standard, tier, values"):
@@ -340,9 +344,10 @@ def test_the_protocol_checks_each_named_array():
         with pytest.raises(ProtocolError) as e:
             protocol.done(("done", 1, [_head(head)]), 1, 1, len(arrays), WRITTEN, arrays)
         assert says in str(e.value), (head, str(e.value))
-    # one output: the reply is as it always was (an index, not a mapping)
-    with pytest.raises(ProtocolError, match="array index"):
-        protocol.done(("done", 1, [_head({"out": 0})]), 1, 1, 1)
+    # one output: its array named too, as every call's (a bare index is no reply)
+    assert protocol.done(("done", 1, [_head({"out": 0})]), 1, 1, 1, WRITTEN[:1], good[:1])
+    with pytest.raises(ProtocolError, match="arrays 0 for the outputs out$"):
+        protocol.done(("done", 1, [_head(0)]), 1, 1, 1, WRITTEN[:1], good[:1])
 
 
 # -- the contract ---------------------------------------------------------------------------------

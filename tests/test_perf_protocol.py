@@ -11,7 +11,7 @@ import pytest
 
 from suite.contract import OpCall, Unsupported
 from suite.perf import protocol
-from suite.perf.launch import time_hook
+from suite.run.calls import time_hook
 from suite.perf.protocol import NotTimed, Settings, measure
 from suite.perf.record import Timing
 

@@ -113,17 +113,17 @@ def test_a_result_of_the_wrong_shape_or_the_wrong_dtype_is_returned_not_accepted
                       (np.zeros(4, np.float16), "shape (4,) dtype float16"),
                       (np.zeros((2, 2), np.float32), "shape (2, 2) dtype float32")]:
         out, raw = call_once(Returns(got), _req(), [])
-        assert (out.array, out.returned, raw) == (None, says, None), says
+        assert (out.arrays, out.returned, raw) == (None, says, None), says
     right = np.zeros(4, np.float32)
     out, raw = call_once(Returns(right), _req(), [])
-    assert out.array is right and out.returned is None and raw is right
+    assert out.arrays["out"] is right and out.returned is None and raw == [right] and raw[0] is right
 
 
 def test_a_call_with_no_out_that_returns_an_array_is_described_not_judged() -> None:
     import numpy as np
     from suite.run.calls import call_once
     out, raw = call_once(Returns(np.zeros(4, np.float32)), _req(out_shape=None, out_dtype=None), [])
-    assert (out.array, out.returned, raw) == (None, "shape (4,) dtype float32", None)
+    assert (out.arrays, out.returned, raw) == (None, "shape (4,) dtype float32", None)
 
 
 def test_the_same_buffer_handed_back_twice_is_an_earlier_result() -> None:
@@ -152,7 +152,7 @@ def test_an_empty_result_shares_nothing() -> None:
     from suite.run.calls import call_once
     empty = np.zeros(0, np.float32)
     out, _ = call_once(Returns(empty), _req(out_shape=(0,)), [empty])
-    assert out.array is empty and out.aliased is None
+    assert out.arrays["out"] is empty and out.aliased is None
 
 
 def test_in_process_the_backends_declarations_are_its_info_and_each_outputs_dtype_reaches_the_call() -> None:

@@ -188,8 +188,8 @@ def test_a_run_request_is_served_with_each_outcome_and_its_array_index(monkeypat
         s.recv()
         head, got = s.ask(("run", 41, _req(), 2), _arrays())
         assert head[:2] == ("done", 41) and len(head[2]) == 2
-        assert [h["array"] for h in head[2]] == [0, 1]
-        assert head[2][0] == {"array": 0, "status": None, "unsupported": None, "raised": None, "trace": None,
+        assert [h["array"] for h in head[2]] == [{"out": 0}, {"out": 1}]         # each output's, by name
+        assert head[2][0] == {"array": {"out": 0}, "status": None, "unsupported": None, "raised": None, "trace": None,
                               "returned": None, "aliased": None, "violation": None, "device_fault": None, "device_lost": False}
         assert [a.tolist() for a in got] == [[[10.0, 11.0, 12.0], [13.0, 14.0, 15.0]]] * 2
         # an outcome with no array, with an input at index 2: no array is carried, the index is None

@@ -128,11 +128,11 @@ def test_the_second_process_has_decoys_before_its_first_call_the_first_none():
     try:
         twin = h.twin()
         assert h.decoys is None and isinstance(twin.decoys, Decoys)
-        first = [h.run(_req((2, 3)), 1, HANG_S)[0].array.reshape(-1)[0] for _ in range(2)]
-        second = [twin.run(_req((2, 3)), 1, HANG_S)[0].array.reshape(-1)[0] for _ in range(2)]
+        first = [h.run(_req((2, 3)), 1, HANG_S)[0].arrays["out"].reshape(-1)[0] for _ in range(2)]
+        second = [twin.run(_req((2, 3)), 1, HANG_S)[0].arrays["out"].reshape(-1)[0] for _ in range(2)]
         assert first == [1, 2] and 2 <= second[0] <= 1 + decoys.MOST and second[1] == second[0] + 1
         twin._kill()                                 # restarted: decoys again
-        again = twin.run(_req((2, 3)), 1, HANG_S)[0].array.reshape(-1)[0]
+        again = twin.run(_req((2, 3)), 1, HANG_S)[0].arrays["out"].reshape(-1)[0]
         assert 2 <= again <= 1 + decoys.MOST and twin.decoys.made == second[0] - 1 + again - 1
     finally:
         h.close()

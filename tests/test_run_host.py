@@ -77,14 +77,14 @@ def test_a_backend_sees_the_same_views_in_its_own_process(hosted, shape, lay, dt
     [mine] = InProcess(ViewEcho()).run(req)
     [theirs] = hosted.run(req, 1, hosted.deadline_for(100))
     assert mine.raised is None and theirs.raised is None, (mine, theirs)
-    assert theirs.array.dtype == mine.array.dtype and theirs.array.shape == mine.array.shape == shape
-    assert dtypes.to_bits(theirs.array).tolist() == dtypes.to_bits(mine.array).tolist()
+    assert theirs.arrays["out"].dtype == mine.arrays["out"].dtype and theirs.arrays["out"].shape == mine.arrays["out"].shape == shape
+    assert dtypes.to_bits(theirs.arrays["out"]).tolist() == dtypes.to_bits(mine.arrays["out"]).tolist()
 
 
 def test_the_wrong_answer_is_described_not_carried(hosted):
     """A result of the wrong shape never crosses: the parent allocates only what it asked for."""
     [o] = hosted.run(_req((2, 3), out_shape=(3, 2)), 1, HANG_S)
-    assert o.array is None and o.returned == "shape (2, 3) dtype float32"
+    assert o.arrays is None and o.returned == "shape (2, 3) dtype float32"
 
 
 class Forgetful:
@@ -109,7 +109,7 @@ def test_the_backends_process_keeps_no_result_after_its_reply():
     h = Hosted("tests.test_run_host:Forgetful", {}, timeout=HANG_S)
     h.start()
     try:
-        got = [h.run(_req((2, 3)), 1, HANG_S)[0].array for _ in range(3)]
+        got = [h.run(_req((2, 3)), 1, HANG_S)[0].arrays["out"] for _ in range(3)]
     finally:
         assert h.close() is None
     assert [a.tolist() for a in got] == [[[1.0] * 3] * 2] * 3, [a.tolist() for a in got]
@@ -175,10 +175,10 @@ def test_a_process_that_ends_between_calls_is_an_incident_not_a_failed_case():
     mean = {**req, "op": "MseLossBackward", "attrs": {"reduction": 1},
             "inputs": {**req["inputs"], "target": req["inputs"]["self"]}}
     [o] = h.run(mean, 1, HANG_S)
-    assert o.array is not None and o.raised is None
+    assert o.arrays is not None and o.raised is None
     until(lambda: not h._proc.is_alive(), "the backend's timer ending its process")
     [o] = h.run({**mean, "attrs": {"reduction": 0}}, 1, HANG_S)
-    assert o.array is not None and h.starts == 2
+    assert o.arrays is not None and h.starts == 2
     assert h.close() == "the backend's process exited with code 0 between calls, after a call had returned; it was restarted"
     h = Hosted("tests.misbehaving:ExitAfterReturning", {}, timeout=HANG_S)
     h.start()
@@ -207,8 +207,11 @@ from suite.run.calls import Outcome, words
 from suite.run.child import _outcome_header  # noqa: E402
 
 
+ONE = [("out", "float64", (1,))]         # the written output of _good's first outcome
+
+
 def _good():
-    return [_outcome_header(Outcome(array=np.zeros(1)), 0), _outcome_header(Outcome(status=161002), None)]
+    return [_outcome_header(Outcome(arrays={"out": np.zeros(1)}), {"out": 0}), _outcome_header(Outcome(status=161002), None)]
 
 
 def _with(i, **fields):
@@ -231,9 +234,10 @@ MALFORMED = {
     "float status": _with(1, status=161002.0),
     "bool status": _with(1, status=True),
     "str status": _with(1, status="161002"),
-    "index out of range": _with(0, array=1),
-    "negative index": _with(0, array=-1),
-    "bool index": _with(0, array=False),
+    "index out of range": _with(0, array={"out": 1}),
+    "negative index": _with(0, array={"out": -1}),
+    "bool index": _with(0, array={"out": False}),
+    "a bare index": _with(0, array=0),
     "index reused": ("done", 7, [_good()[0], _good()[0]]),
     "an array no outcome uses": _with(0, array=None, status=0),
     "bytes where text goes": _with(1, status=None, raised=b"x"),
@@ -247,14 +251,14 @@ MALFORMED = {
 
 
 def test_a_well_formed_reply_passes_the_checks():
-    outs = protocol.done(("done", 7, _good()), 7, 2, 1)
-    assert [o["array"] for o in outs] == [0, None] and outs[1]["status"] == 161002
+    outs = protocol.done(("done", 7, _good()), 7, 2, 1, ONE, [np.zeros(1)])
+    assert [o["array"] for o in outs] == [{"out": 0}, None] and outs[1]["status"] == 161002
 
 
 @pytest.mark.parametrize("name", MALFORMED)
 def test_every_field_of_a_reply_is_checked(name):
     with pytest.raises(protocol.ProtocolError):
-        protocol.done(MALFORMED[name], 7, 2, 1)
+        protocol.done(MALFORMED[name], 7, 2, 1, ONE, [np.zeros(1)])
 
 
 class Counting:
@@ -277,7 +281,7 @@ def test_each_outcome_of_a_repeated_call_gets_its_own_array():
         outs = h.run(_req((2, 3)), 2, HANG_S)
     finally:
         assert h.close() is None
-    assert [o.array.reshape(-1)[0] for o in outs] == [1, 2]
+    assert [o.arrays["out"].reshape(-1)[0] for o in outs] == [1, 2]
 
 
 class JunkLater:
@@ -299,7 +303,7 @@ def test_junk_between_calls_is_an_incident_and_the_next_call_runs_on_a_fresh_pro
     [o] = h.run(_req((2, 3)), 1, HANG_S)
     until(lambda: pending(h._sock), "the backend's junk on the socket")
     [o] = h.run(_req((2, 3)), 1, HANG_S)
-    assert o.array is not None and h.starts == 2
+    assert o.arrays is not None and h.starts == 2
     assert "protocol violation: the backend's process wrote to the suite's socket between calls" in h.close()
 
 
@@ -312,7 +316,7 @@ def test_junk_in_a_reply_fails_that_call_as_a_protocol_fault_and_the_next_one_ru
         h.run(mean, 1, HANG_S)
     assert e.value.kind == "protocol" and str(e.value).startswith("protocol violation: ")
     [o] = h.run({**mean, "attrs": {"reduction": 0}}, 1, HANG_S)
-    assert o.array is not None and h.starts == 2 and h.close() is None
+    assert o.arrays is not None and h.starts == 2 and h.close() is None
 
 
 class Unprintable(Exception):
@@ -390,12 +394,12 @@ def test_recovered_must_be_a_real_bool(what, lost):
 def test_numpy_subclasses_are_judged_by_value_or_refused():
     for what in ("matrix", "masked-none"):
         o = _says(what)
-        assert type(o.array) is np.ndarray and o.array.tolist() == [[1.0] * 3] * 2, what
+        assert type(o.arrays["out"]) is np.ndarray and o.arrays["out"].tolist() == [[1.0] * 3] * 2, what
     o = _says("masked-one")
-    assert o.array is None and "MaskedArray with 2 masked elements" in o.violation
+    assert o.arrays is None and "MaskedArray with 2 masked elements" in o.violation
     h = Hosted("tests.test_run_host:Says", {"what": "matrix"}, timeout=HANG_S)
     [o] = h.run(_req((2, 3)), 1, HANG_S)
-    assert o.array.tolist() == [[1.0] * 3] * 2 and h.close() is None
+    assert o.arrays["out"].tolist() == [[1.0] * 3] * 2 and h.close() is None
 
 
 class Loud:
@@ -452,7 +456,7 @@ def test_the_twin_is_another_process_of_the_same_backend_and_closes_with_the_fir
     assert h.twin() is twin
     [a] = h.run(_req((2, 3)), 1, HANG_S)
     [b] = twin.run(_req((2, 3)), 1, HANG_S)
-    assert a.array.reshape(-1)[0] != b.array.reshape(-1)[0] and twin.info == h.info
+    assert a.arrays["out"].reshape(-1)[0] != b.arrays["out"].reshape(-1)[0] and twin.info == h.info
     assert h.close() is None and twin._proc is None
     h = Hosted("tests.misbehaving:ExitInClose", {}, timeout=HANG_S)
     h.start()
@@ -466,7 +470,7 @@ def test_not_implemented_is_a_crash_of_the_backends_never_unsupported():
     """Only suite.Unsupported skips a case. A backend that raises NotImplementedError computes
     nothing; if that were a skip, a backend with no kernel at all would make a run of skips."""
     o, raw = call_once(Unfinished(), _req((2, 3)), [])
-    assert raw is None and o.unsupported is None and o.array is None
+    assert raw is None and o.unsupported is None and o.arrays is None
     assert o.raised == "NotImplementedError: not written yet"
 
 
@@ -530,7 +534,7 @@ class _BareFault(DeviceFault):
 def test_a_device_fault_is_classified_exactly(e, fault, lost, violation):
     """What a DeviceFault comes to decides the case (a device fault) and the run (lost: it stops)."""
     o, raw = call_once(_Raises(e), _req((2, 3)), [])
-    assert raw is None and o.raised is None and o.array is None
+    assert raw is None and o.raised is None and o.arrays is None
     assert (o.device_fault, o.device_lost, o.violation) == (fault, lost, violation)
 
 
@@ -669,7 +673,7 @@ def _ready_then(*steps, ready=READY, code=0):
 
 
 def _ok(seq, n=1):
-    return (("done", seq, [_outcome_header(Outcome(array=np.zeros(1)), i) for i in range(n)]),
+    return (("done", seq, [_outcome_header(Outcome(arrays={"out": np.zeros(1)}), {"out": i}) for i in range(n)]),
             [np.full((2, 3), 5, np.float32) for _ in range(n)])
 
 
@@ -803,9 +807,9 @@ def test_a_run_sends_its_request_numbered_and_takes_each_outcome(monkeypatch):
     h.start()
     req = _req((2, 3))
     outs = h.run(req, 1, 5)
-    assert [o.array.tolist() for o in outs] == [[[5.0] * 3] * 2] and h.in_row == 0 and h._busy is False
+    assert [o.arrays["out"].tolist() for o in outs] == [[[5.0] * 3] * 2] and h.in_row == 0 and h._busy is False
     outs = h.run(req, 2, 5)
-    assert len(outs) == 2 and outs[0].array is not outs[1].array
+    assert len(outs) == 2 and outs[0].arrays["out"] is not outs[1].arrays["out"]
     (h1, a1), (h2, a2) = asked
     assert h1 == ("run", 1, {**req, "inputs": {"gradOutput": 0, "self": 1, "target": None}}, 1)
     assert h2[:2] == ("run", 2) and h2[3] == 2
@@ -841,7 +845,7 @@ def test_a_call_with_several_outputs_takes_each_written_output_by_name(monkeypat
 
     def step(sock, header, arrays):
         seen.append(header[2]["outputs"])
-        heads = [_outcome_header(Outcome(status=None, array=np.zeros(1)), {"out": 1, "totalWeightOut": 0})]
+        heads = [_outcome_header(Outcome(status=None, arrays={"out": np.zeros(1)}), {"out": 1, "totalWeightOut": 0})]
         send(sock, ("done", header[1], heads), [np.full((), 3, np.float32), np.full((2,), 4, np.float32)])
     _played(monkeypatch, _ready_then(step))
     h = Hosted("x:y", {}, timeout=5)
@@ -849,13 +853,13 @@ def test_a_call_with_several_outputs_takes_each_written_output_by_name(monkeypat
            "outputs": [["out", [2], "float32"], ["totalWeightOut", [], "float32"], ["w", None, None]],
            "written": ["out", "totalWeightOut"]}
     [o] = h.run(req, 1, 5)
-    assert o.array is None and {n: a.tolist() for n, a in o.arrays.items()} == {"out": [4.0, 4.0], "totalWeightOut": 3.0}
+    assert {n: a.tolist() for n, a in o.arrays.items()} == {"out": [4.0, 4.0], "totalWeightOut": 3.0}
     assert h.close() is None
 
 
 def test_an_unwritten_output_is_not_asked_for(monkeypatch):
     def step(sock, header, arrays):
-        heads = [_outcome_header(Outcome(array=np.zeros(1)), {"out": 0})]
+        heads = [_outcome_header(Outcome(arrays={"out": np.zeros(1)}), {"out": 0})]
         send(sock, ("done", header[1], heads), [np.full((), 3, np.float32)])
     _played(monkeypatch, _ready_then(step), _ready_then())
     h = Hosted("x:y", {}, timeout=5)
@@ -879,7 +883,7 @@ def test_a_call_that_overruns_its_deadline_is_killed_and_costs_its_case(monkeypa
     assert started[0].kills == 1 and h._proc is None and h.in_row == 1 and h._busy is False
     assert h.last_fault == "(the call overran its deadline of 0.2 s (--case-timeout); the backend's process was killed)"
     [o] = h.run(_req((2, 3)), 1, 5)
-    assert o.array is not None and h.in_row == 0 and h.starts == 2
+    assert o.arrays is not None and h.in_row == 0 and h.starts == 2
 
 
 def test_a_call_without_a_deadline_waits(monkeypatch):
@@ -889,7 +893,7 @@ def test_a_call_without_a_deadline_waits(monkeypatch):
     _played(monkeypatch, _ready_then(slow))
     h = Hosted("x:y", {}, timeout=5)
     [o] = h.run(_req((2, 3)), 1, None)
-    assert o.array is not None and h.close() is None
+    assert o.arrays is not None and h.close() is None
 
 
 def test_a_process_that_ends_in_a_call_costs_its_case_by_its_exit(monkeypatch):
@@ -955,7 +959,7 @@ def test_a_process_that_ended_between_calls_is_restarted_with_an_incident(monkey
     h.run(_req((2, 3)), 1, 5)
     started[0].thread.join(5)
     [o] = h.run(_req((2, 3)), 1, 5)
-    assert o.array is not None and h.starts == 2 and h.in_row == 0
+    assert o.arrays is not None and h.starts == 2 and h.in_row == 0
     assert h.incidents == ["the backend's process exited with code 4 between calls, after a call had returned; "
                            "it was restarted"]
     assert h.close() == h.incidents[0]
@@ -1034,7 +1038,7 @@ def test_a_run_without_a_repeat_is_one_call(monkeypatch):
     _played(monkeypatch, _ready_then(one))
     h = Hosted("x:y", {}, timeout=5)
     [o] = h.run(_req((2, 3)))
-    assert o.array.tolist() == [[5.0] * 3] * 2 and asked == [1]
+    assert o.arrays["out"].tolist() == [[5.0] * 3] * 2 and asked == [1]
     assert h.close() is None
 
 
@@ -1415,7 +1419,7 @@ def test_a_reply_over_1_mib_or_with_arrays_to_close_is_a_protocol_violation(monk
     monkeypatch.setattr(host_mod, "CLOSE_GRACE", 0.5)
 
     def big_outcome(s, h, a):
-        send(s, ("done", h[1], [_outcome_header(Outcome(raised="x" * (1 << 20)), 0)]), [np.zeros((2, 3), np.float32)])
+        send(s, ("done", h[1], [_outcome_header(Outcome(raised="x" * (1 << 20)), None)]), [np.zeros((2, 3), np.float32)])
     _played(monkeypatch, _ready_then(big_outcome),
             _ready_then(lambda s, h, a: send(s, ("closed", "y" * (1 << 20))) or _hang(s, h, a)),
             _ready_then(lambda s, h, a: send(s, ("closed", None), [np.zeros(1, np.float32)]) or _hang(s, h, a)))
@@ -1442,7 +1446,7 @@ def test_each_output_of_a_call_with_several_keeps_what_the_outcome_said(monkeypa
     req = {**_req((2, 3)), "outputs": [["out", [2], "float32"], ["totalWeightOut", [], "float32"]],
            "written": ["out", "totalWeightOut"]}
     [o] = h.run(req, 1, 5)
-    assert (o.aliased, o.array) == ("input self", None)
+    assert o.aliased == "input self"
     assert sorted(o.arrays) == ["out", "totalWeightOut"] and float(o.arrays["totalWeightOut"]) == 3.0
     assert h.close() is None
 

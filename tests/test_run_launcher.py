@@ -108,7 +108,7 @@ def test_a_dead_launcher_takes_its_backend_processes_and_a_fresh_one_serves_the_
 
 def _serves(h: Hosted) -> bool:
     out = h.run(_req((2, 3)), 1, HANG_S)[0]
-    return out.raised is None and out.array is not None and out.array.shape == (2, 3)
+    return out.raised is None and out.arrays is not None and out.arrays["out"].shape == (2, 3)
 
 
 def _one_line(e: BaseException) -> str:

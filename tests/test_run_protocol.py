@@ -32,6 +32,10 @@ def _refused(fn, *args, **kw):
     return str(e.value)
 
 
+# A one-output call's written output: every outcome names its arrays by output, one entry here.
+ONE = [("out", "float32", (2,))]
+
+
 # -- one outcome ---------------------------------------------------------------------------------
 def test_the_fields_of_an_outcome():
     assert protocol.RESULTS == ("array", "status", "unsupported", "raised", "returned", "violation", "device_fault")
@@ -41,13 +45,13 @@ def test_the_fields_of_an_outcome():
 
 
 @pytest.mark.parametrize("fields", [
-    {"array": 0}, {"array": 2}, {"array": 0, "aliased": "input self"}, {"status": 0}, {"status": -5},
+    {"array": {"out": 0}}, {"array": {"out": 2}}, {"array": {"out": 0}, "aliased": "input self"}, {"status": 0}, {"status": -5},
     {"unsupported": "no"}, {"raised": ""}, {"raised": "E: x", "trace": 'File "b.py", line 3, in run'}, {"returned": "x" * protocol.MAX_TEXT}, {"violation": "v"},
     {"device_fault": "f"}, {"device_fault": "f", "device_lost": True},
 ])
 def test_a_well_formed_outcome_is_returned_as_a_copy(fields):
     h = _head(**fields)
-    got = protocol.outcome(h, 3)
+    got = protocol.outcome(h, 3, ONE)
     assert got == h and got is not h
 
 
@@ -57,29 +61,30 @@ def test_a_well_formed_outcome_is_returned_as_a_copy(fields):
     ({**_head(status=1), "extra": 1, 3: 4}, "an outcome with keys 'extra', 3 too many and none missing"),
     ({k: v for k, v in _head(status=1).items() if k not in ("raised", "aliased")},
      "an outcome with keys none too many and aliased, raised missing"),
-    (_head(array=3), "array index 3 (the reply carries 3 arrays)"),
-    (_head(array=-1), "array index -1 (the reply carries 3 arrays)"),
-    (_head(array=True), "array index True (the reply carries 3 arrays)"),
-    (_head(array=1.0), "array index 1.0 (the reply carries 3 arrays)"),
+    (_head(array={"out": 3}), "array index 3 of out (the reply carries 3 arrays)"),
+    (_head(array={"out": -1}), "array index -1 of out (the reply carries 3 arrays)"),
+    (_head(array={"out": True}), "array index True of out (the reply carries 3 arrays)"),
+    (_head(array={"out": 1.0}), "array index 1.0 of out (the reply carries 3 arrays)"),
+    (_head(array=0), "arrays 0 for the outputs out"),           # a bare index: no output named
     (_head(status=1.0), "status 1.0: not an int"),
     (_head(status=False), "status False: not an int"),
     (_head(raised=b"x"), "raised bytes: not a str of at most 65536 characters"),
     (_head(returned="x" * 65537), "returned str: not a str of at most 65536 characters"),
-    (_head(array=0, aliased=3), "aliased int: not a str of at most 65536 characters"),
+    (_head(array={"out": 0}, aliased=3), "aliased int: not a str of at most 65536 characters"),
     (_head(device_fault=1), "device_fault int: not a str of at most 65536 characters"),
     (_head(unsupported=["x"]), "unsupported list: not a str of at most 65536 characters"),
     (_head(violation=1), "violation int: not a str of at most 65536 characters"),
     (_head(status=1, device_lost=1), "device_lost 1: not a bool"),
     (_head(status=1, device_lost=None), "device_lost None: not a bool"),
     (_head(), "an outcome with 0 results (none), not one"),
-    (_head(status=1, raised="x", array=0), "an outcome with 3 results (array, status, raised), not one"),
+    (_head(status=1, raised="x", array={"out": 0}), "an outcome with 3 results (array, status, raised), not one"),
     (_head(status=1, aliased="input self"), "aliased without an array"),
     (_head(status=1, device_lost=True), "device_lost without a device fault"),
     (_head(status=1, trace="File"), "trace without an exception raised"),
     (_head(raised="E: x", trace=["File"]), "trace list: not a str of at most 65536 characters"),
 ])
 def test_every_way_an_outcome_is_wrong_is_said(head, why):
-    assert _refused(protocol.outcome, head, 3) == why
+    assert _refused(protocol.outcome, head, 3, ONE) == why
 
 
 def test_an_outcome_of_several_outputs_names_each_outputs_array():
@@ -105,10 +110,10 @@ def test_an_outcome_of_several_outputs_names_each_outputs_array():
 
 # -- a run's reply -------------------------------------------------------------------------------
 def test_a_run_reply_gives_each_outcome_once_checked():
-    heads = [_head(array=1), _head(status=3), _head(array=0)]
-    outs = protocol.done(("done", 9, heads), 9, 3, 2)
+    heads = [_head(array={"out": 1}), _head(status=3), _head(array={"out": 0})]
+    outs = protocol.done(("done", 9, heads), 9, 3, 2, ONE, [np.zeros(2, np.float32)] * 2)
     assert outs == heads and all(o is not h for o, h in zip(outs, heads))
-    assert protocol.done(("done", 1, [_head(raised="x")]), 1, 1, 0) == [_head(raised="x")]
+    assert protocol.done(("done", 1, [_head(raised="x")]), 1, 1, 0, ONE) == [_head(raised="x")]
 
 
 @pytest.mark.parametrize("reply, why", [
@@ -123,15 +128,16 @@ def test_a_run_reply_gives_each_outcome_once_checked():
     (("done", 9, [_head(status=1)] * 2), _cut(repr([_head(status=1)] * 2)) + " as the outcomes of 1 calls"),
 ])
 def test_every_way_a_run_reply_is_wrong_is_said(reply, why):
-    assert _refused(protocol.done, reply, 9, 1, 0) == why
+    assert _refused(protocol.done, reply, 9, 1, 0, ONE) == why
 
 
 def test_each_array_of_a_run_reply_is_used_exactly_once():
-    assert _refused(protocol.done, ("done", 9, [_head(array=0), _head(array=0)]), 9, 2, 2) == \
-        "array indices [0, 0] for the 2 arrays carried"
-    assert _refused(protocol.done, ("done", 9, [_head(array=1)]), 9, 1, 2) == \
+    two = [np.zeros(2, np.float32)] * 2
+    assert _refused(protocol.done, ("done", 9, [_head(array={"out": 0}), _head(array={"out": 0})]), 9, 2, 2,
+                    ONE, two) == "array indices [0, 0] for the 2 arrays carried"
+    assert _refused(protocol.done, ("done", 9, [_head(array={"out": 1})]), 9, 1, 2, ONE, two) == \
         "array indices [1] for the 2 arrays carried"
-    assert _refused(protocol.done, ("done", 9, [_head(status=1)]), 9, 1, 1) == \
+    assert _refused(protocol.done, ("done", 9, [_head(status=1)]), 9, 1, 1, ONE, two[:1]) == \
         "array indices [] for the 1 arrays carried"
 
 

@@ -314,7 +314,7 @@ def test_a_kernel_rounding_as_documented_passes_and_one_through_another_dtype_fa
 
 
 # -- determinism: each way two runs can disagree, with its words and reproducer --------------------
-from suite.run.bits import _digest  # noqa: E402
+from suite.run.bits import digest_of  # noqa: E402
 from suite.run.output import Log  # noqa: E402
 from tests.test_run_determinism import Drifting, WithTwin  # noqa: E402
 
@@ -381,11 +381,11 @@ def test_the_first_runs_bits_are_compared_with_the_numbers_tests() -> None:
     c = _det()
     r = _runner(NanPayloads())
     shape_call = type("C", (), {"out_shape": tuple(c.out_shape)})
-    r.earlier[c.id] = (_digest(NanPayloads.nan(shape_call, 0x7FC00002)), "the numbers test")
+    r.earlier[c.id] = (digest_of({"out": NanPayloads.nan(shape_call, 0x7FC00002)}), "the numbers test")
     f = _failure(r, Kind.DETERMINISM, c)
     assert f.summary == f"{c.id}: {EARLIER}" and f.reproduce == _reproduce(c)
     assert str(f).splitlines()[1] == "  earlier: the numbers test"
-    r.earlier[c.id] = (_digest(NanPayloads.nan(shape_call, 0x7FC00001)), "the numbers test")
+    r.earlier[c.id] = (digest_of({"out": NanPayloads.nan(shape_call, 0x7FC00001)}), "the numbers test")
     assert r.check(Kind.DETERMINISM, c, "n") == {"status": 0, "deterministic": True}
 
 
@@ -564,7 +564,9 @@ def test_a_request_names_out_only_where_the_case_has_both_its_shape_and_dtype() 
     bce = load_cases([ROOT / "cases" / "binary_cross_entropy_backward.yaml"])[0]
     null_out = next(c for c in bce if c.out_shape is None and c.out_dtype is not None)
     req = request_of(null_out, {})
-    assert (req["out_shape"], req["out_dtype"]) == (None, None) and "outputs" not in req and "written" not in req
+    assert (req["out_shape"], req["out_dtype"]) == (None, None) and req["outputs"][0][:2] == ["out", None]
+    from suite.run.calls import call_of
+    assert call_of({**req, "inputs": {}}).out_dtype is None
     c = _numbers()
     req = request_of(c, {})
     assert (req["out_shape"], req["out_dtype"]) == (tuple(c.out_shape), "float32")

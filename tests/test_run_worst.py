@@ -85,7 +85,7 @@ def test_a_negative_golden_is_in_ulps_and_a_later_outputs_index_is_in_its_own_sh
     # an output beyond the first with more than one element (no shipped operator has one yet)
     from types import SimpleNamespace
     case = SimpleNamespace(op="NLLLoss", out_shape=(4,), out_dtype="float32", attrs={},
-                           outputs={"out": ((4,), "float32"), "totalWeightOut": ((2, 3), "float16")})
+                           all_outputs={"out": ((4,), "float32"), "totalWeightOut": ((2, 3), "float16")})
     v = Verdict(False, "cann", 6, elements=[Element(4, 2.5, 2.0, 2.0, 2.0, 1.0, "", 0.5)])
     w = worst.worst_elements(case, None, v, "totalWeightOut")
     assert w[0]["index"] == [1, 1] and w[0]["inputs"] is None

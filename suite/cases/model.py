@@ -103,8 +103,9 @@ class Case:
     datakey: str                                      # what the inputs and golden depend on
     tier: str = "default"                             # "huge": run only with --scale=huge
     generated: bool = False                           # made by a shape generator (a scale set)
-    # An operator with several outputs: each in signature order, name -> (shape, dtype name), the
-    # first being out_shape/out_dtype (suite/ops/outputs.py); None for one output.
+    # The outputs beyond out as the case file gave them or the operator declares them: each in
+    # signature order, name -> (shape, dtype name), the first being out_shape/out_dtype
+    # (suite/ops/outputs.py); None for one output. Read `all_outputs`, which every call has.
     outputs: Optional[Frozen] = None
     # In the timing set: `pytest --timing` times it after its numbers pass (a matrix's `timing: true`).
     timing: bool = False
@@ -123,6 +124,14 @@ class Case:
     def signature(self) -> Signature:
         return Signature(dict(self.shapes), dict(self.dtypes), self.out_shape, self.out_dtype,
                          dict(self.attrs), self.product, None if self.outputs is None else dict(self.outputs))
+
+    @property
+    def all_outputs(self) -> Mapping[str, Tuple[Optional[Shape], Optional[str]]]:
+        """Every output of the call in signature order, name -> (shape, dtype name): a one-output
+        operator's one, named by its declaration (`out`), of out_shape and out_dtype."""
+        if self.outputs is not None:
+            return self.outputs
+        return {ops.get(self.op).outputs[0]: (self.out_shape, self.out_dtype)}
 
     @property
     def written(self) -> Tuple[str, ...]:

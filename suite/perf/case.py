@@ -13,7 +13,6 @@ from suite.perf.peak import peak_of
 from suite.perf.protocol import NotTimed, Settings, measure, not_timed
 from suite.perf.record import Timing
 from suite.run.calls import Request, call_of
-from suite.run.several import out_shapes
 from suite.run.host import Fault
 from suite.run.runner import CaseFailure, request_of
 
@@ -60,7 +59,7 @@ class CaseTimer:
     @staticmethod
     def _elements(case: Case) -> int:
         return sum(numel(s) for s in case.shapes.values() if s is not None) + sum(
-            numel(s or ()) for s in out_shapes(case))
+            numel(s or ()) for s, _ in case.all_outputs.values())
 
     def time(self, host: Any, case: Case, req: Request) -> Dict[str, Any]:
         """The case's timing record: measured, or {"status": "not timed", "reason": ...} (a

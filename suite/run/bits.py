@@ -1,26 +1,23 @@
 """Results compared bit for bit (the determinism tests): copies, digests, the first elements where
-two results differ, NaN matching any NaN, and the case's failure when they do (_same_all)."""
+two results differ, NaN matching any NaN, and the case's failure when they do (_same). A result
+is name -> array of each written output (suite/run/calls.py), one entry for a one-output call."""
 from __future__ import annotations
 
 import hashlib
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
 from suite.common import dtypes
 
 
-def _copied(got: Any) -> Any:
-    """A copy of a result (each array of a call with several outputs)."""
-    if isinstance(got, dict):
-        return {n: np.array(a, copy=True) for n, a in got.items()}
-    return np.array(got, copy=True)
+def _copied(got: Mapping[str, np.ndarray]) -> Dict[str, np.ndarray]:
+    """A copy of a result (each of its outputs' arrays)."""
+    return {n: np.array(a, copy=True) for n, a in got.items()}
 
 
-def _digest_all(got: Any) -> str:
-    """_digest of one result, or of every written output of a call with several, in order."""
-    if not isinstance(got, dict):
-        return _digest(got)
+def digest_of(got: Mapping[str, np.ndarray]) -> str:
+    """_digest of every written output of a result, each named, in order."""
     return hashlib.sha256("".join(f"{n}:{_digest(a)}" for n, a in got.items()).encode()).hexdigest()
 
 
@@ -47,23 +44,16 @@ def differing(first: np.ndarray, other: np.ndarray, shape: tuple) -> Optional[Tu
     return idx.size, a.size, lines
 
 
-def _same_all(runner: Any, case: Any, nodeid: str, first: Any, other: Any, what: str) -> None:
-    """_same for one result, or for each written output of a call with several (the message then
-    names every output that differs, each with its first differing elements)."""
-    if not isinstance(first, dict):
-        return _same(runner, case, nodeid, first, other, what)
-    found = {n: f for n, a in first.items() if (f := differing(a, other[n], tuple(case.outputs[n][0])))}
+def _same(runner: Any, case: Any, nodeid: str, first: Mapping[str, np.ndarray],
+          other: Mapping[str, np.ndarray], what: str) -> None:
+    """Fail the case, with the first differing elements, unless each output of `other` is
+    bit-identical to `first`'s (NaN matches any NaN). The message of a call with several outputs
+    names every output that differs, each with its first differing elements."""
+    shapes = case.all_outputs
+    found = {n: f for n, a in first.items() if (f := differing(a, other[n], tuple(shapes[n][0])))}
     if found:
-        raise runner._fail(case, nodeid, "; ".join(f"{n}: {what.format(n=k, size=size)}" for n, (k, size, _) in
-                                                   found.items()),
+        named = len(shapes) > 1
+        raise runner._fail(case, nodeid, "; ".join(f"{n}: " * named + what.format(n=k, size=size)
+                                                   for n, (k, size, _) in found.items()),
                            [x for n, (_, _, lines) in found.items()
                             for x in ([f"  {n}:"] if len(found) > 1 else []) + lines])
-
-
-def _same(runner: Any, case: Any, nodeid: str, first: np.ndarray, other: np.ndarray, what: str) -> None:
-    """Fail the case, with the first differing elements, unless `other` is bit-identical to
-    `first` (NaN matches any NaN)."""
-    found = differing(first, other, case.out_shape)
-    if found is not None:
-        n, size, lines = found
-        raise runner._fail(case, nodeid, what.format(n=n, size=size), lines)

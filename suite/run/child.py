@@ -3,19 +3,20 @@ the parent's requests (run, time, close) over the socket until told to close or 
 
 Why a module of its own: this is all the code that runs beside the untrusted backend, so what the child
 does is read in one place, apart from the parent's deadlines, restarts and reply checks (host.py).
-Imports suite.common, suite.run (backend, calls, output, wire, confine) and, for a timing round,
-suite.perf.launch, lazily (the timing hook runs here)."""
+Imports suite.common and suite.run (backend, calls, output, wire, confine); the timing hook runs
+here too (suite/run/calls.py time_hook)."""
 from __future__ import annotations
 
 import atexit
 import os
 import signal
 import socket
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Sequence, Tuple
 
+from suite.contract import OpCall
 from suite.run import confine
 from suite.run.backend import BackendError, BackendInfo, make_backend
-from suite.run.calls import Outcome, close_backend, run_calls, words
+from suite.run.calls import Outcome, call_of, close_backend, run_calls, time_hook, words
 from suite.run.output import flush_output, redirect_output
 from suite.run.wire import recv, send
 
@@ -34,6 +35,20 @@ def _outcome_header(o: Outcome, index: Optional[int]) -> Dict[str, Any]:
     return {"array": index, "status": o.status, "unsupported": o.unsupported, "raised": o.raised,
             "trace": o.trace, "returned": o.returned, "aliased": o.aliased, "violation": o.violation,
             "device_fault": o.device_fault, "device_lost": o.device_lost}
+
+
+def timing_round(backend: Any, header: tuple, arrays: Sequence[Any],
+                 timed: Optional[OpCall]) -> Tuple[Optional[OpCall], Dict[str, Any]]:
+    """The backend's process serving ("time", seq, request or None, launches, flush): a request
+    (a new case) is made into its call, kept for the rounds that follow (None: the kept one);
+    returns the call kept and the round's answer."""
+    _, _, req, launches, flush = header
+    if req is not None:
+        req["inputs"] = {n: None if i is None else arrays[i] for n, i in req["inputs"].items()}
+        timed = call_of(req)
+    if timed is None:
+        return None, {"not_timed": "a timing round without a call to time (the suite's bug)"}
+    return timed, time_hook(backend, timed, launches, flush)
 
 
 def child_main(sock: socket.socket, spec: Optional[str], opts: Dict[str, str],
@@ -73,23 +88,19 @@ def child_main(sock: socket.socket, spec: Optional[str], opts: Dict[str, str],
             payload, heads = [], []
             for o in outs:
                 index: Any = None
-                if o.arrays is not None:          # several outputs: each one's index, by name
+                if o.arrays is not None:          # each written output's index, by name
                     index = {}
                     for n, a in o.arrays.items():
                         index[n] = len(payload)
                         payload.append(a)
-                elif o.array is not None:
-                    index = len(payload)
-                    payload.append(o.array)
                 heads.append(_outcome_header(o, index))
             del outs
             flush_output()
             send(sock, ("done", seq, heads), payload)
             # Nothing of a call outlives its reply: a huge case's input and result would otherwise
             # stay held while the parent draws and sends the next case (and its memory check sees less).
-            header = arrays = req = payload = o = None
+            header = arrays = req = payload = o = a = None
         elif header[0] == "time":               # a timing round: the call is kept between rounds
-            from suite.perf.launch import timing_round
             timed, answer = timing_round(backend, header, arrays, timed)
             flush_output()
             send(sock, ("timed", header[1], answer))

@@ -34,9 +34,9 @@ class DoubleBenchmark:
         return {"accuracy": {"baseline": self.spec, "error": why}}
 
     def field(self, runner: Any, case: Any, nodeid: str, data: Any, got: Any) -> Dict[str, Any]:
-        """The record's `accuracy` field for the candidate's result `got` (an array, or name ->
-        array for a call with several outputs), as {"accuracy": ...}."""
-        outs = got if isinstance(got, dict) else {None: got}
+        """The record's `accuracy` field for the candidate's result `got` (name -> array of each
+        written output), as {"accuracy": ...}."""
+        outs = got
         skip = [w for w in (benchmark.unsupported(a.dtype) for a in outs.values()) if w]
         if skip:
             return {"accuracy": {"baseline": self.spec, "level": self.level, "skipped": skip[0]}}
@@ -66,18 +66,18 @@ class DoubleBenchmark:
         return {"accuracy": field}
 
     def _baseline(self, runner: Any, case: Any, nodeid: str, data: Any) -> Any:
-        """The baseline's result by output name (None: the only one), or why it cannot serve: it
-        did not pass the case's standard. CaseFailure / CaseSkip: it did not return one."""
+        """The baseline's result by output name, or why it cannot serve: it did not pass the
+        case's standard. CaseFailure / CaseSkip: it did not return one."""
         o = runner._calls(case, data.inputs, nodeid, host=self.host, who=WHO)[0]
         got = runner._accepted(case, o, nodeid, named=True)
         std = runner.standard_for(case)
-        named = got if isinstance(got, dict) else {None: got}
-        for name, a in named.items():
+        for name, a in got.items():
             v = runner._judged(case, data, a, std, name)
             if not v.passed:
-                return (f"the baseline's result fails the case's standard: {'' if name is None else name + ' '}"
+                who = f"{name} " if len(case.all_outputs) > 1 else ""
+                return (f"the baseline's result fails the case's standard: {who}"
                         f"fails standard '{v.standard}': {v.why}")
-        return named
+        return got
 
     def failure(self, field: Mapping[str, Any]) -> Optional[str]:
         """The case's failure message when the double benchmark failed (None otherwise)."""

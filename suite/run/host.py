@@ -45,7 +45,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from suite.run import confine, namespace, reaper, starter
 from suite.common import dtypes
 from suite.run.backend import BackendError, BackendInfo, make_backend
-from suite.run.calls import InProcess, Outcome, Request, words
+from suite.run.calls import InProcess, Outcome, Request, outputs_of, words, written_of
 from suite.run.decoys import Decoys
 from suite.run.output import Drain, Log
 from suite.run import protocol
@@ -234,13 +234,9 @@ class Hosted:
         names, arrays = _indexed(req["inputs"])
         self._seq += 1
         header = ("run", self._seq, {**req, "inputs": names}, repeat)
-        want, written = [], None
-        if req.get("outputs") is not None:        # several outputs: each written one, by name
-            written = [(n, dtypes.canonical(d), tuple(s)) for n, s, d in req["outputs"]
-                       if n in req["written"] and s is not None and d is not None]
-            want = [(d, s) for _, d, s in written]
-        elif req["out_shape"] is not None and req["out_dtype"] is not None:
-            want = [(dtypes.canonical(req["out_dtype"]), tuple(req["out_shape"]))]
+        written = [(n, dtypes.canonical(d), tuple(s)) for n, s, d in outputs_of(req)      # each one, by name
+                   if n in written_of(req) and s is not None and d is not None]
+        want = [(d, s) for _, d, s in written]
         end = None if deadline is None else time.monotonic() + deadline * repeat
         self._busy = True
         try:
@@ -250,10 +246,7 @@ class Hosted:
             outs = []
             for h in protocol.done(reply, self._seq, repeat, len(results), written, results):
                 i = h.pop("array")
-                if isinstance(i, dict):
-                    outs.append(Outcome(arrays={n: results[k] for n, k in i.items()}, **h))
-                else:
-                    outs.append(Outcome(array=None if i is None else results[i], **h))
+                outs.append(Outcome(arrays=None if i is None else {n: results[k] for n, k in i.items()}, **h))
         except _Timeout:
             self._kill()
             return self._fault(f"the call overran its deadline of {deadline * repeat:.4g} s "
@@ -270,7 +263,7 @@ class Hosted:
         return outs
 
     def time(self, req: Request, launches: int, flush: bool, deadline: Optional[float] = None) -> Dict[str, Any]:
-        """One timing round of `req`'s call in the backend's process (suite/perf/launch.py), its
+        """One timing round of `req`'s call in the backend's process (suite/run/calls.py time_hook), its
         arrays sent only when `req` is new; a fault raises Fault, as in run()."""
         self._serving()
         fresh = self._timed is not req

@@ -64,10 +64,8 @@ def need(case: Case, kind: str, working: float = WORKING_MEMORY, copies: int = 0
         size = numel(s) * dtypes.dtype_of(dt).itemsize
         total += size * (1 + layout.buffer_factor(case.layout, s))
         arrays += size
-    out = numel(case.out_shape or ()) * dtypes.dtype_of(case.out_dtype).itemsize
-    if case.outputs is not None:         # several outputs: every one the caller allocates
-        out = sum(numel(s) * dtypes.dtype_of(d).itemsize for s, d in case.outputs.values()
-                  if s is not None and d is not None)
+    out = sum(numel(s) * dtypes.dtype_of(d).itemsize for s, d in case.all_outputs.values()   # every one
+              if s is not None and d is not None)                                           # allocated
     outs = out * (2 if kind == Kind.DETERMINISM else 1)
     total += _backend(arrays, out, outs, working, copies)
     if baseline is not None and kind == Kind.NUMBERS:

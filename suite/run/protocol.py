@@ -10,9 +10,10 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from suite.run.wire import ProtocolError
 
-# Each outcome of a call, as its header carries it (suite.host.Outcome, with `array` an index into
-# the message's arrays). Exactly one of RESULTS is set; `aliased` only with an array, `device_lost`
-# only with a device fault, `trace` (the backend's own frames) only with `raised`.
+# Each outcome of a call, as its header carries it (suite.run.calls.Outcome, with `array` each
+# written output's index into the message's arrays, by name). Exactly one of RESULTS is set;
+# `aliased` only with arrays, `device_lost` only with a device fault, `trace` (the backend's own
+# frames) only with `raised`.
 RESULTS = ("array", "status", "unsupported", "raised", "returned", "violation", "device_fault")
 TEXTS = ("unsupported", "raised", "trace", "returned", "aliased", "violation", "device_fault")
 KEYS = frozenset(RESULTS + TEXTS + ("device_lost",))
@@ -30,9 +31,9 @@ def _text(v: Any) -> bool:
 Written = Sequence[Tuple[str, str, tuple]]     # a call's written outputs: (name, dtype name, shape)
 
 
-def outcome(head: Any, n_arrays: int, written: Optional[Written] = None) -> Dict[str, Any]:
+def outcome(head: Any, n_arrays: int, written: Written) -> Dict[str, Any]:
     """One outcome's fields, checked (ProtocolError names the first one that is wrong). `written`:
-    a call with several outputs, whose `array` is a dict of each written output's index."""
+    the call's written outputs, whose `array` is a dict of each one's index by name."""
     if type(head) is not dict:
         raise ProtocolError(f"an outcome that is a {type(head).__name__}, not a dict")
     if set(head) != KEYS:
@@ -40,15 +41,13 @@ def outcome(head: Any, n_arrays: int, written: Optional[Written] = None) -> Dict
         raise ProtocolError(f"an outcome with keys {', '.join(extra) or 'none'} too many and "
                             f"{', '.join(missing) or 'none'} missing")
     i = head["array"]
-    if written is not None and i is not None:
+    if i is not None:
         names = [n for n, _, _ in written]
         if type(i) is not dict or sorted(i, key=str) != sorted(names):
             raise ProtocolError(f"arrays {_short(i)} for the outputs {', '.join(names)}")
         for k, v in i.items():
             if not (_int(v) and 0 <= v < n_arrays):
                 raise ProtocolError(f"array index {v!r} of {k} (the reply carries {n_arrays} arrays)")
-    elif i is not None and not (_int(i) and 0 <= i < n_arrays):
-        raise ProtocolError(f"array index {i!r} (the reply carries {n_arrays} arrays)")
     if head["status"] is not None and not _int(head["status"]):
         raise ProtocolError(f"status {head['status']!r}: not an int")
     for k in TEXTS:
@@ -68,12 +67,12 @@ def outcome(head: Any, n_arrays: int, written: Optional[Written] = None) -> Dict
     return dict(head)
 
 
-def done(reply: Any, seq: int, repeat: int, n_arrays: int, written: Optional[Written] = None,
+def done(reply: Any, seq: int, repeat: int, n_arrays: int, written: Written,
          arrays: Sequence[Any] = ()) -> List[Dict[str, Any]]:
     """The outcomes of a 'run' request numbered `seq` that made `repeat` calls: ('done', seq,
-    [outcome] * repeat), each array of the message used by exactly one outcome. `written` (a call
-    with several outputs): each outcome's arrays name exactly these outputs, each of its own
-    dtype and shape among the message's `arrays`."""
+    [outcome] * repeat), each array of the message used by exactly one outcome. `written`: each
+    outcome's arrays name exactly these outputs, each of its own dtype and shape among the
+    message's `arrays`."""
     if type(reply) is not tuple or len(reply) != 3 or reply[0] != "done":
         raise ProtocolError(f"a reply {_short(reply)}, not ('done', {seq}, outcomes)")
     if reply[1] != seq or not _int(reply[1]):
@@ -82,16 +81,14 @@ def done(reply: Any, seq: int, repeat: int, n_arrays: int, written: Optional[Wri
     if type(heads) is not list or len(heads) != repeat:
         raise ProtocolError(f"{_short(heads)} as the outcomes of {repeat} calls")
     outs = [outcome(h, n_arrays, written) for h in heads]
-    used = [o["array"] for o in outs if o["array"] is not None]
-    if written is not None:
-        spec = {n: (d, tuple(s)) for n, d, s in written}
-        for o in outs:
-            for n, k in (o["array"] or {}).items():
-                a = arrays[k]
-                if (_dtype_name(a), tuple(a.shape)) != spec[n]:
-                    raise ProtocolError(f"{n} as dtype {_dtype_name(a)} shape {tuple(a.shape)}, not "
-                                        f"{spec[n][0]} {spec[n][1]}")
-        used = [k for u in used for k in u.values()]
+    spec = {n: (d, tuple(s)) for n, d, s in written}
+    for o in outs:
+        for n, k in (o["array"] or {}).items():
+            a = arrays[k]
+            if (_dtype_name(a), tuple(a.shape)) != spec[n]:
+                raise ProtocolError(f"{n} as dtype {_dtype_name(a)} shape {tuple(a.shape)}, not "
+                                    f"{spec[n][0]} {spec[n][1]}")
+    used = [k for o in outs for k in (o["array"] or {}).values()]
     if sorted(used) != list(range(n_arrays)):
         raise ProtocolError(f"array indices {used} for the {n_arrays} arrays carried")
     return outs
@@ -121,7 +118,7 @@ def ready(reply: Any) -> Tuple[str, Any]:
 
 
 def timed(reply: Any, seq: int, launches: int) -> Dict[str, Any]:
-    """The reply to a timing round numbered `seq` (suite/perf/launch.py): ('timed', seq, answer),
+    """The reply to a timing round numbered `seq` (suite/run/calls.py time_hook): ('timed', seq, answer),
     the answer {"not_timed": text} or {"clock", "source", "seconds", "wall_s"} with `launches`
     floats (their values are the protocol's to judge, suite/perf/protocol.py)."""
     if type(reply) is not tuple or len(reply) != 3 or reply[0] != "timed" or type(reply[2]) is not dict:

@@ -21,15 +21,14 @@ from suite.golden.store import GoldenStore
 from suite.cases.inputs import draw_inputs
 from suite.run.host import Fault
 from suite.run.trace import trace_lines
-from suite.run.calls import Outcome, Request, call_of
+from suite.run.calls import Outcome, Request, aliased_text, call_of, outputs_text
 from suite.run.output import Log, output_lines
-from suite.run.several import aliased_text, out_shapes, outputs_record, outputs_text, request_outputs
 from suite.run.seams import Backend, Host
-from suite.run.bits import _copied, _digest, _digest_all, _same_all
+from suite.run.bits import _copied, _same, digest_of
 from suite.run.paths import judged_dtype, may_flush, rounding_path
 from suite.judge.judging import Verdict, judge
 from suite.judge.table import Standard, ToleranceTable
-from suite.run.worst import failing_outputs, failing_text, numbers_details, worst_elements
+from suite.run.worst import failing_outputs, failing_text, outputs_record
 
 
 class CaseFailure(AssertionError):
@@ -58,14 +57,13 @@ def request_of(case: Case, inputs: Dict[str, Optional[np.ndarray]]) -> Request:
     out = case.out_dtype if case.out_dtype is not None and case.out_shape is not None else None
     # Every input of the signature, in its order; one the data lacks is NULL (an optional input).
     named = {n: inputs.get(n) for n in ops.get(case.op).inputs}
-    req = {"op": case.op, "inputs": named, "layout": case.layout, "attrs": dict(case.attrs),
-           "out_shape": None if case.out_shape is None else tuple(case.out_shape),
-           "out_dtype": None if out is None else dtypes.canonical(out), "product": case.product}
-    if case.outputs is not None:           # several outputs (a single-output request is as it was)
-        req["outputs"] = [[n, None if s is None else tuple(s), None if d is None else dtypes.canonical(d)]
-                          for n, (s, d) in case.outputs.items()]
-        req["written"] = list(case.written)
-    return req
+    # Every output in signature order (a one-output operator's one, named by its declaration).
+    return {"op": case.op, "inputs": named, "layout": case.layout, "attrs": dict(case.attrs),
+            "out_shape": None if case.out_shape is None else tuple(case.out_shape),
+            "out_dtype": None if out is None else dtypes.canonical(out), "product": case.product,
+            "outputs": [[n, None if s is None else tuple(s), None if d is None else dtypes.canonical(d)]
+                        for n, (s, d) in case.all_outputs.items()],
+            "written": list(case.written)}
 
 
 def build_call(case: Case, inputs: Dict[str, Optional[np.ndarray]]) -> OpCall:
@@ -142,7 +140,7 @@ class Runner:
         """What the backend made of `repeat` calls; a fault of its process fails the case."""
         host = self.host if host is None else host
         elements = sum(numel(s) for s in case.shapes.values() if s is not None) + sum(
-            numel(s or ()) for s in out_shapes(case))
+            numel(s or ()) for s, _ in case.all_outputs.values())
         deadline = host.deadline_for(elements)
         try:
             outs = host.run(request_of(case, inputs), repeat, deadline)
@@ -203,20 +201,17 @@ class Runner:
         except GoldenError as e:
             raise CaseFailure(case.id, str(e)) from None
 
-    def _check_array(self, case: Case, o: Outcome, nodeid: str) -> Any:
-        """The returned array (a call with several outputs: name -> array of each written one)."""
-        if case.outputs is not None:
-            if o.arrays is None:
-                raise self._fail(case, nodeid, f"the backend returned {o.returned}; the call writes "
-                                               f"{outputs_text(request_outputs(case), case.written)}")
-            return o.arrays
-        if o.array is None:
-            raise self._fail(case, nodeid, f"the backend returned {o.returned}; out is shape "
-                                           f"{tuple(case.out_shape)} dtype {case.out_dtype}")
-        return o.array
+    def _check_array(self, case: Case, o: Outcome, nodeid: str) -> Dict[str, np.ndarray]:
+        """The returned arrays, name -> array of each written output."""
+        if o.arrays is None:
+            outs = [(n, s, d) for n, (s, d) in case.all_outputs.items()]
+            wants = (f"the call writes {outputs_text(outs, case.written)}" if len(outs) > 1 else
+                     f"out is shape {tuple(case.out_shape)} dtype {case.out_dtype}")
+            raise self._fail(case, nodeid, f"the backend returned {o.returned}; {wants}")
+        return o.arrays
 
-    def _accepted(self, case: Case, o: Outcome, nodeid: str, named: bool = False) -> np.ndarray:
-        """The array of an accepted call, or the case's failure: a rejected valid call (its status
+    def _accepted(self, case: Case, o: Outcome, nodeid: str, named: bool = False) -> Dict[str, np.ndarray]:
+        """The arrays of an accepted call, or the case's failure: a rejected valid call (its status
         `named` as aclnn spells it), a crash, a broken contract, a result of the wrong kind."""
         status = self._status(case, o, nodeid)
         if status is not None:
@@ -229,9 +224,9 @@ class Runner:
                 name: Optional[str] = None) -> Verdict:
         """Judge this returned array against the case's golden within `std`, through the rounding
         path the operator's kernel takes to out (the one step every numeric verdict is made by).
-        `name`: an output beyond the first (several outputs), judged against its own golden in its
-        own dtype's entry of the standard, rounded once to its dtype (no vendor path: the
-        operator's result_dtype, term_dtype and vendor_at describe the first output)."""
+        `name`: the output; one beyond the first is judged against its own golden in its own
+        dtype's entry of the standard, rounded once to its dtype (no vendor path: the operator's
+        result_dtype, term_dtype and vendor_at describe the first output)."""
         if name is not None and name != ops.get(case.op).outputs[0]:
             return judge(got, data.others[name], got.dtype, std, self.table.slack_ulps,
                          flush=may_flush(case.product))
@@ -252,21 +247,22 @@ class Runner:
         return self.timer.after_numbers(self, case, nodeid)     # pytest --timing (suite/perf/case.py)
 
     def _check_numbers(self, case: Case, nodeid: str) -> Dict[str, Any]:
+        """Each written output judged against its golden; the record keeps the first output's
+        metrics, and a call with several every judged output's under `outputs`
+        (docs/results-schema.md). A failure names each failing output."""
         self.fits(case, Kind.NUMBERS)
         data = self._data(case)
         o = self._calls(case, data.inputs, nodeid)[0]
         got = self._accepted(case, o, nodeid, named=True)
-        if case.outputs is not None:
-            return self._numbers_of_several(case, nodeid, data, got)
         if case.determinism:
-            self.earlier[case.id] = (_digest(got), nodeid)
-        v = self._judged(case, data, got, self.standard_for(case))
-        record = {"status": 0, **v.metrics(), **self._double(case, nodeid, data, got)}
-        if not v.passed:
-            worst = worst_elements(case, data, v)
-            raise self._fail(case, nodeid, f"out {case.out_dtype}{list(case.out_shape)} fails standard "
-                                           f"'{v.standard}': {v.why}", numbers_details(case, data, v, worst),
-                             {**record, "worst": worst})
+            self.earlier[case.id] = (digest_of(got), nodeid)
+        std = self.standard_for(case)
+        verdicts = {n: self._judged(case, data, a, std, n) for n, a in got.items()}
+        record = {"status": 0, **outputs_record(case, verdicts), **self._double(case, nodeid, data, got)}
+        failing = {n: v for n, v in verdicts.items() if not v.passed}
+        if failing:
+            details, fields = failing_outputs(case, data, failing)
+            raise self._fail(case, nodeid, failing_text(case, failing), details, {**record, **fields})
         return self._double_passed(case, nodeid, record)
 
     def _double(self, case: Case, nodeid: str, data: CaseData, got: Any) -> Dict[str, Any]:
@@ -279,24 +275,6 @@ class Runner:
         if why is not None:
             raise self._fail(case, nodeid, why, record=record)
         return record
-
-    def _numbers_of_several(self, case: Case, nodeid: str, data: CaseData,
-                            got: Dict[str, np.ndarray]) -> Dict[str, Any]:
-        """check_numbers for a call with several outputs: each written output judged against its
-        golden; the record keeps the first output's metrics where a single output's are, and every
-        judged output's under `outputs` (docs/results-schema.md). A failure names each failing output."""
-        if case.determinism:
-            self.earlier[case.id] = (_digest_all(got), nodeid)
-        std = self.standard_for(case)
-        verdicts = {n: self._judged(case, data, a, std, n) for n, a in got.items()}
-        record = {"status": 0, **outputs_record(ops.get(case.op).outputs[0],
-                                                {n: v.metrics() for n, v in verdicts.items()}),
-                  **self._double(case, nodeid, data, got)}
-        failing = {n: v for n, v in verdicts.items() if not v.passed}
-        if failing:
-            details, fields = failing_outputs(case, data, failing)
-            raise self._fail(case, nodeid, failing_text(case, failing), details, {**record, **fields})
-        return self._double_passed(case, nodeid, record)
 
     def check_rejection(self, case: Case, nodeid: str) -> Dict[str, Any]:
         status = self._status(case, self._calls(case, draw_inputs(case), nodeid)[0], nodeid)
@@ -329,17 +307,17 @@ class Runner:
                 raise self._fail(case, nodeid, aliased_text(o.aliased))
             # A copy: a backend that hands back the same buffer twice must not compare it with itself.
             results.append(_copied(got) if len(results) < 2 else got)
-        _same_all(self, case, nodeid, results[0], results[1],
+        _same(self, case, nodeid, results[0], results[1],
                   "two runs on identical inputs differ in {n} of {size} elements (the operator is documented "
                   "as deterministic)")
         if len(results) > 2:
-            _same_all(self, case, nodeid, results[0], results[2],
-                      "a run in the backend's second process, on the same inputs received into fresh memory, "
-                      "differs from the first process's in {n} of {size} elements (two runs in one process "
-                      "agree: a result remembered there, not recomputed; the operator is documented as "
-                      "deterministic)")
+            _same(self, case, nodeid, results[0], results[2],
+                  "a run in the backend's second process, on the same inputs received into fresh memory, "
+                  "differs from the first process's in {n} of {size} elements (two runs in one process "
+                  "agree: a result remembered there, not recomputed; the operator is documented as "
+                  "deterministic)")
         before = self.earlier.get(case.id)
-        if before is not None and _digest_all(results[0]) != before[0]:
+        if before is not None and digest_of(results[0]) != before[0]:
             raise self._fail(case, nodeid, "the same call earlier in this session gave other bits (the runs "
                                            "now agree with each other: a result that changes with time or "
                                            "with what ran before; the operator is documented as deterministic)",
@@ -357,33 +335,24 @@ class Runner:
         if twin is not None:
             outs += self._calls(case, data.inputs, nodeid, host=twin, who="the backend's second process")
         std = self.standard_for(case)
-        worst: Dict[Optional[str], Verdict] = {}        # output (None: the only one) -> its worst run
+        worst: Dict[str, Verdict] = {}                 # output -> its worst run
+        note = nondeterministic_note(case, len(outs))
         for i, o in enumerate(outs, 1):
             got = _copied(self._accepted(case, o, nodeid))
             if o.aliased is not None:
                 raise self._fail(case, nodeid, aliased_text(o.aliased))
-            run = {name: self._judged(case, data, a, std, name)
-                   for name, a in (got.items() if isinstance(got, dict) else [(None, got)])}
+            run = {name: self._judged(case, data, a, std, name) for name, a in got.items()}
             failing = {n: v for n, v in run.items() if not v.passed}
-            if None in failing:
-                v = failing[None]
-                raise self._fail(case, nodeid, f"run {i} of {len(outs)} fails standard '{v.standard}': {v.why} "
-                                               f"({nondeterministic_note(case, len(outs))})",
-                                 record={"status": 0, **v.metrics()})
-            if failing:             # several outputs: the run's metrics of each, every failing one named
-                details, fields = failing_outputs(case, data, failing)
+            if failing:             # the run's metrics (of each output), every failing one named
+                # (a one-output run's failure says its numbers alone, as it always has)
+                details, fields = failing_outputs(case, data, failing) if len(case.all_outputs) > 1 else ([], {})
                 raise self._fail(case, nodeid, f"{failing_text(case, failing, f'run {i} of {len(outs)}')} "
-                                               f"({nondeterministic_note(case, len(outs))})", details,
-                                 {"status": 0, **outputs_record(ops.get(case.op).outputs[0],
-                                                                {n: v.metrics() for n, v in run.items()}), **fields})
+                                               f"({note})", details,
+                                 {"status": 0, **outputs_record(case, run), **fields})
             for name, v in run.items():
                 if name not in worst or v.max_ulp > worst[name].max_ulp:
                     worst[name] = v
-        note = nondeterministic_note(case, len(outs))
-        if None in worst:
-            return {"status": 0, "deterministic": False, **worst[None].metrics(), "note": note}
-        return {"status": 0, "deterministic": False, **outputs_record(ops.get(case.op).outputs[0],
-                {n: v.metrics() for n, v in worst.items() if n is not None}), "note": note}
+        return {"status": 0, "deterministic": False, **outputs_record(case, worst), "note": note}
 
 
 def nondeterministic_note(case: Case, runs: int = 2) -> str:

@@ -1,6 +1,7 @@
 """A numbers case's failure in numbers: its worst elements as results.json data (`worst`, and
 each failing output's of a call with several: `failed_outputs`, docs/results-schema.md) and as
-the failure message's lines, each with the inputs that produced it.
+the failure message's lines, each with the inputs that produced it; and the record's metrics of
+every judged output (outputs_record).
 
 Apart from the runner (suite/run/runner.py, which decides that a case failed) because what a failure
 says is read by people and by the report, and changes for them alone. Imports suite.ops, suite.cases,
@@ -22,11 +23,10 @@ def _fmt(v: float) -> str:
 
 
 def _output_of(case: Case, name: Optional[str]) -> Tuple[bool, tuple, Optional[str]]:
-    """(whether `name` is the first output, its shape, its dtype): None names the only output."""
-    if name is None or name == ops.get(case.op).outputs[0]:
-        return True, tuple(case.out_shape), case.out_dtype
-    shape, dt = case.outputs[name]
-    return False, tuple(shape), dt
+    """(whether `name` is the first output, its shape, its dtype): None names the first."""
+    first = ops.get(case.op).outputs[0]
+    shape, dt = case.all_outputs[first if name is None else name]
+    return name is None or name == first, tuple(shape), dt
 
 
 def _index(e: Element, shape: tuple) -> tuple:
@@ -74,25 +74,42 @@ def numbers_details(case: Case, data: CaseData, v: Verdict,
 
 
 def failing_text(case: Case, failing: Mapping[str, Verdict], run: str = "") -> str:
-    """The first line of a call with several outputs that failed in one or more of them: each
-    failing output named, with its worst error and why (`run`: "run 1 of 3", a determinism test's
-    run, for which the output is named without its dtype)."""
+    """The first line of a call that failed in one or more of its outputs: each failing output
+    named, with (a call with several) its worst error, and why (`run`: "run 1 of 3", a determinism
+    test's run, for which the output is named without its dtype, and a one-output call's not at all)."""
+    several = len(case.all_outputs) > 1
+
     def one(n: str, v: Verdict) -> str:
-        shape, dt = case.outputs[n]
-        who = f"{n} of {run}" if run else f"{n} {dt}{list(shape)}"
-        return f"{who} fails standard '{v.standard}' (worst error {v.max_ulp:.4g} ulp): {v.why}"
+        shape, dt = case.all_outputs[n]
+        who = (f"{n} of {run}" if several else run) if run else f"{n} {dt}{list(shape)}"
+        worst = f" (worst error {v.max_ulp:.4g} ulp)" if several else ""
+        return f"{who} fails standard '{v.standard}'{worst}: {v.why}"
     return "; ".join(one(n, v) for n, v in failing.items())
 
 
 def failing_outputs(case: Case, data: CaseData, failing: Mapping[str, Verdict]) -> Tuple[List[str], Dict[str, Any]]:
     """(the failure message's details, the record's fields) of the outputs of one call that failed
     their standard: each output's numbers and worst elements (under its name where more than one
-    failed); `worst`, the first failing output's elements as before, and `failed_outputs`, each
-    failing output's (docs/results-schema.md)."""
+    failed); `worst`, the first failing output's elements, and (a call with several outputs)
+    `failed_outputs`, each failing output's (docs/results-schema.md)."""
     details: List[str] = []
     found: Dict[str, List[Dict[str, Any]]] = {}
     for n, v in failing.items():
         found[n] = worst_elements(case, data, v, n)
         lines = numbers_details(case, data, v, found[n], n)
         details += lines if len(failing) == 1 else [f"  {n}:"] + ["  " + x for x in lines]
-    return details, {"worst": next(iter(found.values())), "failed_outputs": found}
+    fields: Dict[str, Any] = {"worst": next(iter(found.values()))}
+    if len(case.all_outputs) > 1:
+        fields["failed_outputs"] = found
+    return details, fields
+
+
+def outputs_record(case: Case, verdicts: Mapping[str, Verdict]) -> Dict[str, Any]:
+    """The record's metrics of a call's judged outputs (docs/results-schema.md): the first
+    output's where a single output's are (older readers see them), and, for a call with several
+    outputs, every judged output's under `outputs`."""
+    metrics = {n: v.metrics() for n, v in verdicts.items()}
+    record = dict(metrics.get(ops.get(case.op).outputs[0], {}))
+    if len(case.all_outputs) > 1:
+        record["outputs"] = metrics
+    return record
