@@ -830,15 +830,7 @@ def _k_of(dt: str, spec: str, side: int, over: Callable[[Dict[str, np.ndarray], 
     def bad(k: int) -> bool:
         x = step(edge, dt, side * k)
         return over(measure([g], [x], dt, scale=sc, nterms=n, path=p), g)
-    assert not bad(0)
-    hi = 1
-    while not bad(hi):
-        hi *= 2
-    lo = hi // 2
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if bad(mid) else (mid, hi)
-    return lo, hi
+    return _last_first(bad)
 
 
 def test_the_tables_sit_on_the_boundaries() -> None:
