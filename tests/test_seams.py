@@ -232,4 +232,4 @@ def test_setup_error_is_its_own_type_not_a_str():
 def test_the_judging_tallies_say_what_they_count():
     from suite.judge import judging, rules
     assert not hasattr(rules, "Tally") and not hasattr(judging, "_Tally")
-    assert set(typing.get_type_hints(rules.RuleCount)) == {"n", "n_rule", "mean_ulp"}
+    assert set(typing.get_type_hints(rules.RuleCount)) == {"n", "n_rule", "mean_ulp", "sums", "dtype"}
