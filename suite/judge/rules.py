@@ -8,6 +8,7 @@ from typing import Callable, Dict, Mapping, Optional, Tuple
 
 import numpy as np
 
+from suite.common import dtypes
 
 F32_U = 2.0 ** -24
 F32_SUB = 2.0 ** -149
@@ -135,7 +136,6 @@ def mixed_limit(p: Param, max_golden: float, dtype: np.dtype) -> float:
     """The kit's cap on the largest absolute error: `max_abs`, or where `max_ulps` is given the
     larger of it and that many ulps of the output dtype at the largest |golden| (as rounded to the
     dtype; at the largest finite value, the spacing of its binade)."""
-    from suite.common import dtypes
     lim, k = p("max_abs"), p("max_ulps")
     if k is None:
         return lim
