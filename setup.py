@@ -12,5 +12,5 @@ DATA = {"suite.data.cases": "cases", "suite.data.golden": "golden"}
 setup(
     packages=find_packages(include=["suite*"]) + list(DATA),
     package_dir=DATA,
-    package_data={"suite.data.cases": ["*.yaml"], "suite.data.golden": ["*.json", "*/*.npz"]},
+    package_data={"suite.data.cases": ["*.yaml", "families/*.yaml"], "suite.data.golden": ["*.json", "*/*.npz"]},
 )

@@ -47,7 +47,7 @@ def _keys(base: set, op: Operator) -> set:
     extra = {"outputs"} if base is CASE_KEYS and len(op.outputs) > 1 else set()
     keys = base | extra | {a.name for a in op.attributes}
     return keys if op.reductions else keys - {"reduction", "reductions"}
-FILE_KEYS = {"op", "shapes", "matrices", "cases", "limits"}
+FILE_KEYS = {"op", "family", "shapes", "matrices", "cases", "limits"}
 
 
 @dataclass
@@ -61,9 +61,12 @@ def _triple(ctx: _Ctx, op: Operator, node: Any, key: Any, value: Any,
             allow_null: bool = False) -> Dict[str, Optional[Shape]]:
     """One shape per input, in the operator's signature order (a NULL one only where allowed:
     anywhere in a single case, an optional input anywhere)."""
+    if isinstance(value, LineDict) and set(value) == {"each"}:       # every input this shape
+        return {n: parse_shape(ctx, "shapes.each", value.line_of("each"), value["each"], allow_null or n in op.optional)
+                for n in op.inputs}
     if not isinstance(value, list) or len(value) != len(op.inputs):
         raise ctx.fail(node, key, f"a shape combination lists {len(op.inputs)} shapes "
-                                  f"({', '.join(op.inputs)}), got {value!r}")
+                                  f"({', '.join(op.inputs)}), or is {{each: SHAPE}}, got {value!r}")
     return {n: parse_shape(ctx, f"shapes.{n}", value.line_of(i), s, allow_null or n in op.optional)
             for i, (n, s) in enumerate(zip(op.inputs, value))}
 
@@ -169,7 +172,7 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
     extras = list(itertools.product(*[
         [_attr_value(ctx, a, lst, i, v) for lst in [_as_list(ctx, m, a.name, list(a.values))]
          for i, v in enumerate(lst)] for a in op.attributes]))
-    literal: List[Tuple[str, Dict[str, Shape], Optional[int]]] = []   # set name, shapes, line
+    literal: List[Tuple[str, Dict[str, Shape], Optional[int], Any]] = []   # set name, shapes, line, file
     generated: List[Tuple[str, Generator]] = []
     lst = _as_list(ctx, m, "shapes")
     for i, entry in enumerate(lst):
@@ -179,9 +182,9 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
             if isinstance(shape_sets[entry], Generator):
                 generated.append((entry, shape_sets[entry]))
             else:
-                literal.extend((entry, s, line) for s, line in shape_sets[entry])
+                literal.extend((entry, s, line, where) for s, line, where in shape_sets[entry])
         else:
-            literal.append(("inline", _triple(ctx, op, lst, i, entry), lst.line_of(i)))
+            literal.append(("inline", _triple(ctx, op, lst, i, entry), lst.line_of(i), ctx.path))
     layouts = [_choice(ctx, lst, i, v, layout.LAYOUTS, "layout")
                for lst in [_as_list(ctx, m, "layouts", ["contiguous"])] for i, v in enumerate(lst)]
     # each a value set's name or the matrix's own values (a ValueSpec, named by its token)
@@ -192,8 +195,8 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
     determinism = _bool(ctx, m, "determinism", m.get("determinism", False))
     tier = _choice(ctx, m, "tier", m.get("tier", "default"), TIERS, "tier")
     timed = _bool(ctx, m, "timing", m.get("timing", False))     # in the timing set (pytest --timing)
-    for _, shapes, line in literal:
-        check_size(ctx, arrays_of(op, shapes), tier, line)
+    for _, shapes, line, where in literal:
+        check_size(ctx.at(where), arrays_of(op, shapes), tier, line)
     excludes = m.get("exclude", LineList())
     if not isinstance(excludes, list):
         raise ctx.fail(m, "exclude", "is a list of mappings")
@@ -215,13 +218,13 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
         for spec in specs:
             valuespec.check(ctx, spec, ins)
         # (set name, shapes, generated, the line and field a case of them that cannot be drawn names)
-        combos = [(name, s, False, line, "shapes") for name, s, line in literal]
+        combos = [(name, s, False, (where, line), "shapes") for name, s, line, where in literal]
         for name, gen in generated:
             for s in _generated(op, gen, hw, product, ins):
-                check_size(ctx, arrays_of(op, s), tier, gen.line, f"shapes.{name}",
+                check_size(ctx.at(gen.path), arrays_of(op, s), tier, gen.line, f"shapes.{name}",
                            f" (made for {product}, {_dtype_token(ins, od)})")
-                combos.append((name, s, True, gen.line, f"shapes.{name}"))
-        for red, extra, (set_name, shapes, gen, line, at), lay, given in itertools.product(
+                combos.append((name, s, True, (gen.path, gen.line), f"shapes.{name}"))
+        for red, extra, (set_name, shapes, gen, (where, line), at), lay, given in itertools.product(
                 reds, extras, combos, layouts, vsets):
             vs, spec = (given.token, given) if isinstance(given, ValueSpec) else (given, None)
             attrs: Dict[str, Any] = {**({} if red is None else {"reduction": red}),
@@ -246,7 +249,7 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
                 continue
             if case.expect == NUMBERS and dtypes.is_exact(od):
                 raise ctx.fail(m, "dtypes", _exact_out(od))
-            _drawable(ctx, case, line, at)
+            _drawable(ctx.at(where), case, line, at)
             if timed and case.expect == NUMBERS:
                 case = dataclasses.replace(case, timing=True)
             made.add(case.id)

@@ -7,21 +7,22 @@ from typing import Any, Collection, Dict, Iterable, List, Optional, Tuple
 
 from suite.cases import hardware
 from suite import ops
-from suite.cases.shapegen import Generator
 from suite.common.yamlfile import FileError, LineDict, load
 from suite.cases.parse import _Ctx, _limits
-from suite.cases.expand import Expansion, FILE_KEYS, _matrix, _triple, generator_names
+from suite.cases.expand import Expansion, FILE_KEYS, _matrix
+from suite.cases.family import Family, ShapeSets, family_of, in_use, used
 from suite.cases.singles import single as _single
 from suite.cases.model import Case, NOT_CASE_FILES
 
 
 def load_file(path: Path, hw: Optional[Dict[str, hardware.Hardware]] = None,
               only: Optional[Collection[str]] = None,
-              standards: Optional[Tuple[str, Collection[str]]] = None) -> Expansion:
+              standards: Optional[Tuple[str, Collection[str]]] = None,
+              families: Optional[Dict[Path, Family]] = None) -> Expansion:
     """The cases of one case file. `only`: operator names; a file of another operator is read
     as far as its `op` and gives no case (its matrices are not expanded, nor checked).
     `standards`: (the tolerance table's file, its standards' names), which a case's `standard:`
-    must name; None: not checked."""
+    must name; None: not checked. `families`: the family files read so far (read once for a folder)."""
     path = Path(path)
     doc = load(path)
     ctx = _Ctx(path, standards)
@@ -39,22 +40,19 @@ def load_file(path: Path, hw: Optional[Dict[str, hardware.Hardware]] = None,
     if only is not None and op.name not in only:
         return Expansion()
     _limits(ctx, doc)
-    shape_sets: Dict[str, Any] = {}       # name -> a Generator, or [(shapes, line)]
+    fam = family_of(path, doc, families)
     sets = doc.get("shapes")
     sets = {} if sets is None else sets
     if not isinstance(sets, dict):
         raise ctx.fail(doc, "shapes", "is a mapping of set name to a list of shape combinations")
     for name, combos in sets.items():
-        if isinstance(combos, LineDict) and set(combos) == {"generate"}:
-            shape_sets[name] = Generator(path, name, combos, op.inputs, generator_names(op))
-            continue
-        if not isinstance(combos, list) or not combos:
+        if not (isinstance(combos, LineDict) and set(combos) == {"generate"}) and (
+                not isinstance(combos, list) or not combos):
             raise ctx.fail(sets, name, "a shape set is a non-empty list of shape combinations, "
                                        "or a mapping with one key, generate")
-        combos.name = f"shapes.{name}"
-        shape_sets[name] = [(_triple(ctx, op, combos, i, v), combos.line_of(i))
-                            for i, v in enumerate(combos)]
-    if hw is None and any(isinstance(v, Generator) for v in shape_sets.values()):
+    # name -> a Generator, or [(shapes, line, file)]: the file's own, then its family's
+    shape_sets = ShapeSets(ctx, op, sets, fam)
+    if hw is None and shape_sets.generated():
         # The hardware file next to the case file, else the data folder's.
         beside = path.parent / hardware.HARDWARE_FILE
         hw = hardware.load_hardware(beside if beside.exists() else None)
@@ -70,7 +68,10 @@ def load_file(path: Path, hw: Optional[Dict[str, hardware.Hardware]] = None,
             if not isinstance(item, LineDict):
                 raise ctx.fail(items, i, f"each entry of {key} is a mapping")
             if handler is _matrix:
-                _matrix(ctx, op, item, shape_sets, out, hw)
+                try:
+                    _matrix(ctx, op, used(path, fam, item)[0], shape_sets, out, hw)
+                except FileError as e:
+                    raise e if fam is None else in_use(e, fam.path, path, op.name, item.line) from None
             else:
                 _single(ctx, op, item, out)
     return out
@@ -93,9 +94,10 @@ def load_cases(paths: Iterable[Path], only: Optional[Collection[str]] = None,
     cases: List[Case] = []
     dropped = 0
     seen: Dict[str, Case] = {}
+    families: Dict[Path, Family] = {}
     for p in paths:
         for f in case_files(p):
-            exp = load_file(f, only=only, standards=standards)
+            exp = load_file(f, only=only, standards=standards, families=families)
             dropped += exp.dropped
             for c in exp.cases:
                 first = seen.get(c.id)

@@ -2,6 +2,7 @@
 with the file, line and field of the bad value."""
 from __future__ import annotations
 
+import copy
 import math
 
 from pathlib import Path
@@ -28,9 +29,26 @@ class _Ctx:
 
     def fail(self, node: Any, key: Any, message: str) -> FileError:
         """An error at `key` of `node` (a mapping read from the file, or a list the loader has
-        named: its item i is "name[i]")."""
+        named: its item i is "name[i]"), in the file it was read from (a family's, suite/cases/family.py)."""
         field = f"{node.name}[{key}]" if isinstance(node, list) else str(key)
-        return FileError(self.path, node.line_of(key), field, message)
+        return FileError(path_of(node, key) or self.path, node.line_of(key), field, message)
+
+    def at(self, path: Optional[Path]) -> "_Ctx":
+        """The same context naming another file (a family's) in its errors; itself for None."""
+        if path is None or path == self.path:
+            return self
+        other = copy.copy(self)
+        other.path = path
+        return other
+
+
+def path_of(node: Any, key: Any = None) -> Optional[Path]:
+    """The file `node` (or its `key`, in a matrix a case file took from its family) was read from,
+    where not the case file's own; None for the case file's."""
+    paths = getattr(node, "paths", None)
+    if paths and key in paths:
+        return paths[key]
+    return getattr(node, "path", None)
 
 
 def parse_shape(ctx: _Ctx, field: str, line: int, value: Any, allow_null: bool) -> Optional[Shape]:
@@ -137,6 +155,8 @@ def _as_list(ctx: _Ctx, node: LineDict, key: str, default: Any = None) -> list:
         v = LineList(v if isinstance(v, list) else [v])
         line = node.line_of(key)
         v.line, v.lines = line, [line] * len(v)
+        if path_of(node, key) is not None:
+            v.path = path_of(node, key)
     if not v:
         raise ctx.fail(node, key, "is empty")
     v.name = key

@@ -4,6 +4,7 @@
       tile_edges:
         generate:
           shapes: [[N], [N], [N]]                  # one shape per input, in signature order
+                                                   # (or each: [N], every input's: a family's)
           N: [tile - 1, tile + 1, cores*tile + 1]  # expressions over hardware and tiling names
 
 Names come from cases/hardware.yaml for the case's product (cores, ub, block, lanes, reach: counts in
@@ -89,11 +90,15 @@ class Generator:
         if not isinstance(body, LineDict):
             raise FileError(path, node.line_of("generate"), where,
                             "is a mapping: shapes (templates) and a list of expressions per variable")
-        if "shapes" not in body:
-            raise FileError(path, body.line, f"{where}.shapes", "is required")
+        key = "each" if "each" in body else "shapes"     # each: every input's template
+        if "each" in body and "shapes" in body:
+            raise FileError(path, body.line_of("each"), f"{where}.each",
+                            "give shapes (one template per input) or each (every input's), not both")
+        if key not in body:
+            raise FileError(path, body.line, f"{where}.shapes", "is required (or each: every input's template)")
         self.variables: Dict[str, List[Expr]] = {}
         for k, v in body.items():
-            if k == "shapes":
+            if k == key:
                 continue
             if not isinstance(k, str) or not k.isidentifier() or k in known or k in _FUNCS:
                 raise FileError(path, body.line_of(k), f"{where}.{k}",
@@ -103,13 +108,13 @@ class Generator:
                 raise FileError(path, body.line_of(k), f"{where}.{k}", "is empty")
             lines = v.lines if isinstance(v, LineList) else [body.line_of(k)] * len(items)
             self.variables[k] = [Expr(e, self._fail(lines[i], f"{where}.{k}[{i}]")) for i, e in enumerate(items)]
-        tmpl = body["shapes"]
+        tmpl = body[key] if key == "shapes" else [body[key]] * len(inputs)
         if not isinstance(tmpl, list) or len(tmpl) != len(inputs):
             raise FileError(path, body.line_of("shapes"), f"{where}.shapes",
                             f"lists {len(inputs)} shapes ({', '.join(inputs)}), each a list of dimensions or scalar")
         self.templates: List[List[Expr]] = []
         for i, (name, t) in enumerate(zip(inputs, tmpl)):
-            fail = self._fail(body.line_of("shapes"), f"{where}.shapes.{name}")
+            fail = self._fail(body.line_of(key), f"{where}.{key}" if key == "each" else f"{where}.shapes.{name}")
             if t == "scalar":
                 t = []
             if not isinstance(t, list):
