@@ -16,7 +16,7 @@ from suite.cases.shapegen import Generator
 from suite.common.yamlfile import FileError, LineDict, LineList
 from suite.cases.ids import _dtype_token, _ids
 from suite.cases.parse import _Ctx, _as_list, _attr_value, _bool, _choice, _dtype_name, _products, _reduction, arrays_of, check_size, parse_dtypes, parse_shape, standard
-from suite.cases.parse import seed as parse_seed
+from suite.cases.parse import path_of, seed as parse_seed
 from suite.ops.outputs import declared
 from suite.cases.inputs import value_problem
 from suite.cases import valuespec
@@ -184,7 +184,8 @@ def _matrix(ctx: _Ctx, op: Operator, m: LineDict, shape_sets: Dict[str, Any], ou
             else:
                 literal.extend((entry, s, line, where) for s, line, where in shape_sets[entry])
         else:
-            literal.append(("inline", _triple(ctx, op, lst, i, entry), lst.line_of(i), ctx.path))
+            at = ctx.at(path_of(lst))          # (a matrix of a family's file: that file)
+            literal.append(("inline", _triple(at, op, lst, i, entry), lst.line_of(i), at.path))
     layouts = [_choice(ctx, lst, i, v, layout.LAYOUTS, "layout")
                for lst in [_as_list(ctx, m, "layouts", ["contiguous"])] for i, v in enumerate(lst)]
     # each a value set's name or the matrix's own values (a ValueSpec, named by its token)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 
 from pathlib import Path
-from typing import Any, Collection, Dict, Iterable, List, Optional, Tuple
+from typing import Collection, Dict, Iterable, List, Optional, Tuple
 
 from suite.cases import hardware
 from suite import ops
