@@ -5,7 +5,8 @@
 
 Counts non-blank lines (comments included: they are written by hand too) of the working tree, or
 of a commit with `--at REV`, so issue 46's "a third of today's cost" is measured the same way
-before and after:
+before and after. The files several operators share (the case files' families) are counted once,
+on a line of their own below the table.
 
     python benchmarks/operator_cost.py                 # the working tree
     python benchmarks/operator_cost.py --at 9593e84    # another commit, read with git show
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 ROOT = Path(__file__).resolve().parents[1]
+SHARED = "cases/families"
 PLACES = (("module", "suite/ops/{m}.py"), ("cases", "cases/{m}.yaml"), ("page", "docs/operators/{n}.md"),
           ("kit", "tests/mutants/{m}.py"), ("emulator", "tests/emulator/src/ops/{m}.c"))
 
@@ -61,6 +63,18 @@ def table(rev: Optional[str]) -> Dict[str, Dict[str, Optional[int]]]:
             for module, name in _modules(rev)}
 
 
+def shared(rev: Optional[str]) -> Dict[str, Optional[int]]:
+    """The lines several operators share, counted once and apart from the table: the case files'
+    families (cases/families/*.yaml, docs/cases.md "Families")."""
+    if rev is None:
+        files = sorted(p.name for p in (ROOT / SHARED).glob("*.yaml"))
+    else:
+        r = subprocess.run(["git", "ls-tree", "--name-only", f"{rev}:{SHARED}"], cwd=ROOT,
+                           capture_output=True, text=True)
+        files = sorted(f for f in r.stdout.split() if f.endswith(".yaml")) if r.returncode == 0 else []
+    return {f"{SHARED}/{f}": count(_text(f"{SHARED}/{f}", rev)) for f in files}
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--at", default=None, metavar="REV", help="count at this commit (default: the working tree)")
@@ -75,6 +89,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     if rows:
         print(f"{len(rows)} operators, {totals[0]} lines, {totals[0] / len(rows):.0f} per operator "
               f"({'working tree' if args.at is None else args.at})")
+    for path, n in shared(args.at).items():
+        print(f"shared, not in the table: {path} {n} lines")
     return 0
 
 

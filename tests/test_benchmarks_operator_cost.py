@@ -26,3 +26,12 @@ def test_blank_lines_are_not_counted_and_a_missing_file_is_none() -> None:
     module, name = next((m, n) for m, n in cost._modules(None) if n == "MseLoss")
     text = (ROOT / "cases" / f"{module}.yaml").read_text()
     assert cost.table(None)[name]["cases"] == sum(1 for line in text.splitlines() if line.strip())
+
+
+def test_the_families_are_counted_once_apart_from_the_table() -> None:
+    """A family's lines are no operator's (cases/families/*.yaml): counted on their own, and at a
+    commit before the families there is none."""
+    families = sorted((ROOT / "cases" / "families").glob("*.yaml"))
+    assert families
+    assert cost.shared(None) == {f"cases/families/{p.name}": cost.count(p.read_text()) for p in families}
+    assert cost.shared("a33ade6") == {}
