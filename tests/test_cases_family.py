@@ -139,6 +139,8 @@ BAD = {
     "use_override_bad_dtype": (OP + "matrices:\n  - use: views\n    dtypes: [float64] #<\n", FAMILY, "op",
                                "dtypes[0]", "unknown dtype 'float64'"),
     "family_key": (OP, "colour: red #<\n", "family", "colour", "unknown key"),
+    "family_shapes_a_list": (OP, "shapes: [] #<\n", "family", "shapes", "is a mapping of set name"),
+    "family_matrices_a_mapping": (OP, "matrices: {} #<\n", "family", "matrices", "is a list"),
     "family_not_each": (OP, "shapes:\n  ranks:\n    - [2x3, 2x3, 2x3] #<\n", "family", "shapes.ranks[0]",
                         "{each: SHAPE}"),
     "family_generator_shapes": (OP, "shapes:\n  t:\n    generate:\n      shapes: [[N], [N], [N]] #<\n      N: [1]\n",

@@ -58,13 +58,15 @@ class Family:
         for k in doc:
             if k not in FAMILY_KEYS:
                 raise FileError(path, doc.line_of(k), str(k), f"unknown key (allowed: {', '.join(sorted(FAMILY_KEYS))})")
-        sets = doc.get("shapes") or LineDict()
+        sets = doc.get("shapes")
+        sets = LineDict() if sets is None else sets
         if not isinstance(sets, dict):
             raise FileError(path, doc.line_of("shapes"), "shapes", "is a mapping of set name to a shape set")
         for name, combos in sets.items():
             _check_set(path, sets, name, combos)
         self.sets: Dict[str, Any] = dict(sets)
-        items = doc.get("matrices") or LineList()
+        items = doc.get("matrices")
+        items = LineList() if items is None else items
         if not isinstance(items, list):
             raise FileError(path, doc.line_of("matrices"), "matrices", "is a list")
         self.matrices: Dict[str, LineDict] = {}
