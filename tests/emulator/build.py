@@ -13,8 +13,12 @@ Choose the SoC it reports with ACLNN_EMU_SOC (default Ascend910B3, i.e. atlas-a2
 suite/backends/soc.py's table as OUTDIR/include/emu_soc_table.h, so the emulator's bfloat16 rule is the suite's. Extra compiler
 flags (e.g. -fsanitize=address while debugging the emulator) go in ACLNN_EMU_CFLAGS.
 
-libopapi.so is the core (src/opapi.c) and every file in src/ops/, one per operator: adding an
-operator to the emulator is adding its file there, nothing else.
+libopapi.so is the core (src/opapi.c, and src/entry.c: the generic entry) and every file in
+src/ops/, one per operator: adding an operator to the emulator is adding its file there, nothing
+else. An elementwise loss's file is a descriptor of its phase 1 (emu.h's struct emu_entry), its
+term function and its setup, with EMU_ENTRY defining its two exported functions; an operator the
+descriptor cannot state (a gather, several outputs) writes its entry by hand on the core's
+helpers, as every file did before the generic entry.
 
 A fault build plants one defect, so tests can prove they detect it (see FAULTS). The faults are
 declared where they are planted: each source says, in a comment line,
@@ -58,9 +62,17 @@ def op_sources() -> List[Path]:
     return sorted(OPS.glob("*.c"))
 
 
+# library -> (sources, emulator libraries it links to); libopapi.so also takes every src/ops/*.c
+LIBRARIES = {
+    "libascendcl.so": (["runtime.c", "events.c"], []),
+    "libnnopbase.so": (["nnopbase.c"], ["ascendcl"]),
+    "libopapi.so": (["opapi.c", "entry.c"], ["nnopbase", "ascendcl"]),
+}
+
+
 def _declared_faults() -> Dict[str, Fault]:
     faults: Dict[str, Fault] = {}
-    for path in [SRC / "opapi.c", SRC / "runtime.c", SRC / "events.c", SRC / "nnopbase.c", *op_sources()]:
+    for path in [*(SRC / f for sources, _ in LIBRARIES.values() for f in sources), *op_sources()]:
         module = path.stem if path.parent == OPS else None
         for m in _FAULT_LINE.finditer(path.read_text()):
             name, macro, what = m.groups()
@@ -72,13 +84,6 @@ def _declared_faults() -> Dict[str, Fault]:
 
 
 FAULTS: Dict[str, Fault] = _declared_faults()
-
-# library -> (sources, emulator libraries it links to); libopapi.so also takes every src/ops/*.c
-LIBRARIES = {
-    "libascendcl.so": (["runtime.c", "events.c"], []),
-    "libnnopbase.so": (["nnopbase.c"], ["ascendcl"]),
-    "libopapi.so": (["opapi.c"], ["nnopbase", "ascendcl"]),
-}
 
 
 class BuildError(RuntimeError):

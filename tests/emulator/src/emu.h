@@ -6,11 +6,14 @@
  *                   the L2 size, the emulated device clock and the trace (timing stand-ins)
  *   libnnopbase.so  nnopbase.c: aclCreateTensor / aclDestroyTensor / aclDestroyAclOpExecutor
  *   libopapi.so     opapi.c (the generic core: views, loads and stores with RNE, broadcasting,
- *                   validation helpers, the executor, workspace and launch, device-memory checks)
+ *                   validation helpers, the executor, workspace and launch, device-memory checks),
+ *                   entry.c (the generic entry: an elementwise loss's phase 1 from its descriptor)
  *                   and one file per operator in ops/ (the operator table): ops/<module>.c, named
  *                   after the operator's module in suite/ops/, exports aclnn<Op>GetWorkspaceSize
- *                   and aclnn<Op> and holds the operator's run function. Adding an operator is one
- *                   new file there: the build compiles every file in ops/.
+ *                   and aclnn<Op> and holds the operator's run function: either a descriptor, a
+ *                   term function and EMU_ENTRY (below), or both functions written by hand on the
+ *                   core's helpers. Adding an operator is one new file there: the build compiles
+ *                   every file in ops/.
  * Fault builds are selected with -DEMU_FAULT_<NAME>; each source declares the faults it plants in
  * a comment line "@fault <name> <MACRO> <what it does>" (read by tests/emulator/build.py).
  */
@@ -112,6 +115,8 @@ typedef struct aclOpExecutor {
     void *ws_ptr;       /* workspace given to phase 2 */
     int repeatable;     /* aclSetAclOpExecutorRepeatable: phase 2 may run it again, the caller destroys it */
     int pending;        /* launches queued and not yet run */
+    int fill;           /* the generic entry's run fills out with fill_value instead of the terms */
+    float fill_value;
 } aclOpExecutor;
 
 #define EMU_TENSOR_MAGIC 0x54454e53u
@@ -194,6 +199,70 @@ void emu_gather(aclOpExecutor *ex, int k, int64_t axis, int by);
 typedef void (*emu_terms_n_fn)(const aclOpExecutor *ex, const float *x, const int64_t *ix, float *r);
 typedef void (*emu_finish_fn)(const aclOpExecutor *ex, float *const *sums);
 void emu_terms_n(aclOpExecutor *ex, emu_terms_n_fn fn, emu_finish_fn finish);
+
+/* ---- the generic entry (entry.c): an elementwise loss declared, not written ----
+ * An operator whose phase 1 is the loss family's (NULLs, dtype lists, a reduction range, ranks,
+ * broadcasting, an out-shape rule) and whose kernel is one float32 term per element of B is its
+ * descriptor, its term function and a setup of its constants: EMU_ENTRY then defines the two
+ * exported functions with the exact aclnn signature, and emu_entry checks the call as the
+ * descriptor says, in this order (every rejection after the NULLs is 161002, so their order
+ * only matters to the planted faults):
+ *   1. workspaceSize, executor, a tensor ('t') or out ('o') NULL -> 161001 ('?' may be NULL);
+ *   2. the product family `unlisted_on` (no dtype listed there);
+ *   3. dtypes: each tensor in `listed` (EMU_IN(i) bits, EMU_OUT_BIT) whose dtype the product does not
+ *      list; each input in `same` not of self's dtype; with `promote`, P = the promotion of the
+ *      present inputs in C order undefined, not listed, or not castable to out's dtype;
+ *   4. the reduction (the first 'i') outside 0..reductions-1 (reductions 0: unchecked), with status
+ *      `bad_reduction` (0: 161002);
+ *   5. each tensor in `rank` of rank > 8; each float attribute in `nonneg` (bit k: the k-th 'f')
+ *      not >= 0 (NaN too);
+ *   6. shapes, unless `empty` says an empty input skips them: B = broadcast of the inputs in `from`;
+ *      each other present input must broadcast to B without changing it; out as `out_shape` says;
+ *   7. an input the core cannot load or an out it cannot store -> 561103.
+ * The executor then holds the present inputs (C order), B, the attributes in the first slots of
+ * their type (the k-th 'i' in i64[k], 'b' in flag[k], 'f' in f32[k]; the reduction is i64[0]),
+ * cast_in = result = P with `promote`; `setup` (may be NULL) sets the operator's constants (the
+ * slots after the attributes, ex->fill and ex->fill_value) from them and the tensors as passed.
+ * Phase 2 runs emu_fill(ex, ex->fill_value) where setup set ex->fill, else emu_terms(ex, term). */
+#define EMU_IN(i) (1u << (i))
+#define EMU_INPUTS 0xFFu       /* every input */
+#define EMU_OUT_BIT (1u << 15) /* out */
+enum {
+    EMU_SHAPE_B = 0,       /* out is B */
+    EMU_SHAPE_SELF = 1,    /* out is self's shape (the terms on B summed back to it) */
+    EMU_SHAPE_REDUCED_0D = 2,  /* none: B; mean, sum: 0-d */
+    EMU_SHAPE_REDUCED_ONE = 3  /* none: B; otherwise any shape of one element */
+};
+enum {
+    EMU_EMPTY_CHECKED = 0, /* empty inputs are checked like any other */
+    EMU_EMPTY_SELF = 1,    /* an empty self skips step 6 and computes nothing (no input view) */
+    EMU_EMPTY_ANY = 2      /* an empty input makes shapes unasserted: where they fail, B is out's shape
+                            * and the reduction is none (nothing is written) */
+};
+typedef struct emu_entry {
+    emu_op op;              /* {name, emu_entry_run} */
+    const char *params;     /* the C parameters before workspaceSize: 't' tensor, '?' optional tensor,
+                             * 'i' int64_t, 'b' bool, 'f' float, 'o' out (last) */
+    int self;               /* self's index among the tensor inputs */
+    unsigned listed, same, rank, from, nonneg;
+    int promote, reductions, bad_reduction, out_shape, empty;
+    const char *unlisted_on;
+    emu_term_fn term;
+    void (*setup)(aclOpExecutor *ex, const aclTensor *const *in);
+} emu_entry;
+void emu_entry_run(aclOpExecutor *ex);
+int emu_entry_call(const emu_entry *d, uint64_t *workspaceSize, aclOpExecutor **executor, ...);
+#define EMU_UNPAREN(...) __VA_ARGS__
+/* The two exported functions of aclnn<Name>: params is the C parameter list before workspaceSize
+ * (parenthesized), then the parameters' names in the same order. */
+#define EMU_ENTRY(Name, desc, params, ...)                                                                   \
+    EMU_EXPORT int aclnn##Name##GetWorkspaceSize(EMU_UNPAREN params, uint64_t *workspaceSize,               \
+                                                 aclOpExecutor **executor) {                                 \
+        return emu_entry_call(&(desc), workspaceSize, executor, __VA_ARGS__);                               \
+    }                                                                                                        \
+    EMU_EXPORT int aclnn##Name(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor, void *stream) { \
+        return emu_launch(&(desc).op, workspace, workspaceSize, executor, stream);                          \
+    }
 
 /* ---- float conversions, round to nearest even, NaN/inf/subnormal aware ---- */
 static inline float emu_bits_to_float(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
