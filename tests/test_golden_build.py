@@ -170,6 +170,27 @@ def test_drift_of_100_ulps_is_reported(root: Path, cases: List[Case]) -> None:
     assert "100.0 float64 ulps" in problems[0]
 
 
+def test_a_sample_recomputes_only_its_keys_and_checks_everything_else(root: Path, cases: List[Case]) -> None:
+    """check(recompute=...) draws and computes again only the keys it accepts (CI's sample of the
+    committed goldens); a drift outside it goes unseen, one inside it is reported, and a stale
+    spec or a corrupted bundle is reported whatever the sample."""
+    case = _f32_case(cases)
+    _rewrite_member(root, case, lambda out: out + 100 * np.spacing(out))
+    assert golden_build.check(cases, root, recompute=lambda key: key != case.datakey) == []
+    inside = golden_build.check(cases, root, recompute=lambda key: key == case.datakey)
+    assert len(inside) == 1 and inside[0].startswith(f"drifted golden {case.datakey}"), inside
+    m = manifest(root)
+    m["cases"][case.datakey]["spec"] = "0" * 16
+    (root / "manifest.json").write_text(json.dumps(m))
+    assert golden_build.check(cases, root, recompute=lambda key: False) == [
+        f"stale golden {case.datakey} (its case changed)"]
+    rel = _bundle_of(root, case)
+    data = (root / rel).read_bytes()
+    (root / rel).write_bytes(data[:-1] + bytes([data[-1] ^ 0xFF]))
+    assert f"corrupted bundle {rel} (sha256 differs from the manifest)" in golden_build.check(
+        cases, root, recompute=lambda key: False)
+
+
 def test_drift_within_limit_is_not_reported(root: Path, cases: List[Case]) -> None:
     """Recomputing on another machine may differ in the last bits: a few ulps is not drift."""
     case = _f32_case(cases)

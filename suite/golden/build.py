@@ -208,10 +208,13 @@ def _leftovers(root: Path) -> List[Path]:
 
 
 def check(cases: Iterable[Case], root: Path, tiers: Iterable[str] = ("default",),
-          skipped: Optional[List[str]] = None) -> List[str]:
+          skipped: Optional[List[str]] = None,
+          recompute: Optional[Callable[[str], bool]] = None) -> List[str]:
     """Every problem with the goldens as one line each; empty when complete, intact and current.
     Large cases are drawn and computed again and compared with their fingerprints, for the cases
-    of `tiers` (the others' keys go to `skipped`: the huge tier takes minutes per case)."""
+    of `tiers` (the others' keys go to `skipped`: the huge tier takes minutes per case). With
+    `recompute`, only the keys it accepts are drawn and computed again (a sample); every other
+    check (the manifest, each file's sha256, missing, orphaned and stale entries) covers all."""
     root = Path(root)
     try:
         m = read_manifest(root)
@@ -249,19 +252,19 @@ def check(cases: Iterable[Case], root: Path, tiers: Iterable[str] = ("default",)
         if entry["spec"] != spec_hash(case):
             problems.append(f"stale golden {key} (its case changed)")
             continue
+        if is_stored(case) != ("file" in entry):
+            stored_as, is_ = ("small", "large") if "file" in entry else ("large", "small")
+            problems.append(f"stale golden {key} (stored as {stored_as}, but the case is {is_})")
+            continue
+        if recompute is not None and not recompute(key):
+            continue
         if "file" not in entry:
-            if is_stored(case):
-                problems.append(f"stale golden {key} (stored as large, but the case is small)")
-                continue
             if case.tier not in tiers:
                 if skipped is not None:
                     skipped.append(key)
                 continue
             inputs, src, _ = _fresh(case, hold=False)
             problems.extend(compare_fingerprints(key, entry, fingerprint(case, inputs, src)))
-            continue
-        if not is_stored(case):
-            problems.append(f"stale golden {key} (stored as small, but the case is large)")
             continue
         if entry["file"] in bad_files:
             continue
