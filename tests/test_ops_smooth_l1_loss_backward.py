@@ -14,7 +14,7 @@ from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID, ACLNN_ERR_PARAM_N
 from suite.ops.base import Signature
 from suite.ops.loss import promote
 from suite.ops.smooth_l1_loss_backward import EPS, OP, _neighbour, band_lattice, beta32
-from tests.mutants import smooth_l1_loss_backward as kit
+from tests.mutants import registry, smooth_l1_loss_backward as kit
 
 F32 = np.dtype(np.float32)
 NAMES = ("gradOut", "self", "target")
@@ -143,8 +143,13 @@ def test_each_mutant_kernel_differs_where_its_defect_is_and_variants_agree() -> 
                                       _call(np.ones(3), [1.0, 2.0, 3.0], np.zeros(3), 1.0, 1)),
         "SmoothL1BetaZeroDividesByZero": (_call(1.0, [2.0], [0.0], 0.0), _call(1.0, [2.0], [0.0], 1.0)),
         "SmoothL1ZeroSelectChain": (_call(1.0, [0.0], [0.0], 0.0), _call(1.0, [0.5], [0.0], 0.0)),
+        # the loss family's (tests/mutants/family.py)
+        "SmoothL1SumAsMean": (_call(1.0, [1.0, 2.0, 3.0], [0.0], 1.0, 2), _call(1.0, [2.0], [0.0], 1.0, 2)),
+        "SmoothL1MeanAsSum": (_call(1.0, [1.0, 2.0, 3.0], [0.0], 1.0, 1), _call(1.0, [2.0], [0.0], 1.0, 1)),
+        "SmoothL1BroadcastDropped": (_call(1.0, np.zeros((2, 3)), [[1.0], [3.0]], 10.0),
+                                     _call(1.0, np.zeros((2, 3)), [1.0, 2.0, 3.0], 10.0)),
     }
-    mutants = {m.name: m for m in kit.MUTANTS}
+    mutants = {m.name: m for m in registry.declared(OP)[0]}
     assert set(calls) | {"SmoothL1NanBetaAccepted"} == set(mutants) and len(mutants) >= 4
     with np.errstate(all="ignore"):
         for name, (bad, fine) in calls.items():
