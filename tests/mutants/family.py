@@ -145,9 +145,10 @@ class _BroadcastDropped:
         x = {n: a for n, a in call.inputs.items() if a is not None}
         b = self.b_shape({n: tuple(a.shape) for n, a in x.items()})
         ins = dict(call.inputs)
-        for n in _dropped(self.member, self):
-            if ins.get(n) is not None and b is not None and numel(b):
-                ins[n] = np.resize(np.ascontiguousarray(ins[n]), b)
+        for n in _dropped(self.member, self):      # (one whose resize is its broadcast stays as it is)
+            a = ins.get(n)
+            if a is not None and b is not None and numel(b) and not _resize_is_broadcast(a.shape, b):
+                ins[n] = np.resize(np.ascontiguousarray(a), b)
         return super().reference(dataclasses.replace(call, inputs=ins), *args, **kw)
 
 
