@@ -10,7 +10,7 @@ of, with the reason (data, so the list of what an operator does not get is read,
 tests/mutants/registry.py adds the instances to the kit's own `MUTANTS`; an operator's kit holds
 only the defects that are its own.
 
-    FAMILY = Member(prefix="MseFwd", mean_over="B", opt_out={"BroadcastDropped": "why, in a line"})
+    FAMILY = Member(prefix="Abc", mean_over="B", opt_out={"BroadcastDropped": "why, in a line"})
 """
 from __future__ import annotations
 
@@ -31,8 +31,8 @@ from tests.mutants.kit import Mutant
 class Member:
     """How an operator takes part in the family mutants (its kit's `FAMILY`).
 
-    `prefix` starts each instance's name ("Mse" -> "MseSumAsMean"); `names` renames one (a name
-    older than the family, kept stable: {"BroadcastDropped": "BceLabelsNotBroadcast"}), `says`
+    `prefix` starts each instance's name ("Abc" -> "AbcSumAsMean"); `names` renames one (a name
+    older than the family, kept stable: {"BroadcastDropped": "AbcOlderName"}), `says`
     replaces one's description (one the docs quote, or that marks a defect issue 2 lists).
     `mean_over`: what the contract's mean divides by, the numel of "B" (the broadcast shape
     `b_shape`) or of the input it names; the wrong count is the other one (numel(B) for an
