@@ -3,6 +3,8 @@ order, the golden at the band's edges, the band lattice that reaches them in eve
 tiling's pinned numbers, and mutants and variants that differ (or agree) where they say."""
 from __future__ import annotations
 
+import dataclasses
+
 import math
 
 import numpy as np
@@ -133,6 +135,11 @@ def _call(g, s, t, beta, reduction=0, out=F32):
     return OpCall(OP.name, x, {"reduction": reduction, "beta": beta}, shape, out, "atlas-a2")
 
 
+def _half_self(call: OpCall) -> OpCall:
+    """The call with a float16 self (P stays float32: the other inputs are float32)."""
+    return dataclasses.replace(call, inputs={**call.inputs, "self": call.inputs["self"].astype(np.float16)})
+
+
 def test_each_mutant_kernel_differs_where_its_defect_is_and_variants_agree() -> None:
     """One small call per numeric mutant where its defect shows, and one where it cannot."""
     calls = {  # name: (a call it changes, a call it does not)
@@ -148,6 +155,7 @@ def test_each_mutant_kernel_differs_where_its_defect_is_and_variants_agree() -> 
         "SmoothL1MeanAsSum": (_call(1.0, [1.0, 2.0, 3.0], [0.0], 1.0, 1), _call(1.0, [2.0], [0.0], 1.0, 1)),
         "SmoothL1BroadcastDropped": (_call(1.0, np.zeros((2, 3)), [[1.0], [3.0]], 10.0),
                                      _call(1.0, np.zeros((2, 3)), [1.0, 2.0, 3.0], 10.0)),
+        "SmoothL1ResultInPrimaryDtype": (_half_self(_call(1.0, [0.25], [0.0], 0.7)), _call(1.0, [0.25], [0.0], 0.7)),
     }
     mutants = {m.name: m for m in registry.declared(OP)[0]}
     assert set(calls) | {"SmoothL1NanBetaAccepted"} == set(mutants) and len(mutants) >= 4

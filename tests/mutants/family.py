@@ -135,6 +135,14 @@ class _AccumulateInPrecision:
         return self.result_dtype(dts, "float32")
 
 
+class _ResultInPrimaryDtype:
+    """The result rounded through the primary input's dtype, not the operator's result dtype (the
+    promoted dtype, or FLOAT): a wrong promotion."""
+
+    def result_dtype(self, dts, out_dtype):
+        return dts.get(self.primary) or super().result_dtype(dts, out_dtype)
+
+
 class _BroadcastDropped:
     """The `dropped` inputs read as if they had B's shape: their buffers repeated in flat order
     (np.resize), not broadcast."""
@@ -193,6 +201,17 @@ def _where_accumulate(member: Member) -> Callable[[Case], bool]:
     return where
 
 
+def _where_result_dtype(member: Member) -> Callable[[Case], bool]:
+    """The operator's result dtype for the case is not its primary input's."""
+    def where(c: Case) -> bool:
+        if not _numeric(c):
+            return False
+        op = ops.get(c.op)
+        live = {n: d for n, d in dict(c.dtypes).items() if dict(c.shapes).get(n) is not None}
+        return op.result_dtype(live, c.out_dtype) != live[op.primary]
+    return where
+
+
 def _where_broadcast_dropped(member: Member) -> Callable[[Case], bool]:
     def where(c: Case) -> bool:
         if not _numeric(c):
@@ -222,7 +241,8 @@ class FamilyMutant:
         cls: Type[Operator] = type(f"_{self.key}", (self.mixin, type(op)), {"member": member})
         other = f"numel({op.primary})" if member.mean_over == "B" else "numel(B)"
         says = member.says.get(self.key) or self.says.format(
-            op=op.name, count=f"numel({member.mean_over})", other=other, dropped=", ".join(_dropped(member, op)))
+            op=op.name, count=f"numel({member.mean_over})", other=other, dropped=", ".join(_dropped(member, op)),
+            primary=op.primary)
         return Mutant(self.name(op, member), says, cls(), where=self.where(member), fails=self.fails)
 
 
@@ -240,6 +260,8 @@ FAMILY: Tuple[FamilyMutant, ...] = (
                  "the sum (no FLOAT staging)", _AccumulateInPrecision, _where_accumulate),
     FamilyMutant("BroadcastDropped", "{op}: {dropped} read with the broadcast shape (each buffer "
                  "repeated in flat order), not broadcast", _BroadcastDropped, _where_broadcast_dropped),
+    FamilyMutant("ResultInPrimaryDtype", "{op}: the result rounded through {primary}'s dtype instead of "
+                 "the operator's result dtype (a wrong promotion)", _ResultInPrimaryDtype, _where_result_dtype),
 )
 
 BY_KEY = {f.key: f for f in FAMILY}

@@ -68,7 +68,8 @@ MUTANTS: Tuple[Mutant, ...] = (
 FAMILY = Member(prefix="Mse", mean_over="self",
                 says={"MeanDivisor": "MSE mean divides by numel(broadcast shape) instead of numel(self) (issue 2)"},
                 opt_out={"EmptyMeanZero": "out is B: an empty B is an empty out, nothing to fill",
-                         "AccumulateInPrecision": "nothing is summed: out is B"})
+                         "AccumulateInPrecision": "nothing is summed: out is B",
+                         "ResultInPrimaryDtype": "its result dtype is self's (every input's: it rejects mixed dtypes)"})
 
 VARIANTS: Tuple[Variant, ...] = (
     Variant("MseFloat32OtherOrder", "float32, MSE (grad*2)*(self-target)/N", _OtherOrder()),

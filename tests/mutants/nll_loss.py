@@ -152,7 +152,8 @@ _SAYS = {"NllMeanDividesByN": "NLLLoss mean divides by N instead of the weight s
 
 MUTANTS: Tuple[Mutant, ...] = tuple(Mutant(name, _SAYS[name], k, where=_changes(k)) for name, k in _KERNELS.items())
 
-# The loss family's mutants (tests/mutants/family.py): none fits NLLLoss's gather and weighted mean.
+# The loss family's mutants (tests/mutants/family.py): NllResultInPrimaryDtype; the others do not fit
+# NLLLoss's gather and weighted mean.
 _W = "its terms are gathered per sample and summed in _outputs32, not reduced from reference_terms"
 FAMILY = Member(prefix="Nll", opt_out={
     "MeanDivisor": "mean divides by the weight sum of the samples that take part, not a count "

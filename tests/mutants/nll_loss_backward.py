@@ -133,7 +133,8 @@ MUTANTS: Tuple[Mutant, ...] = (
            _KERNELS["NllbDivideLast"], where=_changes(_KERNELS["NllbDivideLast"])),
 )
 
-# The loss family's mutants (tests/mutants/family.py): none fits a scatter into [N, C].
+# The loss family's mutants (tests/mutants/family.py): NllbResultInPrimaryDtype; the others do not fit
+# a scatter into [N, C].
 FAMILY = Member(prefix="Nllb", opt_out={
     "MeanDivisor": "mean divides by the totalWeight input, not a count (NllbMeanDividesByN is its own)",
     "SumAsMean": "sum and mean differ only by the totalWeight input's division",
