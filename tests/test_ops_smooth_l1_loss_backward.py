@@ -3,6 +3,8 @@ order, the golden at the band's edges, the band lattice that reaches them in eve
 tiling's pinned numbers, and mutants and variants that differ (or agree) where they say."""
 from __future__ import annotations
 
+import dataclasses
+
 import math
 
 import numpy as np
@@ -14,7 +16,7 @@ from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID, ACLNN_ERR_PARAM_N
 from suite.ops.base import Signature
 from suite.ops.loss import promote
 from suite.ops.smooth_l1_loss_backward import EPS, OP, _neighbour, band_lattice, beta32
-from tests.mutants import smooth_l1_loss_backward as kit
+from tests.mutants import registry, smooth_l1_loss_backward as kit
 
 F32 = np.dtype(np.float32)
 NAMES = ("gradOut", "self", "target")
@@ -133,6 +135,11 @@ def _call(g, s, t, beta, reduction=0, out=F32):
     return OpCall(OP.name, x, {"reduction": reduction, "beta": beta}, shape, out, "atlas-a2")
 
 
+def _half_self(call: OpCall) -> OpCall:
+    """The call with a float16 self (P stays float32: the other inputs are float32)."""
+    return dataclasses.replace(call, inputs={**call.inputs, "self": call.inputs["self"].astype(np.float16)})
+
+
 def test_each_mutant_kernel_differs_where_its_defect_is_and_variants_agree() -> None:
     """One small call per numeric mutant where its defect shows, and one where it cannot."""
     calls = {  # name: (a call it changes, a call it does not)
@@ -143,8 +150,14 @@ def test_each_mutant_kernel_differs_where_its_defect_is_and_variants_agree() -> 
                                       _call(np.ones(3), [1.0, 2.0, 3.0], np.zeros(3), 1.0, 1)),
         "SmoothL1BetaZeroDividesByZero": (_call(1.0, [2.0], [0.0], 0.0), _call(1.0, [2.0], [0.0], 1.0)),
         "SmoothL1ZeroSelectChain": (_call(1.0, [0.0], [0.0], 0.0), _call(1.0, [0.5], [0.0], 0.0)),
+        # the loss family's (tests/mutants/family.py)
+        "SmoothL1SumAsMean": (_call(1.0, [1.0, 2.0, 3.0], [0.0], 1.0, 2), _call(1.0, [2.0], [0.0], 1.0, 2)),
+        "SmoothL1MeanAsSum": (_call(1.0, [1.0, 2.0, 3.0], [0.0], 1.0, 1), _call(1.0, [2.0], [0.0], 1.0, 1)),
+        "SmoothL1BroadcastDropped": (_call(1.0, np.zeros((2, 3)), [[1.0], [3.0]], 10.0),
+                                     _call(1.0, np.zeros((2, 3)), [1.0, 2.0, 3.0], 10.0)),
+        "SmoothL1ResultInPrimaryDtype": (_half_self(_call(1.0, [0.25], [0.0], 0.7)), _call(1.0, [0.25], [0.0], 0.7)),
     }
-    mutants = {m.name: m for m in kit.MUTANTS}
+    mutants = {m.name: m for m in registry.declared(OP)[0]}
     assert set(calls) | {"SmoothL1NanBetaAccepted"} == set(mutants) and len(mutants) >= 4
     with np.errstate(all="ignore"):
         for name, (bad, fine) in calls.items():

@@ -7,11 +7,11 @@ from typing import Tuple
 
 import numpy as np
 
-from suite.common import blocks as B
 from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID, ACLNN_ERR_PARAM_NULLPTR
-from suite.ops.base import Shape, numel
+from suite.ops.base import numel
 from suite.ops.binary_cross_entropy_backward import EPS32, OP, BinaryCrossEntropyBackward
 from suite.ops.loss import promote
+from tests.mutants.family import Member
 from tests.mutants.kit import Mutant, Variant
 
 def _numeric(case) -> bool:
@@ -21,15 +21,6 @@ def _numeric(case) -> bool:
 
 def _with_weight(case) -> bool:
     return case.shapes["weight"] is not None
-
-
-def _resize_is_broadcast(shape: Shape, to: Shape) -> bool:
-    """Whether reading a tensor of `shape` as if it had shape `to` (its buffer repeated in flat
-    order, np.resize) gives its broadcast: one element, or (leading 1s dropped) a suffix of `to`."""
-    shape = tuple(shape)
-    while shape and shape[0] == 1:
-        shape = shape[1:]
-    return numel(shape) == 1 or tuple(to[len(to) - len(shape):]) == shape
 
 
 class _NullWeightAsZero(BinaryCrossEntropyBackward):
@@ -77,22 +68,6 @@ class _SignFlipped(BinaryCrossEntropyBackward):
 class _MeanDivisorGradOutput(BinaryCrossEntropyBackward):
     def cof(self, shapes):
         return super().cof({"self": shapes["gradOutput"]})
-
-
-class _MeanAsSum(BinaryCrossEntropyBackward):
-    def cof(self, shapes):
-        return np.float32(1.0)
-
-
-class _LabelsNotBroadcast(BinaryCrossEntropyBackward):
-    def reference(self, call, block=B.BLOCK):
-        s = call.inputs["self"].shape
-        ins = dict(call.inputs)
-        for n in ("target", "weight"):
-            if ins.get(n) is not None:
-                ins[n] = np.resize(np.ascontiguousarray(ins[n]), s)
-        call = dataclasses.replace(call, inputs=ins)
-        return super().reference(call, block)
 
 
 class _NullWeightRejected(BinaryCrossEntropyBackward):
@@ -166,14 +141,6 @@ MUTANTS: Tuple[Mutant, ...] = (
            _MeanDivisorGradOutput(),
            lambda c: _numeric(c) and c.reduction == 1
            and numel(c.shapes["gradOutput"]) != numel(c.shapes["self"])),
-    Mutant("BceMeanAsSum", "mean is computed as sum (no division by numel(self))", _MeanAsSum(),
-           lambda c: _numeric(c) and c.reduction == 1 and numel(c.shapes["self"]) > 1),
-    Mutant("BceLabelsNotBroadcast", "target and weight are read as if they had self's shape (their "
-           "buffers repeated in flat order): only gradOutput is broadcast, as the TBE kernel's "
-           "classify lists it", _LabelsNotBroadcast(),
-           lambda c: _numeric(c) and any(
-               c.shapes[n] is not None and not _resize_is_broadcast(c.shapes[n], c.shapes["self"])
-               for n in ("target", "weight"))),
     Mutant("BceNullWeightRejected", "a NULL weight is rejected with 161001 (the shared NULL check "
            "applied to every input)", _NullWeightRejected(),
            lambda c: not _with_weight(c) and c.expect in (0, INVALID),
@@ -182,6 +149,16 @@ MUTANTS: Tuple[Mutant, ...] = (
            "accepted on atlas-training and atlas-inference)", _WeightDtypeUnchecked(),
            _only_weight_dtype_wrong, frozenset({"rejection"})),
 )
+
+# The loss family's mutants (tests/mutants/family.py): BceMeanAsSum, BceLabelsNotBroadcast (the
+# dropped broadcast of target and weight: only gradOutput is broadcast, as the TBE kernel's
+# classify lists it), ...
+FAMILY = Member(prefix="Bce", mean_over="self", dropped=("target", "weight"),
+                names={"BroadcastDropped": "BceLabelsNotBroadcast"},
+                opt_out={"MeanDivisor": "B is self's shape (every other input broadcasts to self): "
+                         "no other count; BceMeanDivisorGradOutput is its own",
+                         "EmptyMeanZero": "out is self's shape: an empty self is an empty out",
+                         "AccumulateInPrecision": "nothing is summed: out is self's shape"})
 
 VARIANTS: Tuple[Variant, ...] = (
     Variant("BceStaticCof", "the static-shape kernel's mean coefficient: 1/N rounded once to float32",

@@ -10,6 +10,7 @@ import numpy as np
 
 from suite.ops.base import broadcast, numel
 from suite.ops.kl_div import OP, KlDiv
+from tests.mutants.family import Member
 from tests.mutants.kit import Mutant, Variant
 
 
@@ -115,6 +116,9 @@ MUTANTS: Tuple[Mutant, ...] = (
     Mutant("KlDivFwdLogTargetIgnored", "KlDiv logTarget ignored (target where exp(target) is due)",
            _LogTargetIgnored(), where=lambda c: c.expect == 0 and c.attrs["logTarget"] and numel(_b(c)) > 0),
 )
+
+# The loss family's mutants (tests/mutants/family.py): KlDivFwdMeanDivisorNumelSelf, ...
+FAMILY = Member(prefix="KlDivFwd", mean_over="B")
 
 VARIANTS: Tuple[Variant, ...] = (
     Variant("KlDivFwdSumInReverse", "float32, KlDiv sum, mean and batchmean over the terms in reverse order",

@@ -8,18 +8,13 @@ import numpy as np
 
 from suite.ops.base import Shape, numel
 from suite.ops.kl_div_backward import OP, KlDivBackward
+from tests.mutants.family import Member
 from tests.mutants.kit import Mutant, Variant
 
 
 class _SignFlip(KlDivBackward):
     def reference_terms(self, x, attrs, shapes):
         return -super().reference_terms(x, attrs, shapes)
-
-
-class _MeanDivisorNumelSelf(KlDivBackward):
-    def _divisor(self, attrs, shapes):
-        n = numel(shapes["self"])
-        return n if attrs["reduction"] == 1 and n else super()._divisor(attrs, shapes)
 
 
 class _BatchmeanSelfDim0(KlDivBackward):
@@ -66,10 +61,6 @@ def _case_b(case: Any) -> Shape:
 MUTANTS: Tuple[Mutant, ...] = (
     Mutant("KlSignFlip", "KL: the gradient is +target*grad instead of -target*grad",
            _SignFlip(), where=lambda c: True),
-    Mutant("KlMeanDivisorNumelSelf", "KL mean divides by numel(self) instead of numel(broadcast shape)",
-           _MeanDivisorNumelSelf(),
-           where=lambda c: c.expect == 0 and c.reduction == 1
-           and numel(_case_b(c)) != numel(c.shapes["self"])),
     Mutant("KlBatchmeanSelfDim0", "KL batchmean divides by self.shape[0] (PyTorch's) instead of B[0]",
            _BatchmeanSelfDim0(),
            where=lambda c: c.expect == 0 and c.reduction == 3
@@ -84,6 +75,12 @@ MUTANTS: Tuple[Mutant, ...] = (
            _BatchCountInt16(),
            where=lambda c: c.expect == 0 and c.reduction == 3 and _case_b(c)[0] > 32767),
 )
+
+# The loss family's mutants (tests/mutants/family.py): KlMeanDivisorNumelSelf, KlSumAsMean, ...
+FAMILY = Member(prefix="Kl", mean_over="B",
+                opt_out={"EmptyMeanZero": "out is self's shape: an empty B sums into zeros, no fill",
+                         "AccumulateInPrecision": "its terms are already rounded to the result's dtype "
+                         "before the sum (term_dtype is result_dtype)"})
 
 VARIANTS: Tuple[Variant, ...] = (
     Variant("KlFloat32OtherOrder", "float32, KL (-grad*cof)*target", _OtherOrder()),

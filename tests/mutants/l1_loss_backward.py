@@ -15,6 +15,7 @@ from suite.ops.base import broadcast, numel
 from suite.ops.flush import F32_TINY
 from suite.ops.l1_loss_backward import NAME, L1LossBackward
 from suite.ops.loss import promote
+from tests.mutants.family import Member
 from tests.mutants.kit import Mutant, Variant
 
 
@@ -36,21 +37,10 @@ class _SignOfFlushedDifference(L1LossBackward):
         return np.sign(d).astype(np.float32)
 
 
-class _MeanDivisorNumelSelf(L1LossBackward):
-    def _cof(self, attrs, shapes):
-        n = numel(shapes["self"])
-        return np.float32(1.0) / np.float32(n) if attrs["reduction"] == 1 and n else np.float32(1.0)
-
-
 class _MeanDivisorSelfGrad(L1LossBackward):
     def _cof(self, attrs, shapes):
         n = numel(broadcast(shapes["self"], shapes["gradOutput"]) or ())
         return np.float32(1.0) / np.float32(n) if attrs["reduction"] == 1 and n else np.float32(1.0)
-
-
-class _SumAsMean(L1LossBackward):
-    def _cof(self, attrs, shapes):
-        return super()._cof({**attrs, "reduction": 1 if attrs["reduction"] in (1, 2) else 0}, shapes)
 
 
 class _MixedDtypesRejected(L1LossBackward):
@@ -151,16 +141,8 @@ def _flushed(a, t):
         return np.sign(np.where(np.abs(d) < F32_TINY, 0.0, d))
 
 
-def _numel_self(case: Any) -> int:
-    return numel(case.shapes["self"])
-
-
 def _numel_self_grad(case: Any) -> int:
     return numel(broadcast(case.shapes["self"], case.shapes["gradOutput"]) or ())
-
-
-def _numel_b(case: Any) -> int:
-    return numel(case.out_shape)
 
 
 def _where_mixed(case: Any) -> bool:
@@ -176,17 +158,18 @@ MUTANTS: Tuple[Mutant, ...] = (
     Mutant("L1SignOfFlushedDifference", "L1: sign of the float32 difference self - target with "
            "subnormal differences flushed to zero (and inf - inf = NaN), not two comparisons",
            _SignOfFlushedDifference(), _where(sign=_flushed)),
-    Mutant("L1MeanDivisorNumelSelf", "L1: mean divides by numel(self) instead of numel(B)",
-           _MeanDivisorNumelSelf(), _where(divisor=_numel_self, reductions=(1,))),
     Mutant("L1MeanDivisorSelfGradBroadcast", "L1: mean divides by numel(broadcast(self, "
            "gradOutput)), ignoring target's dimensions (the vendor's ST reference)",
            _MeanDivisorSelfGrad(), _where(divisor=_numel_self_grad, reductions=(1,))),
-    Mutant("L1SumAsMean", "L1: reduction sum treated as mean (divides by numel(B))",
-           _SumAsMean(), _where(divisor=_numel_b, reductions=(2,))),
     Mutant("L1MixedDtypesRejected", "L1: mixed input dtypes rejected with 161002 (the "
            "contract promotes them)", _MixedDtypesRejected(), _where_mixed,
            frozenset({"numbers"})),
 )
+
+# The loss family's mutants (tests/mutants/family.py): L1MeanDivisorNumelSelf, L1SumAsMean, ...
+FAMILY = Member(prefix="L1", mean_over="B",
+                opt_out={"EmptyMeanZero": "out is B: an empty B is an empty out, nothing to fill",
+                         "AccumulateInPrecision": "nothing is summed: out is B"})
 
 VARIANTS: Tuple[Variant, ...] = (
     Variant("L1ScaleAfterSign", "L1: (gradOutput * sign) * float32(1/N): the Ascend C port's "

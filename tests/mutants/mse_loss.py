@@ -8,7 +8,8 @@ from typing import Tuple
 import numpy as np
 
 from suite.ops.base import broadcast, ftz, numel
-from suite.ops.mse_loss import OP, MseLoss
+from suite.ops.mse_loss import MseLoss
+from tests.mutants.family import Member
 from tests.mutants.kit import Mutant, Variant
 
 
@@ -16,26 +17,7 @@ def _b(c) -> int:
     return numel(broadcast(c.shapes["self"], c.shapes["target"]))
 
 
-def _golden_finite_nonzero(c) -> bool:
-    """Some element of the case's golden is finite and nonzero: a wrong scale shows there."""
-    from tests.mutants.gallery import _golden_any
-    return _golden_any(c, lambda g: np.isfinite(g) & (g != 0))
-
-
 # -- the planted defects ---------------------------------------------------------------------------
-class _MeanDivisorNumelSelf(MseLoss):
-    """mean divides by numel(self), as the backward does, instead of numel(B)."""
-
-    def reference_terms(self, x, attrs, shapes):
-        return super().reference_terms(x, attrs, {**shapes, "target": shapes["self"]})
-
-
-class _SumAsMean(MseLoss):
-    def reference_terms(self, x, attrs, shapes):
-        red = 1 if attrs["reduction"] == 2 else attrs["reduction"]
-        return super().reference_terms(x, {**attrs, "reduction": red}, shapes)
-
-
 class _AbsNotSquare(MseLoss):
     """|self - target|: the L1 loss's term."""
 
@@ -43,21 +25,6 @@ class _AbsNotSquare(MseLoss):
         d = np.abs(ftz(x["self"] - x["target"]))
         n = numel(broadcast(shapes["self"], shapes["target"]))
         return ftz(d * np.float32(1.0 / n)) if attrs["reduction"] == 1 and n else d
-
-
-class _EmptyMeanZero(MseLoss):
-    """The mean of empty inputs is 0 (the sum of nothing), not the op API's NaN fill."""
-
-    def empty_fill(self, attrs):
-        return None
-
-
-class _AccumulateInPrecision(MseLoss):
-    """Each term rounded to a 16-bit P before the float32 sum: the FLOAT staging of MSELossV2
-    left out."""
-
-    def term_dtype(self, dts):
-        return self.result_dtype(dts, "float32")
 
 
 # -- correct variants --------------------------------------------------------------------------------
@@ -101,23 +68,13 @@ def _round(op: MseLoss, call, r32: np.ndarray) -> np.ndarray:
 
 
 MUTANTS: Tuple[Mutant, ...] = (
-    Mutant("MseFwdMeanDivisorNumelSelf", "MseLoss mean divides by numel(self) instead of numel(B)",
-           _MeanDivisorNumelSelf(),
-           where=lambda c: c.expect == 0 and c.reduction == 1 and _b(c) != numel(c.shapes["self"])
-           and _golden_finite_nonzero(c)),
-    Mutant("MseFwdSumAsMean", "MseLoss sum divided by numel(B) as if it were mean",
-           _SumAsMean(), where=lambda c: c.expect == 0 and c.reduction == 2 and _b(c) > 1
-           and _golden_finite_nonzero(c)),
     Mutant("MseFwdAbsNotSquare", "MseLoss computes |self - target| instead of its square",
            _AbsNotSquare(), where=lambda c: c.expect == 0 and _b(c) > 0),
-    Mutant("MseFwdEmptyMeanZero", "MseLoss mean of empty inputs is 0 instead of NaN",
-           _EmptyMeanZero(), where=lambda c: c.expect == 0 and c.reduction == 1 and _b(c) == 0),
-    Mutant("MseFwdAccumulateInPrecision", "MseLoss rounds each square to a 16-bit P before the sum "
-           "(no FLOAT staging)",
-           _AccumulateInPrecision(),
-           where=lambda c: c.expect == 0 and c.reduction in (1, 2) and _b(c) > 1
-           and OP.result_dtype(dict(c.dtypes), c.out_dtype) != "float32"),
 )
+
+# The loss family's mutants (tests/mutants/family.py): MseFwdMeanDivisorNumelSelf, MseFwdSumAsMean,
+# MseFwdEmptyMeanZero, MseFwdAccumulateInPrecision, ...
+FAMILY = Member(prefix="MseFwd", mean_over="B")
 
 VARIANTS: Tuple[Variant, ...] = (
     Variant("MseFwdScaleOnceAfterTheSum", "float32, MseLoss mean as the sum times 1/N once (TBE's order)",

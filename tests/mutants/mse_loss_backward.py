@@ -7,8 +7,9 @@ from typing import Tuple
 import numpy as np
 
 from suite.common import blocks as B
-from suite.ops.base import broadcast, numel
+from suite.ops.base import numel
 from suite.ops.mse_loss_backward import OP, MseLossBackward
+from tests.mutants.family import Member
 from tests.mutants.kit import Mutant, Variant
 
 
@@ -22,17 +23,6 @@ class _MissingFactor2(MseLossBackward):
 class _SignFlip(MseLossBackward):
     def reference_terms(self, x, attrs, shapes):
         return super().reference_terms({**x, "self": x["target"], "target": x["self"]}, attrs, shapes)
-
-
-class _MeanDivisorNumelB(MseLossBackward):
-    def reference_terms(self, x, attrs, shapes):
-        return super().reference_terms(x, attrs, {**shapes, "self": broadcast(*shapes.values())})
-
-
-class _SumAsMean(MseLossBackward):
-    def reference_terms(self, x, attrs, shapes):
-        red = 1 if attrs["reduction"] in (1, 2) else attrs["reduction"]
-        return super().reference_terms(x, {**attrs, "reduction": red}, shapes)
 
 
 class _CountInFloat16(MseLossBackward):
@@ -67,20 +57,19 @@ MUTANTS: Tuple[Mutant, ...] = (
            _MissingFactor2(), where=lambda c: True),
     Mutant("MseSignFlip", "MSE: computes target - self instead of self - target",
            _SignFlip(), where=lambda c: True),
-    Mutant("MseMeanDivisorNumelB",
-           "MSE mean divides by numel(broadcast shape) instead of numel(self) (issue 2)",
-           _MeanDivisorNumelB(),
-           where=lambda c: c.expect == 0 and c.reduction == 1
-           and numel(c.out_shape) != numel(c.shapes["self"])),
-    Mutant("MseSumAsMean", "MSE: reduction sum treated as mean (divides by numel(self))",
-           _SumAsMean(), where=lambda c: c.expect == 0 and c.reduction == 2
-           and numel(c.shapes["self"]) > 1),
     # shows only at scale (no small case has more than 65504 elements)
     Mutant("MeanCountInFloat16", "MSE mean on float16 inputs holds N in float16 for the "
            "coefficient 2/N: past 65504 it is inf and every result 0", _MeanCountInFloat16(),
            where=lambda c: c.expect == 0 and c.reduction == 1
            and c.dtypes["self"] == "float16" and numel(c.shapes["self"]) > 65504),
 )
+
+# The loss family's mutants (tests/mutants/family.py): MseMeanDivisorNumelB, MseSumAsMean, ...
+FAMILY = Member(prefix="Mse", mean_over="self",
+                says={"MeanDivisor": "MSE mean divides by numel(broadcast shape) instead of numel(self) (issue 2)"},
+                opt_out={"EmptyMeanZero": "out is B: an empty B is an empty out, nothing to fill",
+                         "AccumulateInPrecision": "nothing is summed: out is B",
+                         "ResultInPrimaryDtype": "its result dtype is self's (every input's: it rejects mixed dtypes)"})
 
 VARIANTS: Tuple[Variant, ...] = (
     Variant("MseFloat32OtherOrder", "float32, MSE (grad*2)*(self-target)/N", _OtherOrder()),

@@ -13,6 +13,7 @@ from suite.cases.inputs import draw_inputs
 from suite.ops.base import ftz, present
 from suite.ops.nll_loss import NAME, TOTAL, NLLLoss
 from tests.mutants.kernel import operator_kernel
+from tests.mutants.family import Member
 from tests.mutants.kit import Mutant, Variant
 
 
@@ -150,6 +151,17 @@ _SAYS = {"NllMeanDividesByN": "NLLLoss mean divides by N instead of the weight s
          "NllClampBeforeIgnore": "NLLLoss clamps the target into [0, C) before comparing it with ignoreIndex"}
 
 MUTANTS: Tuple[Mutant, ...] = tuple(Mutant(name, _SAYS[name], k, where=_changes(k)) for name, k in _KERNELS.items())
+
+# The loss family's mutants (tests/mutants/family.py): NllResultInPrimaryDtype; the others do not fit
+# NLLLoss's gather and weighted mean.
+_W = "its terms are gathered per sample and summed in _outputs32, not reduced from reference_terms"
+FAMILY = Member(prefix="Nll", opt_out={
+    "MeanDivisor": "mean divides by the weight sum of the samples that take part, not a count "
+                   "(NllMeanDividesByN is its own)",
+    "SumAsMean": _W, "MeanAsSum": _W, "AccumulateInPrecision": _W + " (NllNarrowSequentialSum is its own)",
+    "BroadcastDropped": "nothing is broadcast: target and weight are gathered per sample",
+    "EmptyMeanZero": "the NaN of an empty mean is _mean32's 0/0, not empty_fill's: the family's "
+                     "override does not reach it"})
 
 VARIANTS: Tuple[Variant, ...] = (
     Variant("NllOnePassRowByRow", "float32, NLLLoss's sums of terms and weights one sample at a time",

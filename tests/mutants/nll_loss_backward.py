@@ -13,6 +13,7 @@ from suite.cases.inputs import draw_inputs
 from suite.common import dtypes
 from suite.ops.base import ftz, present, to_out
 from suite.ops.nll_loss_backward import NAME, NLLLossBackward
+from tests.mutants.family import Member
 from tests.mutants.kit import Mutant, Variant
 
 
@@ -131,6 +132,16 @@ MUTANTS: Tuple[Mutant, ...] = (
     Mutant("NllbDivideLast", "NLLLossBackward mean as (-g * w) / W, the product first (the page's formula)",
            _KERNELS["NllbDivideLast"], where=_changes(_KERNELS["NllbDivideLast"])),
 )
+
+# The loss family's mutants (tests/mutants/family.py): NllbResultInPrimaryDtype; the others do not fit
+# a scatter into [N, C].
+FAMILY = Member(prefix="Nllb", opt_out={
+    "MeanDivisor": "mean divides by the totalWeight input, not a count (NllbMeanDividesByN is its own)",
+    "SumAsMean": "sum and mean differ only by the totalWeight input's division",
+    "MeanAsSum": "sum and mean differ only by the totalWeight input's division",
+    "EmptyMeanZero": "out is self's shape: an empty self is an empty out",
+    "AccumulateInPrecision": "nothing is summed: one value is scattered per sample",
+    "BroadcastDropped": "nothing is broadcast: the target is scattered per sample"})
 
 VARIANTS: Tuple[Variant, ...] = (
     Variant("NllbScatterRowByRow", "float32, NLLLossBackward as a zero fill and one write per row",

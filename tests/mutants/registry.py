@@ -3,7 +3,9 @@
 its test kit: `tests/mutants/<stem>.py`, where <stem> is the name of the operator's module in
 suite/ops/ (its MUTANTS and VARIANTS, tests/mutants/kit.py). The operators are read from
 `suite.ops.OPERATORS` and each kit is found by its operator's module, so a new operator brings
-its mutants with one file here and nothing in this module names one.
+its mutants with one file here and nothing in this module names one. A kit's `FAMILY` (a
+`family.Member`) adds the loss family's mutants, written once in tests/mutants/family.py, to its
+own.
 
 An operator's mutant is judged where its `where` says its defect shows. One whose `where` holds
 on no small case (the cases with committed goldens) shows only at scale: it joins the scale
@@ -19,6 +21,7 @@ from typing import Dict, List, Mapping, Optional, Tuple, Type
 
 from suite import ops
 from suite.ops.base import Operator
+from tests.mutants import family
 from tests.mutants.kernel import Float32Kernel, operator_kernel
 from tests.mutants.kit import Mutant, Variant
 
@@ -47,9 +50,10 @@ def kit(op: Operator) -> Optional[ModuleType]:
 
 
 def declared(op: Operator) -> Tuple[Tuple[Mutant, ...], Tuple[Variant, ...]]:
-    """The operator's kit's (MUTANTS, VARIANTS), each kernel checked to be this operator's."""
+    """The operator's kit's (MUTANTS, VARIANTS), each kernel checked to be this operator's: its
+    own mutants, then the family mutants its kit's FAMILY takes (tests/mutants/family.py)."""
     module = kit(op)
-    mutants = tuple(getattr(module, "MUTANTS", ()))
+    mutants = tuple(getattr(module, "MUTANTS", ())) + family.instances(op, getattr(module, "FAMILY", None))
     variants = tuple(getattr(module, "VARIANTS", ()))
     for kind, entries in (("MUTANTS", mutants), ("VARIANTS", variants)):
         for d in entries:

@@ -13,6 +13,7 @@ import numpy as np
 from suite.cases.inputs import draw_inputs
 from suite.ops.base import Shape, Signature, numel
 from suite.ops.smooth_l1_loss_backward import EPS, OP, SmoothL1LossBackward, beta32
+from tests.mutants.family import Member
 from tests.mutants.kit import Mutant, Variant
 
 
@@ -61,11 +62,6 @@ class _EpsilonDropped(SmoothL1LossBackward):
 class _BetaIgnored(SmoothL1LossBackward):
     def kernel_beta(self, attrs):
         return np.float32(1.0)
-
-
-class _MeanDivisorNumelB(SmoothL1LossBackward):
-    def mean_cof(self, shapes):
-        return np.float32(1.0) / np.float32(numel(self.b_shape(shapes)))
 
 
 class _BetaZeroDividesByZero(SmoothL1LossBackward):
@@ -124,8 +120,6 @@ _NUMERIC = (
      "midpoint)", _EpsilonDropped()),
     ("SmoothL1BetaIgnored", "SmoothL1: beta ignored, 1.0 used (the kernel's default sigma)",
      _BetaIgnored()),
-    ("SmoothL1MeanDivisorNumelB", "SmoothL1: mean divides by numel(broadcast shape), not numel(self)",
-     _MeanDivisorNumelB()),
     ("SmoothL1BetaZeroDividesByZero",
      "SmoothL1: the 2022 TBE revision's band term, d / beta times the 0/1 band mask (not "
      "selected): beta = 0 gives 0 * (d / 0) = NaN everywhere, an infinite d NaN", _BetaZeroDividesByZero()),
@@ -143,6 +137,11 @@ MUTANTS: Tuple[Mutant, ...] = tuple(
            and OP.check(_with_beta(c.signature, 1.0))[0] == 0,
            frozenset({"rejection"})),
 )
+
+# The loss family's mutants (tests/mutants/family.py): SmoothL1MeanDivisorNumelB, ...
+FAMILY = Member(prefix="SmoothL1", mean_over="self",
+                opt_out={"EmptyMeanZero": "out is B: an empty B is an empty out, nothing to fill",
+                         "AccumulateInPrecision": "nothing is summed: out is B"})
 
 VARIANTS: Tuple[Variant, ...] = (
     Variant("SmoothL1InverseMultiply",
