@@ -31,11 +31,18 @@ from tests.mutants.correct import EVERY_SMALL_CASE
 from tests.mutants.kernel import Float32Kernel
 from tests.mutants.kit import Mutant, Variant
 from tests.mutants.report import judged_on, kill_table, markdown, outcome
+from tests.sampling import sampled
 from tests.waiting import HANG_S
 
 MUTANTS = registry.gallery_mutants()
 VARIANTS = registry.variants()
 KINDS = {"numbers", "rejection", "determinism"}
+
+
+def _operator(kernel) -> "str | None":
+    """The operator whose kit a mutant or variant comes from; None for a generic one (it always
+    runs: tests/sampling.py)."""
+    return next(iter(kernel.operators)) if kernel.operators else None
 
 
 def test_gallery_has_every_kind_of_defect() -> None:
@@ -79,8 +86,12 @@ def test_the_unmutated_kernel_passes_the_subset() -> None:
     assert o.ran > len(harness.subset()) and not o.failures, o.failures
 
 
-@pytest.mark.parametrize("name", [m.__name__ for m in MUTANTS])
-def test_mutant_fails_where_its_defect_is(name: str) -> None:
+@pytest.mark.parametrize("mutant", sampled("test_mutant_fails_where_its_defect_is", MUTANTS, _operator,
+                                            ids=lambda m: m.__name__))
+def test_mutant_fails_where_its_defect_is(mutant) -> None:
+    """Killed, by the kinds of check it declares, and only where its `where` says. CI runs the
+    generic mutants and a third of the operators' kits (tests/sampling.py), -m heavy the rest."""
+    name = mutant.__name__
     m = registry.by_name(name)
     o = outcome(name)
     assert o.failures, f"{name} passed the suite"
@@ -91,7 +102,9 @@ def test_mutant_fails_where_its_defect_is(name: str) -> None:
     assert not stray, f"{name} failed outside its defect's cases: {stray[:3]} ({o.failures})"
 
 
+@pytest.mark.heavy
 def test_kill_rate_is_100_percent() -> None:
+    """Every mutant at once, as docs/mutants.md's table (the test above proves each in CI)."""
     rows = kill_table()
     print("\n" + markdown(rows))
     survivors = [r.mutant for r in rows if not r.kills]
@@ -121,8 +134,15 @@ def _every_case_is_heavy(variant) -> list:
     return [pytest.mark.heavy] if variant in CORRECT and variant not in EVERY_CASE else []
 
 
-@pytest.mark.parametrize("variant", [pytest.param(v, marks=_every_case_is_heavy(v)) for v in VARIANTS],
-                         ids=lambda v: v.__name__)
+def _variants_every_case() -> list:
+    """The control runs in CI; each operator's own variants for a third of the operators
+    (tests/sampling.py); the generic variants, and the other operators', with -m heavy."""
+    params = sampled("test_correct_variant_passes_every_case", VARIANTS, _operator, ids=lambda v: v.__name__)
+    return [pytest.param(*p.values, id=p.id, marks=list(p.marks) or _every_case_is_heavy(p.values[0]))
+            for p in params]
+
+
+@pytest.mark.parametrize("variant", _variants_every_case())
 def test_correct_variant_passes_every_case(variant) -> None:
     """No false alarms: every numeric, rejection and determinism case of the full set (an
     operator's own variant: every case of its operator)."""
@@ -133,9 +153,11 @@ def test_correct_variant_passes_every_case(variant) -> None:
     assert not o.failures, dict(list(o.failures.items())[:5])
 
 
-@pytest.mark.parametrize("variant", [v for v in VARIANTS if _every_case_is_heavy(v)], ids=lambda v: v.__name__)
+@pytest.mark.parametrize("variant", [v for v in VARIANTS if _every_case_is_heavy(v) or _operator(v)],
+                         ids=lambda v: v.__name__)
 def test_correct_variant_passes_the_subset(variant) -> None:
-    """CI's share of the heavy test above: the pairwise subset of the small cases."""
+    """CI's share of the heavy test above: the pairwise subset of the small cases, for every
+    generic and every operator's variant."""
     cases = judged_on(variant, harness.subset())
     o = harness.run_backend(variant(), cases)
     assert cases and o.ran == sum(len(harness.checks_of(c)) for c in cases) and o.skipped == 0
