@@ -35,7 +35,13 @@ def _tiny(sig: Signature) -> Dict[str, Dist]:
 
 class L1Loss(MseLoss):
     name = "L1Loss"
-    vendor = VendorNames()         # ATK only: the TTK kernel lp_loss has an attribute p (always 1)
+    # The vendor's system tests: the kernel LpLoss takes (predict, label), p fixed at 1
+    # (ops-nn @e5c3fa93 loss/lp_loss/op_graph/lp_loss_proto.h).
+    vendor = VendorNames(ttk="lp_loss", ttk_inputs=("self", "target"), ttk_defaults={"reduction": "mean"},
+                         ttk_fixed={"p": 1})
+    # out's dtype where a case does not name it: target's, the float operand beside an integer self
+    # in the vendor's ATK cases (their executor compares with torch's FLOAT result)
+    primary = "target"
     value_sets = {"uniform": V.uniform_set, "large": _large, "tiny": _tiny, "close": _close,
                   "specials": V.specials_set}
     tiling_names = ()
