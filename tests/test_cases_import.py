@@ -200,6 +200,14 @@ def test_ttk_attribute_names_and_defaults() -> None:
     assert nll["dtypes"] == {"inputs": "bfloat16", "target": "uint8"} and nll["ignoreIndex"] == 0
 
 
+def test_ttk_attribute_the_call_fixes() -> None:
+    r = row("lp_loss", "((4,), (4,))", "('float16',)", "{'p': 1, 'reduction': 'sum'}")
+    assert ttk_entry(r)["reduction"] == "sum" and "p" not in ttk_entry(r)
+    r["attributes"] = "{'p': 2, 'reduction': 'sum'}"
+    with pytest.raises(Refused, match=r"\(p\): 2, but aclnnL1Loss runs the kernel with 1"):
+        ttk_entry(r)
+
+
 def test_ttk_optional_input_none_is_null() -> None:
     e = ttk_entry(row("binary_cross_entropy_grad", "((3,), (3,), (3,), None)",
                       "('float16', 'float16', 'float16', None)", "{'reduction': 'mean'}"))

@@ -55,6 +55,7 @@ class MseLoss(LossBackward):
     # atomics) is not public: its mean and sum are not held to identical bits (the page's
     # "Determinism" and "Differences between this page and the suite", item 5).
     nondeterministic = {"atlas-training": {"reduction": (1, 2)}}
+    term_text = "(self - target)^2"        # the term, as a failure message names it
 
     def tiling(self, hw, dts) -> Dict[str, int]:
         """MSELossV2's host tiling (loss/mse_loss_v2/op_host/arch22/mse_loss_v2_tiling.cpp
@@ -90,9 +91,11 @@ class MseLoss(LossBackward):
         if p is None or p not in allowed:
             return INVALID, (f"self {sig.dtypes['self']} and target {sig.dtypes['target']} promote to "
                              f"{p or 'no dtype'}, not supported on {sig.product}")
-        bad = self._unsupported_dtype(sig, ["self", "target", "out"]) or self._reduction(sig)
-        if bad:
-            return bad
+        return self._unsupported_dtype(sig, ["self", "target", "out"]) or self._reduction(sig) or \
+            self._shape_checks(sig)
+
+    def _shape_checks(self, sig: Signature) -> Rejection:
+        """The shape rows, as CheckShape orders them: rank of self, of target, the broadcast, out."""
         for n in self.inputs:
             if len(sig.shapes[n]) > MAX_RANK:
                 return INVALID, f"{n} has {len(sig.shapes[n])} dimensions (at most {MAX_RANK})"
@@ -137,7 +140,7 @@ class MseLoss(LossBackward):
         b = self.b_shape({n: tuple(np.shape(a)) for n, a in x.items()})
         if reduced_axes(tuple(out_shape), b) or numel(out_shape) != numel(b):
             how = "/ numel(B)" if attrs["reduction"] == 1 else ""
-            return f"the sum of {numel(b)} terms (self - target)^2 over B = {b} {how}".rstrip()
+            return f"the sum of {numel(b)} terms {self.term_text} over B = {b} {how}".rstrip()
         return element_inputs(x, out_shape, index)
 
     def torch(self, torch, t, attrs, device):

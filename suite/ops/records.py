@@ -126,3 +126,6 @@ class VendorNames:
     ttk_attrs: Mapping[str, str] = field(default_factory=dict)
     # the kernel's attribute defaults (its proto's ATTR), by kernel name, for a row that omits one
     ttk_defaults: Mapping[str, Any] = field(default_factory=dict)
+    # kernel attributes the aclnn call fixes (LpLoss's p = 1 for aclnnL1Loss): a row with that value
+    # imports, another is refused
+    ttk_fixed: Mapping[str, Any] = field(default_factory=dict)

@@ -150,7 +150,10 @@ def _attributes(op: Operator, given: Any, call: Call) -> None:
     for kname, v in {**vn.ttk_defaults, **given}.items():
         ours = vn.ttk_attrs.get(kname, kname)
         what = f"field 'attributes' ({kname})"
-        if ours == "reduction" and op.reductions:
+        if kname in vn.ttk_fixed:
+            if v != vn.ttk_fixed[kname]:
+                raise Refused(f"{what}: {v!r}, but aclnn{op.name} runs the kernel with {vn.ttk_fixed[kname]!r}")
+        elif ours == "reduction" and op.reductions:
             if not isinstance(v, str) or v not in op.reductions:
                 raise Refused(f"{what}: {v!r} is not one of {', '.join(op.reductions)}")
             call.reduction = op.reductions[v]
