@@ -1,6 +1,7 @@
-"""aclnnL1Loss's test kit (tests/mutants/kit.py). Most defects and variants are MseLoss's, the same
-methods over L1Loss's (each class puts the MseLoss kit's override ahead of L1Loss in its MRO);
-its own: the square for the absolute value, the sign kept, and a phase-1 row dropped."""
+"""aclnnL1Loss's test kit (tests/mutants/kit.py): the loss family's mutants through `FAMILY`; its
+own defects, the square for the absolute value, the sign kept, and a phase-1 row dropped; its
+variants MseLoss's, the same methods over L1Loss's (each class puts the MseLoss kit's override
+ahead of L1Loss in its MRO)."""
 from __future__ import annotations
 
 from typing import Tuple
@@ -11,19 +12,8 @@ from suite.ops.base import ftz
 from suite.ops.l1_loss import L1Loss
 from suite.ops.mse_loss import MseLoss
 from tests.mutants import mse_loss as M
+from tests.mutants.family import Member
 from tests.mutants.kit import Mutant, Variant
-
-
-class _MeanDivisorNumelSelf(M._MeanDivisorNumelSelf, L1Loss):
-    pass
-
-
-class _SumAsMean(M._SumAsMean, L1Loss):
-    pass
-
-
-class _EmptyMeanZero(M._EmptyMeanZero, L1Loss):
-    pass
 
 
 class _SquareNotAbs(L1Loss):
@@ -63,14 +53,6 @@ def _int_self_none(c) -> bool:
 
 
 MUTANTS: Tuple[Mutant, ...] = (
-    Mutant("L1FwdMeanDivisorNumelSelf", "L1Loss mean divides by numel(self) instead of numel(B)",
-           _MeanDivisorNumelSelf(), where=lambda c: c.expect == 0 and c.reduction == 1
-           and M._b(c) != M.numel(c.shapes["self"]) and M._golden_finite_nonzero(c)),
-    Mutant("L1FwdSumAsMean", "L1Loss sum divided by numel(B) as if it were mean",
-           _SumAsMean(), where=lambda c: c.expect == 0 and c.reduction == 2 and M._b(c) > 1
-           and M._golden_finite_nonzero(c)),
-    Mutant("L1FwdEmptyMeanZero", "L1Loss mean of empty inputs is 0 instead of NaN",
-           _EmptyMeanZero(), where=lambda c: c.expect == 0 and c.reduction == 1 and M._b(c) == 0),
     Mutant("L1FwdSquareNotAbs", "L1Loss computes (self - target)^2 instead of |self - target|",
            _SquareNotAbs(), where=lambda c: M._b(c) > 0 and _any_term(c, lambda d: (d != 0) & (np.abs(d) != 1))),
     Mutant("L1FwdSignedDifference", "L1Loss computes self - target without the absolute value",
@@ -87,6 +69,13 @@ class _ScaleOnceAfterTheSum(M._ScaleOnceAfterTheSum, L1Loss):
 class _SumInReverse(M._SumInReverse, L1Loss):
     pass
 
+
+# The loss family's mutants (tests/mutants/family.py): the mean's divisor, sum as mean, mean as sum,
+# an empty mean of 0, a dropped broadcast, the result rounded through the primary input's dtype.
+FAMILY = Member(prefix="L1Fwd", mean_over="B", opt_out={
+    "AccumulateInPrecision": "every term |d| is non-negative: rounding each to 16 bits before the float32 "
+                             "sum moves the sum by at most the terms' own relative rounding, within the "
+                             "result's (no case of the pairwise subset tells it from the contract's)"})
 
 VARIANTS: Tuple[Variant, ...] = (
     Variant("L1FwdScaleOnceAfterTheSum", "float32, L1Loss mean as the sum times 1/N once (the 950's order)",
