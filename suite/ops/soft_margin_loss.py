@@ -42,14 +42,15 @@ class SoftMarginLoss(LossBackward):
 
     name = "SoftMarginLoss"
     # The vendor's system tests [cases import]: atk_aclnnSoftMarginLoss.json names the aclnn call
-    # and its inputs as the suite does (self, target, reduction); no TTK kernel file.
-    vendor = VendorNames()
+    # and its inputs as the suite does; the kernel SoftMarginLoss takes (self, target) and a string
+    # reduction, default mean (ops-nn @e5c3fa93 loss/soft_margin_loss/op_host/soft_margin_loss_def.cpp).
+    vendor = VendorNames(ttk="soft_margin_loss", ttk_inputs=("self", "target"), ttk_defaults={"reduction": "mean"})
     inputs = ("self", "target")
     value_sets = {"uniform": _uniform, "saturated": _saturated, "large": _large, "specials": V.specials_set}
-    # The TBE kernel's reduce_sum schedule (every family but the 950) is not public: its mean and
-    # sum are not held to identical bits there (the page's "Determinism").
-    nondeterministic = {p: {"reduction": (1, 2)}
-                        for p in ("atlas-training", "atlas-inference", "atlas-a2", "atlas-a3")}
+    # The TBE kernel's reduce_sum schedule is not public, and ops-nn's API list gives no determinism
+    # for these two families (it says deterministic for A2/A3 and the 950): their mean and sum are
+    # not held to identical bits (the page's "Determinism").
+    nondeterministic = {p: {"reduction": (1, 2)} for p in ("atlas-training", "atlas-inference")}
 
     # -- contract -------------------------------------------------------------------------------
     def out_shape(self, shapes: Mapping[str, Optional[Shape]], attrs: Mapping[str, Any]) -> Optional[Shape]:
