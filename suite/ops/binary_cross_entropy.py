@@ -8,7 +8,7 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 
 import numpy as np
 
-from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID
+from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID, Unsupported
 from suite.ops.base import (MAX_RANK, Example, Rejection, Shape, Signature, element_inputs, ftz, numel,
                             table)
 from suite.ops.binary_cross_entropy_backward import Grid
@@ -186,7 +186,13 @@ class BinaryCrossEntropy(LossBackward):
 
     def torch(self, torch, t, attrs, device):
         """aten's binary_cross_entropy: its log clamped at -100, as the 950's kernel; the value sets
-        keep away from where the clamps differ (the page's "How the kernel computes")."""
+        keep away from where the clamps differ (the page's "How the kernel computes"). aten refuses
+        self or target outside [0, 1] (NaN too), which the kernel computes: Unsupported, a skip."""
+        for n in ("self", "target"):
+            v = t[n]
+            if v.numel() and not bool(((v >= 0) & (v <= 1)).all()):
+                raise Unsupported(f"torch backend: aten's binary_cross_entropy refuses a {n} outside [0, 1] "
+                                  "(NaN included), which the kernel computes")
         return torch.ops.aten.binary_cross_entropy(t["self"], t["target"], t.get("weight"),
                                                    self.torch_reduction(attrs))
 
