@@ -73,6 +73,7 @@ class BinaryCrossEntropy(LossBackward):
     inputs = ("self", "target", "weight")
     optional = ("weight",)
     row_out, row_reduction = "self", 0
+    null_status = INNER_NULLPTR                  # CheckNotNull's status [BCEF-API] [BCEF-UT]
     value_sets = {"uniform": _uniform, "clamp": _clamp, "specials": _specials, "large": _large}
     # Deterministic on every product: "默认确定性实现" for this API [OP-LIST] (the default).
     tiling_names = ()
@@ -88,12 +89,7 @@ class BinaryCrossEntropy(LossBackward):
 
     def check(self, sig: Signature) -> Rejection:
         """[BCEF-API] CheckParams (NULL, dtypes, shapes), the reduction, then CheckReduceOutShape."""
-        for n in ("self", "target"):
-            if sig.shapes.get(n) is None:
-                return INNER_NULLPTR, f"{n} is NULL"
-        if sig.out_shape is None:
-            return INNER_NULLPTR, "out is NULL"
-        bad = self._unsupported_dtype(sig, ["self", "target", "out", "weight"])
+        bad = self._nulls(sig) or self._unsupported_dtype(sig, ["self", "target", "out", "weight"])
         if bad:
             return bad
         if sig.shapes.get("weight") is not None:
@@ -201,9 +197,7 @@ class BinaryCrossEntropy(LossBackward):
         sig = self.sig
         R9 = (1, 1, 1, 1, 1, 1, 1, 2, 3)
         reject = {
-            "self NULL (row 1)": (sig(s=None), INNER_NULLPTR),
-            "target NULL (row 1)": (sig(t=None), INNER_NULLPTR),
-            "out NULL (row 1)": (sig(out=None), INNER_NULLPTR),
+            **self.null_rows(),
             "self NULL, bfloat16 on atlas-training (row 1 first)": (sig(s=None, dt="bfloat16", product="atlas-training"),
                                                                       INNER_NULLPTR),
             "self bfloat16 on atlas-training (row 2)": (sig(sdt="bfloat16", product="atlas-training", w=None), INVALID),
