@@ -175,7 +175,7 @@ class BinaryCrossEntropy(LossBackward):
     def describe(self, x, attrs, out_shape, index) -> str:
         n = numel(np.shape(x["self"]))
         tail = "" if "weight" in x else ", weight=NULL"
-        if numel(out_shape) == 1 and attrs["reduction"] in (1, 2) and n != 1:
+        if attrs["reduction"] in (1, 2) and tuple(out_shape) != tuple(np.shape(x["self"])):
             how = " / numel(self)" if attrs["reduction"] == 1 else ""
             return f"the sum of {n} terms -w(t ln x + (1 - t) ln(1 - x)){how}{tail}"
         return element_inputs(x, out_shape, index) + tail
