@@ -20,8 +20,8 @@ class SharedChecks:
     inputs: Tuple[str, ...]
     optional: Tuple[str, ...]
     product_dtypes: Mapping[str, FrozenSet[str]]
-    # The status of a NULL required tensor or out: 161001, unless the op API answers otherwise
-    # (aclnnBinaryCrossEntropy's CheckNotNull returns ACLNN_ERR_INNER_NULLPTR, 561103).
+    # The status of a NULL required tensor or out: 161001, unless the op API answers otherwise (an
+    # operator whose CheckNotNull returns ACLNN_ERR_INNER_NULLPTR declares 561103).
     null_status: int = ACLNN_ERR_PARAM_NULLPTR
 
     def _nulls(self, sig: Signature) -> Optional[Rejection]:
