@@ -29,11 +29,11 @@ from suite.run.runner import build_call
 # files (a TTK CSV only) hold none of them.
 DIMS = {
     15: ("MseLoss", "KlDiv", "KlDivBackward", "L1LossBackward", "MseLossBackward",
-         "BinaryCrossEntropyBackward", "SmoothL1LossBackward", "NLLLossBackward"),
+         "BinaryCrossEntropyBackward", "SmoothL1LossBackward", "NLLLossBackward", "BinaryCrossEntropy"),
     255: ("MseLoss", "KlDiv", "KlDivBackward", "L1LossBackward", "MseLossBackward",
-          "BinaryCrossEntropyBackward", "SmoothL1LossBackward", "NLLLossBackward"),
+          "BinaryCrossEntropyBackward", "SmoothL1LossBackward", "NLLLossBackward", "BinaryCrossEntropy"),
     257: ("MseLoss", "KlDiv", "KlDivBackward", "L1LossBackward", "MseLossBackward",
-          "BinaryCrossEntropyBackward", "SmoothL1LossBackward", "NLLLossBackward"),
+          "BinaryCrossEntropyBackward", "SmoothL1LossBackward", "NLLLossBackward", "BinaryCrossEntropy"),
     131073: ("MseLoss", "KlDiv"),
 }
 INT32_MAX = 2 ** 31 - 1

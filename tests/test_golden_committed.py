@@ -29,9 +29,10 @@ def test_every_committed_golden_is_computed_again_the_same():
 
 # A clone stays quick: each operator's committed goldens (its small cases; the scale sets are
 # computed on demand) fit 7 MB, the largest today (KlDivBackward) 6.1 MB, new operators about
-# 0.4 MB; all of golden/, the manifest included, fits 25 MB (20.4 MB with eight operators).
+# 0.4 to 0.9 MB; all of golden/, the manifest included, fits 50 MB, issue 46's budget for the
+# whole loss folder (20.4 MB with eight operators, 24.2 MB with twelve).
 PER_OPERATOR = 7e6
-TOTAL = 25e6
+TOTAL = 50e6
 
 
 def test_committed_goldens_stay_small():

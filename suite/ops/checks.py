@@ -20,13 +20,16 @@ class SharedChecks:
     inputs: Tuple[str, ...]
     optional: Tuple[str, ...]
     product_dtypes: Mapping[str, FrozenSet[str]]
+    # The status of a NULL required tensor or out: 161001, unless the op API answers otherwise (an
+    # operator whose CheckNotNull returns ACLNN_ERR_INNER_NULLPTR declares 561103).
+    null_status: int = ACLNN_ERR_PARAM_NULLPTR
 
     def _nulls(self, sig: Signature) -> Optional[Rejection]:
         for n in self.inputs:
             if sig.shapes.get(n) is None and n not in self.optional:
-                return ACLNN_ERR_PARAM_NULLPTR, f"{n} is NULL"
+                return self.null_status, f"{n} is NULL"
         if sig.out_shape is None:
-            return ACLNN_ERR_PARAM_NULLPTR, "out is NULL"
+            return self.null_status, "out is NULL"
         return None
 
     def _unsupported_dtype(self, sig: Signature, names: Sequence[str]) -> Optional[Rejection]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple
 
-from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID, ACLNN_ERR_PARAM_NULLPTR as NULLPTR
+from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID
 from suite.ops.base import Attr, Operator, Rejection, Shape, Signature, broadcast
 from suite.ops.promotion import promote_pair
 
@@ -110,11 +110,11 @@ class LossBackward(Operator):
         return Signature(shapes, dts, out, odt or dts["self"], attrs, product)
 
     def null_rows(self) -> Dict[str, Row]:
-        """'<input> NULL' for each input that may not be NULL, then 'out NULL': 161001 (every
-        operator of the family checks NULL first)."""
-        rows = {f"{n} NULL": (self.sig(**{n[0].lower(): None}), NULLPTR)
+        """'<input> NULL' for each input that may not be NULL, then 'out NULL': `null_status`,
+        161001 but where the op API says otherwise (every operator of the family checks NULL first)."""
+        rows = {f"{n} NULL": (self.sig(**{n[0].lower(): None}), self.null_status)
                 for n in self.inputs if n not in self.optional}
-        return {**rows, "out NULL": (self.sig(out=None), NULLPTR)}
+        return {**rows, "out NULL": (self.sig(out=None), self.null_status)}
 
     def rank_rows(self, names: Sequence[str] = ()) -> Dict[str, Row]:
         """'<tensor> 9-d' for each of `names` (default: the inputs), in that order: that tensor
