@@ -83,7 +83,22 @@ def test_atomic_adds_are_caught_only_by_determinism_at_scale() -> None:
     assert dict(case.attrs)["reduction"] is not None and case.determinism
 
 
-@pytest.mark.parametrize("op", sampled("test_int32_offsets_need_the_huge_tier", sorted(ops.OPERATORS), str, ids=str))
+# Operators without a case past 2^31 elements yet, each with the reason (a known gap, as data: the
+# test fails as soon as one gets such a case, strict xfail).
+NO_HUGE_CASE = {
+    "BinaryCrossEntropy": "no case past 2^31 elements yet: its fingerprint takes minutes per case to "
+                          "make, left out when the operator was added (issue 46)",
+}
+
+
+def _int32_params() -> list:
+    params = sampled("test_int32_offsets_need_the_huge_tier", sorted(ops.OPERATORS), str, ids=str)
+    return [pytest.param(*p.values, id=p.id, marks=[*p.marks, *([pytest.mark.xfail(
+        reason=NO_HUGE_CASE[p.values[0]], strict=True)] if p.values[0] in NO_HUGE_CASE else [])])
+            for p in params]
+
+
+@pytest.mark.parametrize("op", _int32_params())
 def test_int32_offsets_need_the_huge_tier(op: str) -> None:
     """Its defect starts past 2^31 elements: every operator has huge-tier cases whose terms span
     more than 2^31 elements (out itself, where out is the broadcast shape; KL sums them back to
