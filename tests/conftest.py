@@ -1,11 +1,15 @@
 """The project's own tests: the heavy tier (whole-suite self-tests, `@pytest.mark.heavy`) runs only
 when a marker expression asks for it (`python -m pytest -n 2 -m heavy tests`), so `.ci/run` stays
-within its time."""
+within its time. The conformance suite collected beside them (the README's test command) runs its
+CI sample (tests/sampling.py); a run of the suite without tests/ (`pytest`, `pytest --backend X`)
+never loads this file and runs every case."""
 from __future__ import annotations
 
 import os
 
 import pytest
+
+from tests import sampling
 
 # The end-to-end tests start a pytest of the suite each (a few hundred in all). Where the environment
 # sets PYTHONDONTWRITEBYTECODE (these machines do), each of them compiled every Python module it imports
@@ -14,7 +18,10 @@ import pytest
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items) -> None:
+    # Before pytest's own `-m` selection (tryfirst), which then sees the sample's heavy marks.
+    sampling.mark_conformance_sample(items)
     if config.option.markexpr:
         return
     heavy = [i for i in items if i.get_closest_marker("heavy")]

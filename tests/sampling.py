@@ -57,3 +57,24 @@ def sampled(test: str, items: Iterable[T], operator_of: Callable[[T], Optional[s
         marks = [pytest.mark.heavy] if op is not None and op not in chosen else []
         out.append(pytest.param(it, marks=marks, id=ids(it) if ids else None))
     return out
+
+
+# The key of the conformance suite's sample (a case's datakey is drawn under it).
+CONFORMANCE = "suite/conformance"
+
+
+def mark_conformance_sample(items: list) -> int:
+    """Mark heavy the conformance suite's items (suite/conformance, collected beside tests/ by the
+    README's test command) whose case is outside CI's sample: 1 in SHARE of the cases' data, by a
+    digest of the datakey, so every operator and every kind of case runs in CI, the tests of one
+    case's data (its products, layouts, its determinism test) stay in or out together, and each
+    run samples the same cases. Returns how many it marked."""
+    from suite.cases.model import Case
+    marked = 0
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        case = callspec.params.get("case") if callspec is not None else None
+        if isinstance(case, Case) and not in_sample(CONFORMANCE, case.datakey):
+            item.add_marker(pytest.mark.heavy)
+            marked += 1
+    return marked
