@@ -2,7 +2,7 @@
 when a marker expression asks for it (`python -m pytest -n 2 -m heavy tests`), so `.ci/run` stays
 within its time. The conformance suite collected beside them (the README's test command) runs its
 CI sample (tests/sampling.py); a run of the suite without tests/ (`pytest`, `pytest --backend X`)
-never loads this file and runs every case."""
+runs every case, though pytest loads this file for it at the root."""
 from __future__ import annotations
 
 import os

@@ -74,6 +74,9 @@ def test_the_conformance_sample_keeps_a_cases_data_together_and_a_third_of_it() 
                   determinism=False, source="x:1", datakey=f"data-{i}")
              for i in range(600) for p in ("atlas-a2", "atlas-a3")]
     items = [_Item(c) for c in cases] + [_Item("not a case")]
+    assert sampling.mark_conformance_sample(items) == 0, "sampled the suite collected alone"
+    assert not any(it.marks for it in items)
+    items[-1].path = Path(__file__)                 # an item of tests/ beside the suite's
     marked = sampling.mark_conformance_sample(items)
     heavy = {it.callspec.params["case"].datakey for it in items if it.marks}
     light = {it.callspec.params["case"].datakey for it in items[:-1] if not it.marks}
@@ -100,3 +103,6 @@ def test_the_readme_command_samples_the_suite_and_a_run_of_the_suite_alone_runs_
     assert whole > 1000
     assert everything == whole and beside + left_out == whole
     assert whole / SHARE * 0.7 < beside < whole / SHARE * 1.3
+    # plain `pytest` at the root: pytest loads tests/conftest.py there too (it loads the conftest.py
+    # of every test* folder beside the invocation), and the suite alone still runs whole
+    assert _collected() == whole
