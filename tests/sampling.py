@@ -39,10 +39,21 @@ def chosen_operators(test: str, names: Optional[Sequence[str]] = None, share: in
     return picked or [names[offset % len(names)]]
 
 
+def part_of(test: str, key: str, share: int = SHARE) -> int:
+    """Which of `share` parts the item `key` (not an operator: a case, a golden) of `test` falls
+    in, by the digest of the two names: part 0 is CI's sample, the others the heavy tier's."""
+    return _digest(f"{test}\0{key}") % share
+
+
 def in_sample(test: str, key: str, share: int = SHARE) -> bool:
-    """Whether the item `key` (not an operator: a case, a golden) of `test` is in its CI sample:
-    1 in `share` by the digest of the two names."""
-    return _digest(f"{test}\0{key}") % share == 0
+    """Whether the item `key` of `test` is in its CI sample: 1 in `share` (part 0)."""
+    return part_of(test, key, share) == 0
+
+
+def parts(share: int = SHARE) -> list:
+    """A test's `part` parameter: part 0 runs in CI, the others carry `heavy`."""
+    return [pytest.param(k, id=f"part{k}of{share}", marks=[] if k == 0 else [pytest.mark.heavy])
+            for k in range(share)]
 
 
 def sampled(test: str, items: Iterable[T], operator_of: Callable[[T], Optional[str]],

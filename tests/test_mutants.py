@@ -31,7 +31,7 @@ from tests.mutants.correct import EVERY_SMALL_CASE
 from tests.mutants.kernel import Float32Kernel
 from tests.mutants.kit import Mutant, Variant
 from tests.mutants.report import judged_on, kill_table, markdown, outcome
-from tests.sampling import sampled
+from tests.sampling import part_of, parts, sampled
 from tests.waiting import HANG_S
 
 MUTANTS = registry.gallery_mutants()
@@ -164,11 +164,14 @@ def test_correct_variant_passes_the_subset(variant) -> None:
     assert not o.failures, dict(list(o.failures.items())[:5])
 
 
+@pytest.mark.parametrize("part", parts())
 @pytest.mark.parametrize("variant", EVERY_SMALL_CASE,
                          ids=lambda v: v.__name__)
-def test_correct_variant_passes_every_small_case(variant) -> None:
-    """CI's share for the flushing control: every case with committed goldens, every value set."""
-    cases = judged_on(variant, harness.small_cases())
+def test_correct_variant_passes_every_small_case(variant, part: int) -> None:
+    """The flushing control over every case with committed goldens, every value set: in parts by
+    a digest of each case's data, CI runs one (tests/sampling.py), the heavy tier the others."""
+    test = f"test_correct_variant_passes_every_small_case[{variant.__name__}]"
+    cases = [c for c in judged_on(variant, harness.small_cases()) if part_of(test, c.datakey) == part]
     o = harness.run_backend(variant(), cases)
     assert cases and o.ran == sum(len(harness.checks_of(c)) for c in cases) and o.skipped == 0
     assert not o.failures, dict(list(o.failures.items())[:5])

@@ -106,3 +106,13 @@ def test_the_readme_command_samples_the_suite_and_a_run_of_the_suite_alone_runs_
     # plain `pytest` at the root: pytest loads tests/conftest.py there too (it loads the conftest.py
     # of every test* folder beside the invocation), and the suite alone still runs whole
     assert _collected() == whole
+
+
+def test_the_parts_split_every_key_once_and_only_part_0_runs_in_ci() -> None:
+    keys = [f"case-{i}" for i in range(900)]
+    split = [[k for k in keys if sampling.part_of("test_w", k) == p] for p in range(SHARE)]
+    assert sorted(sum(split, [])) == sorted(keys) and all(len(s) > 200 for s in split)
+    assert split[0] == [k for k in keys if in_sample("test_w", k)]
+    params = sampling.parts()
+    assert [p.values[0] for p in params] == list(range(SHARE))
+    assert [bool(p.marks) for p in params] == [False] + [True] * (SHARE - 1)
