@@ -39,9 +39,7 @@ class SoftMarginLossBackward(LossBackward):
 
     # -- contract -------------------------------------------------------------------------------
     def out_shape(self, shapes: Mapping[str, Optional[Shape]], attrs: Mapping[str, Any]) -> Optional[Shape]:
-        if any(shapes.get(n) is None for n in self.inputs):
-            return None
-        return self.b_shape(shapes)
+        return None if any(shapes.get(n) is None for n in self.inputs) else self.b_shape(shapes)
 
     def b_shape(self, shapes: Mapping[str, Shape]) -> Optional[Shape]:
         return broadcast(*(shapes[n] for n in self.inputs))
