@@ -33,6 +33,7 @@ PAGES = {
                         ("totalWeight", "tensor", None)),
     "SmoothL1LossBackward": (("gradOut", "tensor", None), _S, _T, _R, ("beta", "float", 1.0)),
     "SoftMarginLoss": (_S, _T, _R),           # the forward: self, target, reduction (SoftMarginLoss.md)
+    "SoftMarginLossBackward": (_G, _S, _T, _R),
 }
 
 

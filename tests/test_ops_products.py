@@ -34,6 +34,7 @@ VENDOR = {  # operator -> (its dtypes on ascend-950, on atlas-200i-500-a2: None 
     "L1LossBackward": (THREE, None),               # loss/l1_loss_grad/op_api/aclnn_l1_loss_backward.cpp
     "MseLoss": (THREE, None),                      # loss/mse_loss/op_api/aclnn_mse_loss.cpp
     "SoftMarginLoss": (THREE, None),               # loss/soft_margin_loss/op_api/aclnn_soft_margin_loss.cpp
+    "SoftMarginLossBackward": (THREE, None),       # loss/soft_margin_loss_grad/op_api/aclnn_soft_margin_loss_backward.cpp
     "MseLossBackward": (THREE, None),              # loss/mse_loss_grad_v2/op_host/op_api/aclnn_mse_loss_backward.cpp
     "NLLLoss": (THREE, None),                      # loss/nll_loss/op_api/aclnn_nll_loss.cpp (DAV_3510)
     "NLLLossBackward": (THREE, None),              # loss/nll_loss_grad/op_api/aclnn_nll_loss_backward.cpp
