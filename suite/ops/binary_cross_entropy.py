@@ -4,7 +4,7 @@ summed (sum) or summed and divided by numel(self) (mean); out is self's shape fo
 element for mean and sum (docs/operators/BinaryCrossEntropy.md)."""
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Dict, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -12,7 +12,7 @@ from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID, Unsupported
 from suite.ops.base import (MAX_RANK, Example, Rejection, Shape, Signature, element_inputs, ftz, numel,
                             table)
 from suite.ops.binary_cross_entropy_backward import Grid
-from suite.ops.loss import R8, LossBackward
+from suite.ops.loss import R8, LossForward
 from suite.ops.records import VendorNames
 from suite.values import sets as V
 from suite.values.draw import Dist, Sprinkle, Uniform
@@ -60,7 +60,7 @@ def _large(sig: Signature) -> Dict[str, Dist]:
     return d
 
 
-class BinaryCrossEntropy(LossBackward):
+class BinaryCrossEntropy(LossForward):
     """The loss family's helpers serve this forward: the C signature self, target, weight, int64
     reduction, out [BCEF-H]; the page-table rows' `sig`."""
 
@@ -79,13 +79,10 @@ class BinaryCrossEntropy(LossBackward):
     tiling_names = ()
 
     # -- contract -------------------------------------------------------------------------------
-    def out_shape(self, shapes: Mapping[str, Optional[Shape]], attrs: Mapping[str, Any]) -> Optional[Shape]:
-        """self's shape for none (the kernel's InferShape4Elewise), () for mean and sum (dim num 0)
-        [BCEF-INFER]."""
+    def none_shape(self, shapes: Mapping[str, Optional[Shape]]) -> Optional[Shape]:
+        """self's shape (the kernel's InferShape4Elewise); () for mean and sum (dim num 0) [BCEF-INFER]."""
         s = shapes.get("self")
-        if s is None:
-            return None
-        return () if attrs.get("reduction") in (1, 2) else tuple(s)
+        return None if s is None else tuple(s)
 
     def check(self, sig: Signature) -> Rejection:
         """[BCEF-API] CheckParams (NULL, dtypes, shapes), the reduction, then CheckReduceOutShape."""
@@ -143,20 +140,18 @@ class BinaryCrossEntropy(LossBackward):
             return None
         return tuple(s)
 
-    def empty_fill(self, attrs: Mapping[str, Any]) -> Optional[float]:
-        """mean of an empty self: the op API fills out with NaN; sum: 0 [BCEF-API]."""
-        return float("nan") if attrs["reduction"] == 1 else None
+    # mean of an empty self: the op API fills out with NaN; sum: 0 [BCEF-API] (`empty_fill`).
+    def divisor(self, attrs, shapes) -> Optional[int]:
+        n = numel(shapes["self"])                                  # mean: numel(self)
+        return n if attrs["reduction"] == 1 and n else None
 
-    def terms(self, x, attrs, shapes) -> np.ndarray:
+    def loss(self, x, attrs) -> np.ndarray:
         s, t = x["self"], x["target"]
         with np.errstate(divide="ignore", invalid="ignore"):
             r = -(t * np.log(np.maximum(s, EPS)) + (1.0 - t) * np.log(np.maximum(1.0 - s, EPS)))
-        if "weight" in x:
-            r = r * x["weight"]
-        n = numel(shapes["self"])
-        return r / n if attrs["reduction"] == 1 and n else r
+        return r * x["weight"] if "weight" in x else r
 
-    def reference_terms(self, x, attrs, shapes) -> np.ndarray:
+    def reference_loss(self, x, attrs) -> np.ndarray:
         """The TBE kernel's order in float32 [TBE-BCE]: x = max(x, 1e-12); a = ln(x) * y;
         x1 = max(x * -1 + 1, 1e-12); b = ln(x1) * (y * -1 + 1); r = (a + b) * -1; r = r * w; mean:
         r * cof, cof = float32(1 / N), then the sum."""
@@ -167,10 +162,7 @@ class BinaryCrossEntropy(LossBackward):
             x1 = np.maximum(ftz(s * -one + one), EPS32)
             b = ftz(np.log(x1) * ftz(x["target"] * -one + one))
             r = ftz(ftz(a + b) * -one)
-            if "weight" in x:
-                r = ftz(r * x["weight"])
-        n = numel(shapes["self"])
-        return ftz(r * np.float32(1.0 / n)) if attrs["reduction"] == 1 and n else r
+            return ftz(r * x["weight"]) if "weight" in x else r
 
     def describe(self, x, attrs, out_shape, index) -> str:
         n = numel(np.shape(x["self"]))

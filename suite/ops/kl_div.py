@@ -13,9 +13,8 @@ import numpy as np
 from suite.common import dtypes
 from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID
 from suite.ops.records import VendorNames
-from suite.ops.base import (MAX_RANK, Attr, Example, Rejection, Shape, Signature, broadcast, element_inputs,
-                            ftz, numel, reduced_axes, table)
-from suite.ops.loss import R8, LossBackward, promote
+from suite.ops.base import Attr, Example, Rejection, Shape, Signature, broadcast, ftz, numel, table
+from suite.ops.loss import R8, LossForward, promote
 from suite.values import sets as V
 from suite.values.draw import Binades, Dist, Sprinkle, Uniform
 
@@ -82,7 +81,7 @@ def _tiny(sig: Signature) -> Dict[str, Dist]:
     return d
 
 
-class KlDiv(LossBackward):
+class KlDiv(LossForward):
     """The loss family's helpers (NULL rows, reduction rows, page-table signatures) serve this
     forward too: the C signature is self, target, int64 reduction, bool logTarget, out [KL-H]."""
 
@@ -92,7 +91,6 @@ class KlDiv(LossBackward):
     vendor = VendorNames(atk_names={"log_target": "logTarget"}, ttk="kl_div_v2", ttk_inputs=("self", "target"),
                          ttk_attrs={"log_target": "logTarget"},
                          ttk_defaults={"reduction": "mean", "log_target": False})
-    inputs = ("self", "target")
     reductions = {"none": 0, "mean": 1, "sum": 2, "batchmean": 3}
     attributes = (Attr("logTarget", bool, (False, True), False, lambda v: "logtarget" if v else "plaintarget"),)
     value_sets = {"uniform": _uniform, "zero_targets": _zero_targets, "negative_targets": _negative_targets,
@@ -117,15 +115,11 @@ class KlDiv(LossBackward):
         blocks = hw.ub_bytes // hw.block_bytes
         return {"tile": blocks // 2 // (6 if wide else 8) * per_block, "one_core": ONE_CORE}
 
-    # -- contract -------------------------------------------------------------------------------
-    def out_shape(self, shapes: Mapping[str, Optional[Shape]], attrs: Mapping[str, Any]) -> Optional[Shape]:
-        """B for none (and for a reduction outside 0..3, rejected anyway); () for mean, sum and
-        batchmean, whose out may be any one-element shape ([1], [1, 1]: `canonical_out` reshapes)."""
-        if any(shapes.get(n) is None for n in self.inputs):
-            return None
-        b = broadcast(shapes["self"], shapes["target"])
-        return () if b is not None and attrs.get("reduction") in (1, 2, 3) else b
+    divisor_text = {1: " / numel(B)", 3: " / B[0]"}
 
+    # -- contract -------------------------------------------------------------------------------
+    # out_shape: B for none (and for a reduction outside 0..3, rejected anyway); () for mean, sum
+    # and batchmean, whose out may be any one-element shape ([1], [1, 1]: `canonical_out` reshapes).
     def check(self, sig: Signature) -> Rejection:
         """The page's rejection table in the code's order: NULL (self, target, out), each dtype in
         the product's list (self, target, out), P and CanCast(P, out), rank (self, then target),
@@ -136,23 +130,15 @@ class KlDiv(LossBackward):
         p = promote(sig.dtypes[n] for n in self.inputs)
         if p is None or p not in self.product_dtypes[sig.product]:
             return INVALID, f"self {sig.dtypes['self']} and target {sig.dtypes['target']} promote to {p or 'no dtype'}"
-        for n in self.inputs:
-            if len(sig.shapes[n]) > MAX_RANK:
-                return INVALID, f"{n} has {len(sig.shapes[n])} dimensions (at most {MAX_RANK})"
-        bad = self._reduction(sig)
+        bad = self._rank(sig, with_out=False) or self._reduction(sig)
         if bad:
             return bad
         if any(numel(sig.shapes[n]) == 0 for n in self.inputs):
             return 0, ""                    # decided before any shape check [KL-API]
-        b = broadcast(sig.shapes["self"], sig.shapes["target"])
-        if b is None:
-            return INVALID, "self and target do not broadcast"
-        out = tuple(sig.out_shape)
-        if sig.attrs["reduction"] == 0 and out != b:
-            return INVALID, f"out shape {out} is not the broadcast shape {b}"
-        if sig.attrs["reduction"] != 0 and numel(out) != 1:
-            return INVALID, f"out shape {out} has {numel(out)} elements (mean, sum, batchmean: one)"
-        return 0, ""
+        return self._shape_checks(sig, rank=False)
+
+    def _reduced_out(self, out: Shape) -> Optional[str]:
+        return None if numel(out) == 1 else f"has {numel(out)} elements (mean, sum, batchmean: one)"
 
     def outside_contract(self, sig: Signature) -> Optional[str]:
         """Empty inputs pass phase 1 before any shape check; the page leaves undocumented what
@@ -176,17 +162,12 @@ class KlDiv(LossBackward):
             return "batchmean of a 0-d self with an empty target reads dimension 0 of a 0-d shape"
         return None
 
-    def result_dtype(self, dts: Mapping[str, str], out_dtype: str) -> str:
-        """KLDivV2 writes P = promote(self, target) (FLOAT inside, rounded to P); the op API casts
-        that to out's dtype: two roundings where they differ (the page's "How the vendor kernel
-        computes")."""
-        return promote(dts.get(n) for n in self.inputs) or out_dtype
+    # result_dtype: KLDivV2 writes P = promote(self, target) (FLOAT inside, rounded to P); the op
+    # API casts that to out's dtype: two roundings where they differ (the page's "How the vendor
+    # kernel computes").
 
     # -- numbers ----------------------------------------------------------------------------------
-    def b_shape(self, shapes: Mapping[str, Shape]) -> Optional[Shape]:
-        return broadcast(shapes["self"], shapes["target"])
-
-    def _divisor(self, attrs: Mapping[str, Any], shapes: Mapping[str, Shape]) -> Optional[int]:
+    def divisor(self, attrs: Mapping[str, Any], shapes: Mapping[str, Shape]) -> Optional[int]:
         """mean: numel(B); batchmean: B[0], a 0-d B read as [1] (two 0-d inputs divide by 1);
         none and sum: no division. An empty B divides by nothing (the fill decides)."""
         b = broadcast(shapes["self"], shapes["target"])
@@ -195,10 +176,7 @@ class KlDiv(LossBackward):
             return None
         return n if red == 1 else (b or (1,))[0] if red == 3 else None
 
-    def empty_fill(self, attrs: Mapping[str, Any]) -> Optional[float]:
-        """mean of nothing: the op API fills out with NaN (0/0); sum: 0 [KL-API]."""
-        return math.nan if attrs["reduction"] == 1 else None
-
+    # mean of nothing: the op API fills out with NaN (0/0); sum: 0 [KL-API] (`empty_fill`).
     def empty_fill_of(self, attrs: Mapping[str, Any], shapes: Mapping[str, Shape]) -> Optional[float]:
         """batchmean of nothing: NaN when self's own first dimension is 0 (0/0), else 0 (0 over a
         nonzero count): the code reads self's shape here, not B's [KL-950-TILING] [KL-API]."""
@@ -207,35 +185,24 @@ class KlDiv(LossBackward):
             return math.nan if s and s[0] == 0 else None
         return self.empty_fill(attrs)
 
-    def terms(self, x, attrs, shapes) -> np.ndarray:
+    def loss(self, x, attrs) -> np.ndarray:
         s, t = x["self"], x["target"]
         if attrs["logTarget"]:
-            l = np.exp(t) * (t - s)
-        else:
-            l = t * (np.log(np.where(t == 0, 1.0, t)) - s)       # 0 * log 0 taken as 0, log(t < 0) NaN
-        d = self._divisor(attrs, shapes)
-        return l if d is None else l / d                          # float64: the exact division
+            return np.exp(t) * (t - s)
+        return t * (np.log(np.where(t == 0, 1.0, t)) - s)        # 0 * log 0 taken as 0, log(t < 0) NaN
 
-    def reference_terms(self, x, attrs, shapes) -> np.ndarray:
+    def reference_loss(self, x, attrs) -> np.ndarray:
         """The TBE KLDivV2 in FLOAT: a zero target replaced by 1 before vlog (vcmp, vsel), then
         t * (log t - x); with logTarget exp(t) * (t - x); for mean and batchmean each term times the
         coefficient (float)(1.0 / N) before reduce_sum (vmuls)."""
         s, t = x["self"], x["target"]
         if attrs["logTarget"]:
-            l = ftz(ftz(np.exp(t)) * ftz(t - s))
-        else:
-            lg = ftz(np.log(np.where(t == 0, np.float32(1.0), t)))
-            l = ftz(t * ftz(lg - s))
-        d = self._divisor(attrs, shapes)
-        return l if d is None else ftz(l * np.float32(1.0 / d))
+            return ftz(ftz(np.exp(t)) * ftz(t - s))
+        lg = ftz(np.log(np.where(t == 0, np.float32(1.0), t)))
+        return ftz(t * ftz(lg - s))
 
-    def describe(self, x, attrs, out_shape, index) -> str:
-        b = self.b_shape({n: tuple(np.shape(a)) for n, a in x.items()})
-        if reduced_axes(tuple(out_shape), b) or numel(out_shape) != numel(b):
-            how = {1: " / numel(B)", 3: " / B[0]"}.get(attrs["reduction"], "")
-            term = "exp(target) * (target - self)" if attrs["logTarget"] else "target * (log(target) - self)"
-            return f"the sum of {numel(b)} terms {term} over B = {b}{how}"
-        return element_inputs(x, out_shape, index)
+    def term(self, attrs) -> str:
+        return "exp(target) * (target - self)" if attrs["logTarget"] else "target * (log(target) - self)"
 
     def torch(self, torch, t, attrs, device):
         """torch.nn.functional.kl_div(reduction='none', log_target=logTarget) on the inputs broadcast

@@ -1,7 +1,7 @@
 """aclnnL1Loss: |self - target| on B = broadcast(self, target), returned as it is (none), summed (sum)
 or summed and divided by numel(B) (mean); out is B for none and 0-d for mean and sum
-(docs/operators/L1Loss.md). MseLoss's contract (out shape, empty fills, shape rows) with its own
-term and dtype rows: only the promoted dtype P is listed (INT64 included), out only by CanCast."""
+(docs/operators/L1Loss.md). The forward family's contract (out shape, empty fills, shape rows) with
+its own term and dtype rows: only the promoted dtype P is listed (INT64 included), out only by CanCast."""
 from __future__ import annotations
 
 from typing import Dict, Optional, Tuple
@@ -9,9 +9,9 @@ from typing import Dict, Optional, Tuple
 import numpy as np
 
 from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID
-from suite.ops.base import LOSS_DTYPES, Example, Rejection, Signature, broadcast, ftz, numel, table
-from suite.ops.loss import R8, promote
-from suite.ops.mse_loss import MseLoss, _close
+from suite.ops.base import LOSS_DTYPES, Example, Rejection, Signature, ftz, table
+from suite.ops.loss import R8, LossForward, promote
+from suite.ops.mse_loss import _close
 from suite.ops.promotion import FLOATING, can_cast
 from suite.ops.records import VendorNames
 from suite.values import sets as V
@@ -33,7 +33,7 @@ def _tiny(sig: Signature) -> Dict[str, Dist]:
     return {"self": Uniform(-a, a), "target": Uniform(-a, a)}
 
 
-class L1Loss(MseLoss):
+class L1Loss(LossForward):
     name = "L1Loss"
     # The vendor's system tests: the kernel LpLoss takes (predict, label), p fixed at 1
     # (ops-nn @e5c3fa93 loss/lp_loss/op_graph/lp_loss_proto.h).
@@ -44,14 +44,11 @@ class L1Loss(MseLoss):
     primary = "target"
     value_sets = {"uniform": V.uniform_set, "large": _large, "tiny": _tiny, "close": _close,
                   "specials": V.specials_set}
-    tiling_names = ()
     # The TBE LpLoss's reduce_sum schedule is not public; the API list states determinism for A2/A3
     # and the 950 only (the page's "Determinism").
     nondeterministic = {"atlas-training": {"reduction": (1, 2)}, "atlas-inference": {"reduction": (1, 2)}}
     term_text = "|self - target|"
-
-    def tiling(self, hw, dts) -> Dict[str, int]:
-        return {}
+    aten = "l1_loss"
 
     def check(self, sig: Signature) -> Rejection:
         """CheckParams of aclnn_l1_loss.cpp, in its order (the page's rows 2 to 11)."""
@@ -63,9 +60,10 @@ class L1Loss(MseLoss):
             return INVALID, f"none: self {s} is not floating while target {t} is"
         if red == 1 and s not in FLOATING and t not in FLOATING:
             return INVALID, f"mean: neither self {s} nor target {t} is floating"
+        bad = self._promoted(sig, P_DTYPES)
+        if bad:
+            return bad
         p = promote((s, t))
-        if p is None or p not in P_DTYPES[sig.product]:
-            return INVALID, f"self {s} and target {t} promote to {p or 'no dtype'}, not supported on {sig.product}"
         if not can_cast(p, sig.out_dtype):
             return INVALID, f"the promoted dtype {p} cannot be cast to out's {sig.out_dtype}"
         return self._shape_checks(sig)
@@ -86,21 +84,13 @@ class L1Loss(MseLoss):
         """An integer operand is cast to P before the broadcast (the op API's l0op::Cast)."""
         return promote(dts.values())
 
-    def terms(self, x, attrs, shapes) -> np.ndarray:
-        d = np.abs(x["self"] - x["target"])
-        n = numel(broadcast(shapes["self"], shapes["target"]))
-        return d / n if attrs["reduction"] == 1 and n else d
+    def loss(self, x, attrs) -> np.ndarray:
+        return np.abs(x["self"] - x["target"])
 
-    def reference_terms(self, x, attrs, shapes) -> np.ndarray:
+    def reference_loss(self, x, attrs) -> np.ndarray:
         """The TBE LpLoss in FLOAT: vabs(vsub(x, y)), for mean times cof = float(1.0 / N) per term
         before reduce_sum."""
-        d = np.abs(ftz(x["self"] - x["target"]))
-        n = numel(broadcast(shapes["self"], shapes["target"]))
-        return ftz(d * np.float32(1.0 / n)) if attrs["reduction"] == 1 and n else d
-
-    def torch(self, torch, t, attrs, device):
-        x, y = torch.broadcast_tensors(t["self"], t["target"])
-        return torch.ops.aten.l1_loss(x, y, self.torch_reduction(attrs))
+        return np.abs(ftz(x["self"] - x["target"]))
 
     def examples(self) -> Tuple[Example, ...]:
         sig = self.sig

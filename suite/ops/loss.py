@@ -1,5 +1,6 @@
-"""The loss-backward family's base: what aclnn's loss backwards share, written once, so that each
-operator module holds only what differs (as PyTorch's OpInfo family subclasses do).
+"""The loss family's bases: what aclnn's loss backwards share (`LossBackward`) and what the forward
+losses add to it (`LossForward`), written once, so that each operator module holds only what
+differs (as PyTorch's OpInfo family subclasses do).
 
 The five operators take their tensors, then `int64 reduction`, then their own attributes, in that
 order (their pages' C signatures); reject a NULL tensor with 161001 before anything else, a rank
@@ -10,10 +11,14 @@ which fills in what a row does not name, and the rows every page has in common b
 `rank_rows` and `reduction_rows`."""
 from __future__ import annotations
 
+import math
 from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple
 
+import numpy as np
+
 from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID
-from suite.ops.base import Attr, Operator, Rejection, Shape, Signature, broadcast
+from suite.ops.base import (Attr, Operator, Rejection, Shape, Signature, broadcast, element_inputs, ftz, numel,
+                            reduced_axes)
 from suite.ops.promotion import promote_pair
 
 # The floating dtypes the family's kernels take (opbase's promotion is modelled for these only).
@@ -137,3 +142,118 @@ class LossBackward(Operator):
         if any(s is None for s in shapes.values()):
             return ROW_SHAPE
         return broadcast(*shapes.values())
+
+
+
+class LossForward(LossBackward):
+    """A forward loss: elementwise terms on B = broadcast(self, target) (`b_shape`), returned as
+    they are (none), summed (sum) or summed and divided by numel(B) (mean, `divisor`); out is B
+    under none and 0-d under the others (`reduces`); the kernel writes P = promote(inputs), which
+    the op API casts to out's dtype; an empty mean is NaN. A subclass declares `term_text` and
+    `loss` / `reference_loss` (its unreduced term in float64 and in the kernel's FLOAT order), and
+    overrides a hook where its op API differs."""
+
+    inputs = ("self", "target")
+    term_text: str = ""                         # the term, as a failure message names it
+    # What a reduced call's out of another shape is told (`_shape_checks`).
+    reduced_why: str = "mean and sum want a 0-d out"
+    # describe's divisor per reduction.
+    divisor_text: Mapping[int, str] = {1: " / numel(B)"}
+    aten: str = ""                              # the aten loss `torch` calls, if the default fits
+
+    # -- contract -------------------------------------------------------------------------------
+    def reduces(self, reduction: Any) -> bool:
+        """Whether out is 0-d: every reduction the operator knows but none."""
+        return reduction != 0 and reduction in self.reductions.values()
+
+    def none_shape(self, shapes: Mapping[str, Optional[Shape]]) -> Optional[Shape]:
+        """out's shape under none: B (None where an input is NULL)."""
+        return None if any(shapes.get(n) is None for n in self.inputs) else self.b_shape(shapes)
+
+    def out_shape(self, shapes: Mapping[str, Optional[Shape]], attrs: Mapping[str, Any]) -> Optional[Shape]:
+        """`none_shape` for none (and for a reduction outside the operator's, rejected or outside the
+        contract); () for the others."""
+        b = self.none_shape(shapes)
+        return () if b is not None and self.reduces(attrs.get("reduction")) else b
+
+    def _promoted(self, sig: Signature, allowed: Optional[Mapping[str, Any]] = None) -> Optional[Rejection]:
+        """161002 where P = promote(self, target) is not in the product's list (`allowed`, default
+        `product_dtypes`)."""
+        p = promote(sig.dtypes[n] for n in self.inputs)
+        if p is None or p not in (allowed or self.product_dtypes)[sig.product]:
+            return INVALID, (f"self {sig.dtypes['self']} and target {sig.dtypes['target']} promote to "
+                             f"{p or 'no dtype'}, not supported on {sig.product}")
+        return None
+
+    def _shape_checks(self, sig: Signature, rank: bool = True) -> Rejection:
+        """The shape rows in CheckShape's order: the rank of each input (unless `rank` is False),
+        the broadcast, out: B under none, `_reduced_out` under the others."""
+        bad = self._rank(sig, with_out=False) if rank else None
+        if bad:
+            return bad
+        b = broadcast(sig.shapes["self"], sig.shapes["target"])
+        if b is None:
+            return INVALID, "self and target do not broadcast"
+        out = tuple(sig.out_shape)
+        if sig.attrs["reduction"] == 0 and out != b:
+            return INVALID, f"out shape {out} is not the broadcast shape {b}"
+        wrong = self._reduced_out(out) if sig.attrs["reduction"] != 0 else None
+        return (INVALID, f"out shape {out} {wrong}") if wrong else (0, "")
+
+    def _reduced_out(self, out: Shape) -> Optional[str]:
+        """What is wrong with a reduced call's out (None: nothing): it must be 0-d."""
+        return None if out == () else f"is not 0-d ({self.reduced_why})"
+
+    def result_dtype(self, dts: Mapping[str, str], out_dtype: str) -> str:
+        """The kernel writes P = promote(inputs); the op API casts that to out's dtype (two roundings
+        where they differ, the pages' "How the vendor kernel computes")."""
+        return promote(dts.get(n) for n in self.inputs) or out_dtype
+
+    # -- numbers ----------------------------------------------------------------------------------
+    def b_shape(self, shapes: Mapping[str, Shape]) -> Optional[Shape]:
+        return broadcast(shapes["self"], shapes["target"])
+
+    def empty_fill(self, attrs: Mapping[str, Any]) -> Optional[float]:
+        """mean of nothing: the op API fills out with NaN (0/0); sum: 0."""
+        return math.nan if attrs["reduction"] == 1 else None
+
+    def divisor(self, attrs: Mapping[str, Any], shapes: Mapping[str, Shape]) -> Optional[int]:
+        """mean: numel(B); the other reductions, and an empty B (the fill decides): no division."""
+        n = numel(self.b_shape(shapes))
+        return n if attrs["reduction"] == 1 and n else None
+
+    def loss(self, x: Mapping[str, np.ndarray], attrs: Mapping[str, Any]) -> np.ndarray:
+        """The unreduced term in float64."""
+        raise NotImplementedError
+
+    def reference_loss(self, x: Mapping[str, np.ndarray], attrs: Mapping[str, Any]) -> np.ndarray:
+        """The unreduced term as the vendor kernel computes it, in FLOAT."""
+        raise NotImplementedError
+
+    def terms(self, x, attrs, shapes) -> np.ndarray:
+        loss, d = self.loss(x, attrs), self.divisor(attrs, shapes)
+        return loss if d is None else loss / d                    # float64: the exact division
+
+    def reference_terms(self, x, attrs, shapes) -> np.ndarray:
+        """`reference_loss`, for mean each term times float(1.0 / N) (the scale computed in double
+        and rounded once; a kernel that scales the sum once differs by rounding only)."""
+        loss, d = self.reference_loss(x, attrs), self.divisor(attrs, shapes)
+        return loss if d is None else ftz(loss * np.float32(1.0 / d))
+
+    def term(self, attrs: Mapping[str, Any]) -> str:
+        """The term as describe names it: `term_text` unless an attribute changes it."""
+        return self.term_text
+
+    def describe(self, x, attrs, out_shape, index) -> str:
+        b = self.b_shape({n: tuple(np.shape(a)) for n, a in x.items()})
+        if reduced_axes(tuple(out_shape), b) or numel(out_shape) != numel(b):
+            how = self.divisor_text.get(attrs["reduction"], "")
+            return f"the sum of {numel(b)} terms {self.term(attrs)} over B = {b}{how}"
+        return element_inputs(x, out_shape, index)
+
+    def torch(self, torch, t, attrs, device):
+        """aten's `aten` loss on the inputs broadcast to B (the functional forms warn on differing
+        shapes), the reduction as an int, then the attributes in order."""
+        x, y = torch.broadcast_tensors(t["self"], t["target"])
+        extra = (attrs[a.name] for a in self.attributes)
+        return getattr(torch.ops.aten, self.aten)(x, y, self.torch_reduction(attrs), *extra)

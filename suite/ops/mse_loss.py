@@ -5,15 +5,14 @@ its mean and sum are one element summing the whole input."""
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Dict, Tuple
 
 import numpy as np
 
 from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID
 from suite.ops.records import VendorNames
-from suite.ops.base import (MAX_RANK, Example, Rejection, Shape, Signature, broadcast, element_inputs,
-                            ftz, numel, reduced_axes, table)
-from suite.ops.loss import R8, LossBackward, promote
+from suite.ops.base import Example, Rejection, Signature, ftz, table
+from suite.ops.loss import R8, LossForward
 from suite.values import sets as V
 from suite.values.draw import Binades, Dist, Uniform
 
@@ -37,7 +36,7 @@ def _close(sig: Signature) -> Dict[str, Dist]:
     return {"self": Uniform(0.5, 0.5 + 2.0 ** -6), "target": Uniform(0.5, 0.5 + 2.0 ** -6)}
 
 
-class MseLoss(LossBackward):
+class MseLoss(LossForward):
     """The loss family's helpers (NULL rows, reduction rows, page-table signatures) serve the
     forward too: the C signature is self, target, int64 reduction, out [MSE-H]."""
 
@@ -45,7 +44,7 @@ class MseLoss(LossBackward):
     # The vendor's system tests [cases import]: the kernel MseLoss takes (predict, label)
     # (ops-nn @e5c3fa93 loss/mse_loss/op_graph/mse_loss_proto.h).
     vendor = VendorNames(ttk="mse_loss", ttk_inputs=("self", "target"), ttk_defaults={"reduction": "mean"})
-    inputs = ("self", "target")
+    aten = "mse_loss"    # on the inputs broadcast to B: its mean divides by numel(B), an empty mean is NaN
     value_sets = {"uniform": V.uniform_set, "large": _large, "tiny": _tiny, "close": _close,
                   "specials": V.specials_set}
     # A 48-core A2's reduction tiling (elements): one core below `one_core`, all cores from
@@ -72,82 +71,25 @@ class MseLoss(LossBackward):
                 "db_from": 2 * tile * cores}
 
     # -- contract -------------------------------------------------------------------------------
-    def out_shape(self, shapes: Mapping[str, Optional[Shape]], attrs: Mapping[str, Any]) -> Optional[Shape]:
-        """B for none (and for a reduction outside 0..2, which is rejected anyway); () for mean and
-        sum, the only one-element out they accept ([MSE-API] CheckShape)."""
-        if any(shapes.get(n) is None for n in self.inputs):
-            return None
-        b = broadcast(shapes["self"], shapes["target"])
-        return () if b is not None and attrs.get("reduction") in (1, 2) else b
-
     def check(self, sig: Signature) -> Rejection:
         """The rejection table of the page, in the code's order (rows 2 to 10; row 1, a NULL
-        workspaceSize or executor, is not a call the suite can make)."""
-        bad = self._nulls(sig)
-        if bad:
-            return bad
-        allowed = self.product_dtypes[sig.product]
-        p = promote(sig.dtypes[n] for n in self.inputs)
-        if p is None or p not in allowed:
-            return INVALID, (f"self {sig.dtypes['self']} and target {sig.dtypes['target']} promote to "
-                             f"{p or 'no dtype'}, not supported on {sig.product}")
-        return self._unsupported_dtype(sig, ["self", "target", "out"]) or self._reduction(sig) or \
-            self._shape_checks(sig)
-
-    def _shape_checks(self, sig: Signature) -> Rejection:
-        """The shape rows, as CheckShape orders them: rank of self, of target, the broadcast, out."""
-        for n in self.inputs:
-            if len(sig.shapes[n]) > MAX_RANK:
-                return INVALID, f"{n} has {len(sig.shapes[n])} dimensions (at most {MAX_RANK})"
-        b = broadcast(sig.shapes["self"], sig.shapes["target"])
-        if b is None:
-            return INVALID, "self and target do not broadcast"
-        out = tuple(sig.out_shape)
-        if sig.attrs["reduction"] == 0 and out != b:
-            return INVALID, f"out shape {out} is not the broadcast shape {b}"
-        if sig.attrs["reduction"] != 0 and out != ():
-            return INVALID, f"out shape {out} is not 0-d (mean and sum want a 0-d out)"
-        return 0, ""
-
-    def result_dtype(self, dts: Mapping[str, str], out_dtype: str) -> str:
-        """The kernel writes P = promote(self, target); the op API casts that to out's dtype (two
-        roundings where they differ, the page's "How the vendor kernel computes")."""
-        return promote(dts.get(n) for n in self.inputs) or out_dtype
+        workspaceSize or executor, is not a call the suite can make): out () only for mean and sum,
+        the only one-element out they accept ([MSE-API] CheckShape)."""
+        return (self._nulls(sig) or self._promoted(sig) or self._unsupported_dtype(sig, ["self", "target", "out"])
+                or self._reduction(sig) or self._shape_checks(sig))
 
     # -- numbers ----------------------------------------------------------------------------------
-    def b_shape(self, shapes: Mapping[str, Shape]) -> Optional[Shape]:
-        return broadcast(shapes["self"], shapes["target"])
-
-    def empty_fill(self, attrs: Mapping[str, Any]) -> Optional[float]:
-        """mean of an empty B: the op API fills out with NaN (0/0); sum: 0 [MSE-API]."""
-        return math.nan if attrs["reduction"] == 1 else None
-
-    def terms(self, x, attrs, shapes) -> np.ndarray:
+    # mean of an empty B: the op API fills out with NaN (0/0); sum: 0 [MSE-API] (`empty_fill`).
+    def loss(self, x, attrs) -> np.ndarray:
         d = x["self"] - x["target"]
-        n = numel(broadcast(shapes["self"], shapes["target"]))
-        return d * d / n if attrs["reduction"] == 1 and n else d * d
+        return d * d
 
-    def reference_terms(self, x, attrs, shapes) -> np.ndarray:
-        """MSELossV2 in FLOAT: d = x - y, s = d * d, and for mean s * float(1.0 / N) (the scale,
-        computed in double and rounded once). The kernel applies the scale to each tile's 8-lane
-        partial sum; here it is applied per term, which differs by rounding only."""
+    def reference_loss(self, x, attrs) -> np.ndarray:
+        """MSELossV2 in FLOAT: d = x - y, s = d * d, and for mean s * float(1.0 / N). The kernel
+        applies the scale to each tile's 8-lane partial sum; here it is applied per term, which
+        differs by rounding only."""
         d = ftz(x["self"] - x["target"])
-        s = ftz(d * d)
-        n = numel(broadcast(shapes["self"], shapes["target"]))
-        return ftz(s * np.float32(1.0 / n)) if attrs["reduction"] == 1 and n else s
-
-    def describe(self, x, attrs, out_shape, index) -> str:
-        b = self.b_shape({n: tuple(np.shape(a)) for n, a in x.items()})
-        if reduced_axes(tuple(out_shape), b) or numel(out_shape) != numel(b):
-            how = "/ numel(B)" if attrs["reduction"] == 1 else ""
-            return f"the sum of {numel(b)} terms {self.term_text} over B = {b} {how}".rstrip()
-        return element_inputs(x, out_shape, index)
-
-    def torch(self, torch, t, attrs, device):
-        """aten's mse_loss on the inputs broadcast to B (the functional form warns on differing
-        shapes): its mean divides by numel(B), as the kernel does, and an empty mean is NaN."""
-        x, y = torch.broadcast_tensors(t["self"], t["target"])
-        return torch.ops.aten.mse_loss(x, y, self.torch_reduction(attrs))
+        return ftz(d * d)
 
     # -- the page's phase-1 table -------------------------------------------------------------
     def examples(self) -> Tuple[Example, ...]:

@@ -4,16 +4,14 @@ otherwise (docs/operators/SoftMarginLoss.md). Phase 1 never looks at the reducti
 computes any value but 0 and 1 as sum, which the suite keeps outside its contract."""
 from __future__ import annotations
 
-import math
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 import numpy as np
 
 from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID
 from suite.ops.records import VendorNames
-from suite.ops.base import (Example, Rejection, Shape, Signature, broadcast, element_inputs,
-                            ftz, numel, reduced_axes, table)
-from suite.ops.loss import R8, LossBackward, promote
+from suite.ops.base import Example, Rejection, Signature, ftz, table
+from suite.ops.loss import R8, LossForward
 from suite.values import sets as V
 from suite.values.draw import Dist, Uniform
 
@@ -36,7 +34,7 @@ def _large(sig: Signature) -> Dict[str, Dist]:
     return {"self": Uniform(30.0, 100.0), "target": Uniform(-100.0, -3.0)}
 
 
-class SoftMarginLoss(LossBackward):
+class SoftMarginLoss(LossForward):
     """The loss family's helpers (NULL rows, page-table signatures) serve the forward too: the C
     signature is self, target, int64 reduction, out [SML-H]."""
 
@@ -45,37 +43,26 @@ class SoftMarginLoss(LossBackward):
     # and its inputs as the suite does; the kernel SoftMarginLoss takes (self, target) and a string
     # reduction, default mean (ops-nn @e5c3fa93 loss/soft_margin_loss/op_host/soft_margin_loss_def.cpp).
     vendor = VendorNames(ttk="soft_margin_loss", ttk_inputs=("self", "target"), ttk_defaults={"reduction": "mean"})
-    inputs = ("self", "target")
     value_sets = {"uniform": _uniform, "saturated": _saturated, "large": _large, "specials": V.specials_set}
     # The TBE kernel's reduce_sum schedule is not public, and ops-nn's API list gives no determinism
     # for these two families (it says deterministic for A2/A3 and the 950): their mean and sum are
     # not held to identical bits (the page's "Determinism").
     nondeterministic = {p: {"reduction": (1, 2)} for p in ("atlas-training", "atlas-inference")}
 
+    term_text = "log(1 + exp(-target * self))"
+    reduced_why = "a reduction other than none wants a 0-d out"
+
     # -- contract -------------------------------------------------------------------------------
-    def out_shape(self, shapes: Mapping[str, Optional[Shape]], attrs: Mapping[str, Any]) -> Optional[Shape]:
-        """B for none; () for every other reduction, the only shape they accept ([SML-API] CheckShape)."""
-        if any(shapes.get(n) is None for n in self.inputs):
-            return None
-        b = broadcast(shapes["self"], shapes["target"])
-        return () if b is not None and attrs.get("reduction") != 0 else b
+    def reduces(self, reduction) -> bool:
+        """out is B for none; () for every other reduction, the only shape they accept ([SML-API]
+        CheckShape)."""
+        return reduction != 0
 
     def check(self, sig: Signature) -> Rejection:
         """The rejection table of the page, in the code's order (rows 2 to 8; row 1, a NULL
         workspaceSize or executor, is not a call the suite can make). No reduction row."""
-        bad = (self._nulls(sig) or self._unsupported_dtype(sig, ["self", "target", "out"])
-               or self._rank(sig, with_out=False))
-        if bad:
-            return bad
-        b = broadcast(sig.shapes["self"], sig.shapes["target"])
-        if b is None:
-            return INVALID, "self and target do not broadcast"
-        out = tuple(sig.out_shape)
-        if sig.attrs["reduction"] == 0 and out != b:
-            return INVALID, f"out shape {out} is not the broadcast shape {b}"
-        if sig.attrs["reduction"] != 0 and out != ():
-            return INVALID, f"out shape {out} is not 0-d (a reduction other than none wants a 0-d out)"
-        return 0, ""
+        return (self._nulls(sig) or self._unsupported_dtype(sig, ["self", "target", "out"])
+                or self._shape_checks(sig))
 
     def outside_contract(self, sig: Signature) -> Optional[str]:
         """A reduction outside 0-2: the page lists 0-2; the code computes every other value as sum
@@ -83,38 +70,17 @@ class SoftMarginLoss(LossBackward):
         red = sig.attrs.get("reduction")
         return None if red in (0, 1, 2) else "reduction outside 0-2 is undocumented (the code computes it as sum)"
 
-    def result_dtype(self, dts: Mapping[str, str], out_dtype: str) -> str:
-        """The kernel writes P = promote(self, target); the op API casts that to out's dtype."""
-        return promote(dts.get(n) for n in self.inputs) or out_dtype
-
     # -- numbers ----------------------------------------------------------------------------------
-    def b_shape(self, shapes: Mapping[str, Shape]) -> Optional[Shape]:
-        return broadcast(shapes["self"], shapes["target"])
+    # mean of an empty B: the op API fills out with NaN; sum: 0 [SML-API] (`empty_fill`).
+    def loss(self, x, attrs) -> np.ndarray:
+        return np.logaddexp(0.0, -(x["target"] * x["self"]))      # log(1 + exp(-tx)), never overflowing
 
-    def empty_fill(self, attrs: Mapping[str, Any]) -> Optional[float]:
-        """mean of an empty B: the op API fills out with NaN; sum: 0 [SML-API]."""
-        return math.nan if attrs["reduction"] == 1 else None
-
-    def terms(self, x, attrs, shapes) -> np.ndarray:
-        loss = np.logaddexp(0.0, -(x["target"] * x["self"]))      # log(1 + exp(-tx)), never overflowing
-        n = numel(broadcast(shapes["self"], shapes["target"]))
-        return loss / n if attrs["reduction"] == 1 and n else loss
-
-    def reference_terms(self, x, attrs, shapes) -> np.ndarray:
+    def reference_loss(self, x, attrs) -> np.ndarray:
         """The 950 kernel's stable form in FLOAT, max(0, -tx) + log(1 + exp(-|tx|)), with log1p
         where the kernel takes log(1 + e) (the page's "Where the suite and the kernels differ");
         mean: each term times float(1.0 / N) (the kernel scales the sum once: rounding only)."""
         t = ftz(x["target"] * x["self"])
-        loss = ftz(np.maximum(-t, np.float32(0)) + ftz(np.log1p(ftz(np.exp(-np.abs(t))))))
-        n = numel(broadcast(shapes["self"], shapes["target"]))
-        return ftz(loss * np.float32(1.0 / n)) if attrs["reduction"] == 1 and n else loss
-
-    def describe(self, x, attrs, out_shape, index) -> str:
-        b = self.b_shape({n: tuple(np.shape(a)) for n, a in x.items()})
-        if reduced_axes(tuple(out_shape), b) or numel(out_shape) != numel(b):
-            how = "/ numel(B)" if attrs["reduction"] == 1 else ""
-            return f"the sum of {numel(b)} terms log(1 + exp(-target * self)) over B = {b} {how}".rstrip()
-        return element_inputs(x, out_shape, index)
+        return ftz(np.maximum(-t, np.float32(0)) + ftz(np.log1p(ftz(np.exp(-np.abs(t))))))
 
     def torch(self, torch, t, attrs, device):
         """aten's soft_margin_loss (none) on the inputs broadcast to B, log1p(exp(-tx)): where

@@ -28,15 +28,15 @@ def _counts_differ(c) -> bool:
 class _BatchmeanNumel(KlDiv):
     """batchmean divides by numel(B), as mean does."""
 
-    def _divisor(self, attrs, shapes):
-        return super()._divisor({**attrs, "reduction": 1 if attrs["reduction"] == 3 else attrs["reduction"]}, shapes)
+    def divisor(self, attrs, shapes):
+        return super().divisor({**attrs, "reduction": 1 if attrs["reduction"] == 3 else attrs["reduction"]}, shapes)
 
 
 class _MeanFirstDim(KlDiv):
     """mean divides by B[0], as batchmean does (the old pages' `self.size(0)`)."""
 
-    def _divisor(self, attrs, shapes):
-        return super()._divisor({**attrs, "reduction": 3 if attrs["reduction"] == 1 else attrs["reduction"]}, shapes)
+    def divisor(self, attrs, shapes):
+        return super().divisor({**attrs, "reduction": 3 if attrs["reduction"] == 1 else attrs["reduction"]}, shapes)
 
 
 class _ZeroTargetNan(KlDiv):
@@ -47,14 +47,14 @@ class _ZeroTargetNan(KlDiv):
             return super().reference_terms(x, attrs, shapes)
         t = x["target"]
         l = t * (np.log(t) - x["self"])
-        d = self._divisor(attrs, shapes)
+        d = self.divisor(attrs, shapes)
         return l if d is None else l * np.float32(1.0 / d)
 
     def terms(self, x, attrs, shapes):           # its float64 counterpart, for `where`
         if attrs["logTarget"]:
             return super().terms(x, attrs, shapes)
         l = x["target"] * (np.log(x["target"]) - x["self"])
-        d = self._divisor(attrs, shapes)
+        d = self.divisor(attrs, shapes)
         return l if d is None else l / d
 
 

@@ -1,7 +1,6 @@
 """aclnnL1Loss's test kit (tests/mutants/kit.py): the loss family's mutants through `FAMILY`; its
 own defects, the square for the absolute value, the sign kept, and a phase-1 row dropped; its
-variants MseLoss's, the same methods over L1Loss's (each class puts the MseLoss kit's override
-ahead of L1Loss in its MRO)."""
+variants MseLoss's, the same methods over L1Loss's (the MseLoss kit's mixins ahead of L1Loss)."""
 from __future__ import annotations
 
 from typing import Tuple
@@ -17,7 +16,7 @@ from tests.mutants.kit import Mutant, Variant
 
 
 class _SquareNotAbs(L1Loss):
-    reference_terms = MseLoss.reference_terms
+    reference_loss = MseLoss.reference_loss
 
 
 class _SignedDifference(L1Loss):
@@ -62,11 +61,11 @@ MUTANTS: Tuple[Mutant, ...] = (
 )
 
 
-class _ScaleOnceAfterTheSum(M._ScaleOnceAfterTheSum, L1Loss):
+class _ScaleOnceAfterTheSum(M.ScaleOnceAfterTheSum, L1Loss):
     """The 950 LpLoss's order: ReduceSum, then one Muls by 1/N."""
 
 
-class _SumInReverse(M._SumInReverse, L1Loss):
+class _SumInReverse(M.SumInReverse, L1Loss):
     pass
 
 

@@ -27,9 +27,9 @@ class _AbsNotSquare(MseLoss):
         return ftz(d * np.float32(1.0 / n)) if attrs["reduction"] == 1 and n else d
 
 
-# -- correct variants --------------------------------------------------------------------------------
-class _ScaleOnceAfterTheSum(MseLoss):
-    """The TBE order (atlas-training): the float32 sum of the squares, then one multiply by 1/N."""
+# -- correct variants (mixins, so that another forward loss's kit takes them over its class) ----------
+class ScaleOnceAfterTheSum:
+    """The TBE order (atlas-training): the float32 sum of the terms, then one multiply by 1/N."""
 
     def _reference(self, call, block):
         if call.attrs["reduction"] != 1:
@@ -41,7 +41,7 @@ class _ScaleOnceAfterTheSum(MseLoss):
         return _round(self, call, np.asarray(r, dtype=np.float32))
 
 
-class _SumInReverse(MseLoss):
+class SumInReverse:
     """The terms summed in the opposite memory order (another core split, another tree)."""
 
     def _reference(self, call, block):
@@ -56,6 +56,14 @@ def _with(call, **changes):
     import dataclasses
     attrs = {**call.attrs, **({"reduction": changes.pop("reduction")} if "reduction" in changes else {})}
     return dataclasses.replace(call, attrs=attrs, **changes)
+
+
+class _ScaleOnceAfterTheSum(ScaleOnceAfterTheSum, MseLoss):
+    pass
+
+
+class _SumInReverse(SumInReverse, MseLoss):
+    pass
 
 
 def _round(op: MseLoss, call, r32: np.ndarray) -> np.ndarray:
