@@ -15,7 +15,7 @@ from suite.ops.kl_div_backward import KlDivBackward
 from suite.ops.loss import R8
 from suite.ops.records import VendorNames
 from suite.values import sets as V
-from suite.values.draw import Binades, Dist, Uniform
+from suite.values.draw import Binades, Dist, Sprinkle, Uniform
 
 SERVED, UNLISTED = ("atlas-a2", "atlas-a3", "ascend-950"), ("atlas-training", "atlas-inference", "atlas-200i-500-a2")
 
@@ -45,6 +45,12 @@ def _tiny(sig: Signature) -> Dict[str, Dist]:
     return d
 
 
+def _specials(sig: Signature) -> Dict[str, Dist]:
+    """NaN, +-inf and +-0 sprinkled into every input, a plain target's other values positive (a
+    negative one is NaN whatever gradOutput is: `nonpos_targets`)."""
+    return {n: Sprinkle(v, V.SPECIALS, 0.2) for n, v in _uniform(sig).items()}
+
+
 class KlDivTargetBackward(KlDivBackward):
     name = "KlDivTargetBackward"
     # No system-test files in ops-nn for it; the kernel KlDivTargetLossGrad takes (grad, input, target)
@@ -52,7 +58,7 @@ class KlDivTargetBackward(KlDivBackward):
     vendor = VendorNames(ttk="kl_div_target_loss_grad", ttk_inputs=("gradOutput", "self", "target"),
                          ttk_attrs={"log_target": "logTarget"}, ttk_defaults={"reduction": "mean", "log_target": False})
     value_sets = {"uniform": _uniform, "nonpos_targets": _negative_targets, "large": _large, "tiny": _tiny,
-                  "specials": V.specials_set}
+                  "specials": _specials}
     # GetSupportDtypeList: the three-dtype list on ASCEND910B, ASCEND910_93 and regbase chips, an
     # empty one (every call 161002 after the NULL checks) on the others [KLT-API].
     product_dtypes = {**{p: frozenset() for p in UNLISTED}, **{p: LOSS_DTYPES[p] for p in SERVED}}
@@ -108,7 +114,7 @@ class KlDivTargetBackward(KlDivBackward):
         return same.pop() if len(same) == 1 else "float32"
 
     def result_dtype(self, dts, out_dtype) -> str:
-        return out_dtype                           # out is target's dtype: FLOAT, then one cast
+        return dts.get("target") or out_dtype      # out's dtype is target's: FLOAT, then one cast
 
     def terms(self, x, attrs, shapes) -> np.ndarray:
         """The code's form in float64: the formula wherever target is finite and positive."""
