@@ -233,9 +233,9 @@ def test_full_suite_passes_on_each_product_and_leaks_nothing(emulator, tmp_path,
 
 def test_on_an_atlas_200i_500_a2_only_the_rejections_of_the_one_operator_serving_it_run(emulator, tmp_path):
     """Issue 44: the emulator reports an Ascend310B1, the backend stands for atlas-200i-500-a2, and
-    the run holds only the cases of the operators serving that family (KlDivBackward and
-    KlDivTargetBackward, whose op APIs decide every call on that chip: 161002), all rejections, all
-    passed; no other operator's case runs or skips."""
+    the run holds only the cases of the two operators serving that family (their op APIs decide
+    every call on that chip: 161002), all rejections, all passed; no other operator's case runs or
+    skips."""
     s = run_suite(tmp_path, emulator(None), "--isolation=none", "--scale=small", soc="Ascend310B1")
     assert s.returncode == 0, s.tail()
     assert s.cases and set(s.having("passed")) == set(s.cases), s.tail()
