@@ -62,9 +62,12 @@ class KlDivTargetBackward(KlDivBackward):
     # GetSupportDtypeList: the three-dtype list on ASCEND910B, ASCEND910_93 and regbase chips, an
     # empty one (every call 161002 after the NULL checks) on the others [KLT-API].
     product_dtypes = {**{p: frozenset() for p in UNLISTED}, **{p: LOSS_DTYPES[p] for p in SERVED}}
-    tiling_names: Tuple[str, ...] = ()        # the kernels are library templates: no boundary of its own
+    tiling_names: Tuple[str, ...] = ()        # l0 ops and library templates: no boundary of its own
     reads = None                              # self's values are read
     grad_of = "target"
+
+    def tiling(self, hw, dts) -> Dict[str, int]:
+        return {}                             # not KlDivLossGrad's: no tile for the scale mutants' model
 
     def out_shape(self, shapes, attrs) -> Optional[Shape]:
         return shapes.get("target")
