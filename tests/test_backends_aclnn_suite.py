@@ -172,7 +172,7 @@ def test_emulator_has_every_registered_operator(emulator):
 # CI runs the default tier (the scale sets included) on one product under -n 2 (atlas-a2's serial
 # default run alone took 136 s of the fresh-clone .ci/run), and the small tier (every committed case:
 # the products' dtypes, statuses, layouts) on every product serially (the Ascend 950 too; the
-# Atlas 200I/500 A2 runs one operator's rejections only: its own test below); the heavy tier runs
+# Atlas 200I/500 A2 runs the rejections of the operators serving it only: its own test below); the heavy tier runs
 # the four at the default tier.
 PRODUCT_RUNS = [                                # ..., scale tier, in CI (else: -m heavy)
     ("atlas-a2", "Ascend910B3", 0, "skip", "small", True),
@@ -247,13 +247,14 @@ def test_full_suite_passes_on_each_product_and_leaks_nothing(emulator, tmp_path,
 
 def test_on_an_atlas_200i_500_a2_only_the_rejections_of_the_one_operator_serving_it_run(emulator, tmp_path):
     """Issue 44: the emulator reports an Ascend310B1, the backend stands for atlas-200i-500-a2, and
-    the run holds only the cases of the one operator serving that family (its op API decides every
-    call on that chip: 161002), all rejections, all passed; no other operator's case runs or skips."""
+    the run holds only the cases of the two operators serving that family (their op APIs decide
+    every call on that chip: 161002), all rejections, all passed; no other operator's case runs or
+    skips."""
     s = run_suite(tmp_path, emulator(None), "--isolation=none", "--scale=small", soc="Ascend310B1")
     assert s.returncode == 0, s.tail()
     assert s.cases and set(s.having("passed")) == set(s.cases), s.tail()
     served = {op.name for op in ops.OPERATORS.values() if op.serves("atlas-200i-500-a2")}
-    assert len(served) == 1 and not any(ops.get(n).product_dtypes["atlas-200i-500-a2"] for n in served)
+    assert len(served) == 2 and not any(ops.get(n).product_dtypes["atlas-200i-500-a2"] for n in served)
     assert {n[n.index("[") + 1:].split("-", 1)[0] for n in s.cases} == served
     assert all("-atlas-200i-500-a2-" in n and "test_status" in n for n in s.cases), sorted(s.cases)[:3]
     assert [r["products"] for r in s.live] == [["atlas-200i-500-a2"]], s.live

@@ -22,6 +22,7 @@ PAGES = {
     "BinaryCrossEntropyBackward": (_G, _S, _T, ("weight", "tensor", None), _R),
     "KlDiv": (_S, _T, _R, ("logTarget", "bool", False)),   # the forward (KlDiv.md)
     "KlDivBackward": (_G, _S, _T, _R, ("logTarget", "bool", False)),
+    "KlDivTargetBackward": (_G, _S, _T, _R, ("logTarget", "bool", False)),   # KlDivTargetBackward.md
     "L1Loss": (_S, _T, _R),                   # the forward, as MseLoss (L1Loss.md)
     "L1LossBackward": (_G, _S, _T, _R),
     "MseLoss": (_S, _T, _R),                  # the forward: self, target, reduction (MseLoss.md)

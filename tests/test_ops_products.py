@@ -30,6 +30,7 @@ VENDOR = {  # operator -> (its dtypes on ascend-950, on atlas-200i-500-a2: None 
     "BinaryCrossEntropyBackward": (THREE, None),   # loss/binary_cross_entropy_grad/op_api/aclnn_..._backward.cpp
     "KlDiv": (THREE, None),                        # ops-math math/kl_div_v2/op_api/aclnn_kl_div.cpp (IsRegBase)
     "KlDivBackward": (THREE, frozenset()),         # loss/kl_div_loss_grad/op_api/aclnn_kl_div_backward.cpp
+    "KlDivTargetBackward": (THREE, frozenset()),   # loss/kl_div_target_loss_grad/op_api/aclnn_kl_div_target_backward.cpp
     "L1Loss": (THREE, None),                       # loss/lp_loss/op_api/aclnn_l1_loss.cpp (ASCEND910B..ASCEND910E)
     "L1LossBackward": (THREE, None),               # loss/l1_loss_grad/op_api/aclnn_l1_loss_backward.cpp
     "MseLoss": (THREE, None),                      # loss/mse_loss/op_api/aclnn_mse_loss.cpp

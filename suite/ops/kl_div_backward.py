@@ -63,6 +63,7 @@ class KlDivBackward(LossBackward):
     product_dtypes = {**LOSS_DTYPES, "atlas-200i-500-a2": frozenset()}
     tiling_names = ("tile", "tile_sgrad")
     reads = ("gradOutput", "target")          # self gives the output's shape, never a value
+    grad_of = "self"                          # the gradient's input (the torch mapping's leaf)
     row_out = "self"
 
     def tiling(self, hw, dts) -> Dict[str, int]:
@@ -158,7 +159,8 @@ class KlDivBackward(LossBackward):
     def torch(self, torch, t, attrs, device):
         """Autograd through kl_div(reduction='none'); the reduction's scale is applied to the
         incoming gradient explicitly, because torch's batchmean divides by self.size(0) where the
-        contract divides by B[0]. Autograd sums the broadcast dimensions back to self's shape."""
+        contract divides by B[0]. Autograd sums the broadcast dimensions back to the shape of
+        `grad_of`, the input the gradient is taken with respect to."""
         g, x, y = t["gradOutput"], t["self"], t["target"]
         reduction = self.torch_reduction(attrs)
         shape = torch.broadcast_shapes(x.shape, y.shape)
@@ -171,9 +173,11 @@ class KlDivBackward(LossBackward):
             if len(shape) == 0:
                 raise ValueError("torch backend: batchmean on a 0-d broadcast shape is outside the contract")
             incoming = incoming / shape[0]
-        leaf = x.detach().requires_grad_(True)
+        xs = {"self": x, "target": y}
+        leaf = xs[self.grad_of] = xs[self.grad_of].detach().requires_grad_(True)
         with torch.enable_grad():
-            loss = torch.nn.functional.kl_div(leaf, y, reduction="none", log_target=bool(attrs["logTarget"]))
+            loss = torch.nn.functional.kl_div(xs["self"], xs["target"], reduction="none",
+                                              log_target=bool(attrs["logTarget"]))
             (result,) = torch.autograd.grad(loss, leaf, incoming)
         return result
 
