@@ -11,7 +11,7 @@ import numpy as np
 
 from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID, Unsupported
 from suite.ops.base import MAX_RANK, Example, Rejection, Signature, broadcast, ftz, numel, table
-from suite.ops.loss import R8, LossForward, promote
+from suite.ops.loss import R8, LossForward
 from suite.ops.records import VendorNames
 from suite.values import sets as V
 from suite.values.draw import Dist, Sprinkle, Uniform
@@ -102,8 +102,9 @@ class BinaryCrossEntropyWithLogits(LossForward):
         return None
 
     def result_dtype(self, dts: Mapping[str, str], out_dtype: str) -> str:
-        """P = promote(self, target); the weights are cast to P; P cast to out's dtype [BCEL-API]."""
-        return promote((dts.get("self"), dts.get("target"))) or out_dtype
+        """The inputs are cast to P = promote(self, target); the l0 op's result is FLOAT for any P
+        [BCEL-L0], cast once to out's dtype [BCEL-API]."""
+        return "float32"
 
     # -- numbers ----------------------------------------------------------------------------------
     def b_shape(self, shapes) -> Optional[Tuple[int, ...]]:

@@ -8,7 +8,8 @@
  *
  * The kernel (the 950's DAG), in float32 after the casts to P = promote(self, target): m = min(x,
  * 0); ls = m - ln(exp(-|x|) + 1); ls = ls * ((pw - 1) * y + 1) (skipped for a NULL posWeight);
- * r = (1 - y) * x - ls; r = r * w (skipped for a NULL weight); mean: r * (float)(1.0 / N).
+ * r = (1 - y) * x - ls; r = r * w (skipped for a NULL weight); mean: r * (float)(1.0 / N); the
+ * result FLOAT (the l0 op's), summed in float32, cast once to out's dtype.
  *
  * @fault bce_logits_no_pos_weight EMU_FAULT_BCE_LOGITS_NO_POS_WEIGHT posWeight is ignored
  */
@@ -32,7 +33,8 @@ static float term(const aclOpExecutor *ex, const float *x) {
 
 static void setup(aclOpExecutor *ex, const aclTensor *const *in) {
     int64_t N = emu_numel(in[SELF]);
-    ex->cast_in = ex->result = emu_promote(in[SELF]->dtype, in[TARGET]->dtype); /* the weights cast to P */
+    ex->cast_in = emu_promote(in[SELF]->dtype, in[TARGET]->dtype); /* the weights cast to P */
+    ex->result = EMU_NO_DTYPE; /* the l0 op's result is FLOAT, cast once to out's dtype */
     ex->f32[SCALE] = N ? (float)(1.0 / (double)N) : 1.0f;
     ex->fill = ex->i64[REDUCTION] != 0 && N == 0; /* the op API's fill kernel */
     ex->fill_value = ex->i64[REDUCTION] == 1 ? NAN : 0.0f;
