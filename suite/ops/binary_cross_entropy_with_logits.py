@@ -47,7 +47,7 @@ class BinaryCrossEntropyWithLogits(LossForward):
     # The vendor's system tests [cases import]: the kernel SigmoidCrossEntropyWithLogitsV2 takes
     # (predict, target, weight, pos_weight) and a string reduction, default mean (ops-nn @e5c3fa93
     # loss/sigmoid_cross_entropy_with_logits_v2/op_host/sigmoid_cross_entropy_with_logits_v2_def.cpp).
-    vendor = VendorNames(ttk="sigmoid_cross_entropy_with_logits_v2",
+    vendor = VendorNames(atk_names={"weightOptional": "weight", "posWeightOptional": "posWeight"}, ttk="sigmoid_cross_entropy_with_logits_v2",
                          ttk_inputs=("self", "target", "weight", "posWeight"), ttk_defaults={"reduction": "mean"})
     inputs = ("self", "target", "weight", "posWeight")
     optional = WEIGHTS
