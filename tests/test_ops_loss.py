@@ -20,6 +20,7 @@ _G, _S, _T, _R = ("gradOutput", "tensor", None), ("self", "tensor", None), ("tar
 PAGES = {
     "BinaryCrossEntropy": (_S, _T, ("weight", "tensor", None), _R),   # the forward (BinaryCrossEntropy.md)
     "BinaryCrossEntropyBackward": (_G, _S, _T, ("weight", "tensor", None), _R),
+    "BinaryCrossEntropyWithLogits": (_S, _T, ("weight", "tensor", None), ("posWeight", "tensor", None), _R),
     "KlDiv": (_S, _T, _R, ("logTarget", "bool", False)),   # the forward (KlDiv.md)
     "KlDivBackward": (_G, _S, _T, _R, ("logTarget", "bool", False)),
     "KlDivTargetBackward": (_G, _S, _T, _R, ("logTarget", "bool", False)),   # KlDivTargetBackward.md

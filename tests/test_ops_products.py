@@ -28,6 +28,7 @@ THREE = frozenset({"float32", "float16", "bfloat16"})
 VENDOR = {  # operator -> (its dtypes on ascend-950, on atlas-200i-500-a2: None = not served)
     "BinaryCrossEntropy": (THREE, None),           # loss/binary_cross_entropy/op_api/aclnn_binary_cross_entropy.cpp
     "BinaryCrossEntropyBackward": (THREE, None),   # loss/binary_cross_entropy_grad/op_api/aclnn_..._backward.cpp
+    "BinaryCrossEntropyWithLogits": (THREE, None),  # loss/sigmoid_cross_entropy_with_logits_v2/op_api/aclnn_binary_..._with_logits.cpp
     "KlDiv": (THREE, None),                        # ops-math math/kl_div_v2/op_api/aclnn_kl_div.cpp (IsRegBase)
     "KlDivBackward": (THREE, frozenset()),         # loss/kl_div_loss_grad/op_api/aclnn_kl_div_backward.cpp
     "KlDivTargetBackward": (THREE, frozenset()),   # loss/kl_div_target_loss_grad/op_api/aclnn_kl_div_target_backward.cpp
