@@ -29,6 +29,7 @@ PAGES = {
     "MseLossBackward": (_G, _S, _T, _R),
     # the forward: two outputs, out and totalWeightOut, follow the attributes (NLLLoss.md, "API")
     "NLLLoss": (_S, _T, ("weight", "tensor", None), _R, ("ignoreIndex", "int64", -100)),
+    "NLLLoss2d": (_S, _T, ("weight", "tensor", None), _R, ("ignoreIndex", "int64", -100)),   # NLLLoss2d.md, "API"
     # totalWeight after the two attributes (NLLLossBackward.md, "API")
     "NLLLossBackward": (_G, _S, _T, ("weight", "tensor", None), _R, ("ignoreIndex", "int64", -100),
                         ("totalWeight", "tensor", None)),

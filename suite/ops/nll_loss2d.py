@@ -150,6 +150,7 @@ class NLLLoss2d(NLLLoss):
             "int32 target": sig(tdt="int32"),
             "float16 on atlas-inference": sig(dt="float16", product="atlas-inference"),
             "bfloat16 on atlas-a3": sig(dt="bfloat16", product="atlas-a3"),
+            "bfloat16 on ascend-950 (regbase: the three-dtype list)": sig(dt="bfloat16", product="ascend-950"),
             "float32 into float16 outs (the vendor's case_007)": sig(odt="float16", reduction=1),
             "empty H (the vendor's case_017)": sig(s=(3, 2, 0, 2)),
             "empty N under mean": sig(s=(0, 3, 2, 2), reduction=1),
