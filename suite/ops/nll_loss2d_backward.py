@@ -21,6 +21,7 @@ class NLLLoss2dBackward(NLLLossBackward):
     name = "NLLLoss2dBackward"
     # ATK files name the call itself (loss/nll_loss_grad/tests/st/aclnnNLLLoss2dBackward); no TTK kernel of its own.
     vendor = VendorNames()
+    c_params = NLLLossBackward.c_params       # totalWeight after the two attributes, as the 1-D header [NLL2DB-H]
 
     def operands(self, x, attrs):
         """Against terms on self's [N, C, H, W]: target (and gradOutput under none) as [N, 1, H, W],
