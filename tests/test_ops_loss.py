@@ -30,9 +30,12 @@ PAGES = {
     "MseLossBackward": (_G, _S, _T, _R),
     # the forward: two outputs, out and totalWeightOut, follow the attributes (NLLLoss.md, "API")
     "NLLLoss": (_S, _T, ("weight", "tensor", None), _R, ("ignoreIndex", "int64", -100)),
+    "NLLLoss2d": (_S, _T, ("weight", "tensor", None), _R, ("ignoreIndex", "int64", -100)),   # NLLLoss2d.md, "API"
     # totalWeight after the two attributes (NLLLossBackward.md, "API")
     "NLLLossBackward": (_G, _S, _T, ("weight", "tensor", None), _R, ("ignoreIndex", "int64", -100),
                         ("totalWeight", "tensor", None)),
+    "NLLLoss2dBackward": (_G, _S, _T, ("weight", "tensor", None), _R, ("ignoreIndex", "int64", -100),
+                          ("totalWeight", "tensor", None)),   # NLLLoss2dBackward.md, "API"
     "SmoothL1Loss": (_S, _T, _R, ("beta", "float", 1.0)),   # the forward (SmoothL1Loss.md)
     "SmoothL1LossBackward": (("gradOut", "tensor", None), _S, _T, _R, ("beta", "float", 1.0)),
     "SoftMarginLoss": (_S, _T, _R),           # the forward: self, target, reduction (SoftMarginLoss.md)

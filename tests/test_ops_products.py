@@ -40,6 +40,8 @@ VENDOR = {  # operator -> (its dtypes on ascend-950, on atlas-200i-500-a2: None 
     "MseLossBackward": (THREE, None),              # loss/mse_loss_grad_v2/op_host/op_api/aclnn_mse_loss_backward.cpp
     "NLLLoss": (THREE, None),                      # loss/nll_loss/op_api/aclnn_nll_loss.cpp (DAV_3510)
     "NLLLossBackward": (THREE, None),              # loss/nll_loss_grad/op_api/aclnn_nll_loss_backward.cpp
+    "NLLLoss2d": (THREE, None),                    # loss/nll_loss/op_api/aclnn_nll_loss2d.cpp (IsRegbase)
+    "NLLLoss2dBackward": (THREE, None),            # loss/nll_loss_grad/op_api/aclnn_nll_loss2d_backward.cpp
     "SmoothL1Loss": (THREE, None),                 # loss/smooth_l1_loss_v2/op_api/aclnn_smooth_l1_loss.cpp (IsRegbase)
     "SmoothL1LossBackward": (THREE, None),         # loss/smooth_l1_loss_grad_v2/op_api/aclnn_..._backward.cpp
 }

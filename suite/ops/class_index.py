@@ -41,7 +41,9 @@ def classes(sig: Signature, share: float = 0.1) -> Dist:
     ignore = sig.attrs["ignoreIndex"]
     s = sig.shapes.get("self")
     # (a rejection case's NULL or class-less self: its target is drawn all the same, as class 0)
-    base = ClassIndex("self", -1) if s and s[-1] > 0 else Integers(0, 0)
+    # The class axis: 1 of a 4-D self (NLLLoss2d's [N, C, H, W]; NLLLoss rejects that rank), else the last.
+    axis = 1 if s and len(s) == 4 else -1
+    base = ClassIndex("self", axis) if s and s[axis] > 0 else Integers(0, 0)
     return Ignored(base, "ignoreIndex", share) if share and lo <= ignore <= hi else base
 
 

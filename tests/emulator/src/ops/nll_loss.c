@@ -30,8 +30,8 @@ enum { SELF, TARGET, WEIGHT, NIN };
 enum { OUT, TOTAL, NOUT };
 enum { REDUCTION, IGNORE }; /* i64 slots */
 
-static void run(aclOpExecutor *ex);
-static const emu_op OP = {"NLLLoss", run};
+void emu_nll_run(aclOpExecutor *ex); /* NLLLoss2d's too (nll_loss2d.c): the same kernel */
+static const emu_op OP = {"NLLLoss", emu_nll_run};
 
 #ifdef EMU_FAULT_NLL_MEAN_BY_COUNT
 static float taking_part; /* the planted divisor: samples counted (runs do not overlap) */
@@ -60,7 +60,7 @@ static void mean(const aclOpExecutor *ex, float *const *sums) {
 #endif
 }
 
-static void run(aclOpExecutor *ex) {
+void emu_nll_run(aclOpExecutor *ex) {
 #ifdef EMU_FAULT_NLL_MEAN_BY_COUNT
     taking_part = 0.0f;
 #endif
