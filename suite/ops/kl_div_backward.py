@@ -89,6 +89,11 @@ class KlDivBackward(LossBackward):
         bad = self._nulls(sig) or self._unsupported_dtype(sig, [*self.inputs, "out"])
         if bad:
             return bad
+        return self._shape_checks(sig)
+
+    def _shape_checks(self, sig: Signature) -> Rejection:
+        """The shape rows, in the code's order: ranks, self with target, gradOutput to B, and out
+        of the shape of the input the gradient is of (`grad_of`)."""
         bad = self._rank(sig, with_out=True)
         if bad:
             return bad
@@ -97,8 +102,9 @@ class KlDivBackward(LossBackward):
             return INVALID, "self and target do not broadcast"
         if broadcast(sig.shapes["gradOutput"], b) != b:
             return INVALID, f"gradOutput {sig.shapes['gradOutput']} does not broadcast to {b}"
-        if tuple(sig.out_shape) != tuple(sig.shapes["self"]):
-            return INVALID, f"out shape {tuple(sig.out_shape)} is not self's shape {sig.shapes['self']}"
+        g = self.grad_of
+        if tuple(sig.out_shape) != tuple(sig.shapes[g]):
+            return INVALID, f"out shape {tuple(sig.out_shape)} is not {g}'s shape {sig.shapes[g]}"
         return 0, ""
 
     def outside_contract(self, sig: Signature) -> Optional[str]:

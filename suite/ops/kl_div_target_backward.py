@@ -9,7 +9,7 @@ from typing import Dict, Mapping, Optional, Tuple
 import numpy as np
 
 from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID, ACLNN_ERR_PARAM_NULLPTR as NULLPTR
-from suite.ops.base import LOSS_DTYPES, Example, Rejection, Shape, Signature, broadcast, ftz, numel, table
+from suite.ops.base import LOSS_DTYPES, Example, Rejection, Shape, Signature, ftz, numel, table
 from suite.ops.kl_div import _negative_targets, _uniform
 from suite.ops.kl_div_backward import KlDivBackward
 from suite.ops.loss import R8
@@ -82,17 +82,7 @@ class KlDivTargetBackward(KlDivBackward):
             return bad
         if sig.out_dtype != sig.dtypes["target"]:
             return INVALID, f"out dtype {sig.out_dtype} is not target's {sig.dtypes['target']}"
-        bad = self._rank(sig, with_out=True)
-        if bad:
-            return bad
-        b = self._b(sig.shapes)
-        if b is None:
-            return INVALID, "self and target do not broadcast"
-        if broadcast(sig.shapes["gradOutput"], b) != b:
-            return INVALID, f"gradOutput {sig.shapes['gradOutput']} does not broadcast to {b}"
-        if tuple(sig.out_shape) != tuple(sig.shapes["target"]):
-            return INVALID, f"out shape {tuple(sig.out_shape)} is not target's shape {sig.shapes['target']}"
-        return 0, ""
+        return self._shape_checks(sig)
 
     def outside_contract(self, sig: Signature) -> Optional[str]:
         red, s = sig.attrs.get("reduction"), sig.shapes.get("self")
