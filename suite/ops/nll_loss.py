@@ -156,19 +156,10 @@ class NLLLoss(LossBackward):
 
     def check(self, sig: Signature) -> Rejection:
         """The page's phase-1 table, rows 1 to 14, in the code's order [NLL-API]."""
-        bad = self._nulls(sig)                                                        # row 1
+        bad = self._null_rows(sig) or self._dtype_rows(sig, 2)                       # rows 1 to 4
         if bad:
             return bad
-        tw_shape, tw_dt = sig.output(TOTAL) if sig.outputs is not None else (None, None)
-        if tw_shape is None:
-            return NULLPTR, "totalWeightOut is NULL"
-        x = sig.dtypes["self"]
-        if sig.dtypes["weight"] != x:                                                 # row 2
-            return INVALID, f"weight's dtype {sig.dtypes['weight']} differs from self's {x} (row 2)"
-        if not can_cast(x, sig.out_dtype):                                            # row 3
-            return INVALID, f"self's {x} cannot be cast to out's {sig.out_dtype} (row 3)"
-        if not can_cast(x, tw_dt):                                                    # row 4
-            return INVALID, f"self's {x} cannot be cast to totalWeightOut's {tw_dt} (row 4)"
+        tw_shape = sig.output(TOTAL)[0]
         bad = target_rows(self, sig, 5)                                               # rows 5 to 9
         if bad:
             return bad
@@ -188,6 +179,27 @@ class NLLLoss(LossBackward):
         if numel(s) == 0 and s[-1] == 0 and numel(t) > 0:                             # row 14
             return INVALID, f"self {s} has no classes while target {t} has elements (Target is out of bounds)"
         return 0, ""
+
+    def _null_rows(self, sig: Signature) -> Optional[Rejection]:
+        """Row 1: a NULL tensor, then a NULL totalWeightOut (161001)."""
+        bad = self._nulls(sig)
+        if bad:
+            return bad
+        if sig.outputs is None or sig.output(TOTAL)[0] is None:
+            return NULLPTR, "totalWeightOut is NULL"
+        return None
+
+    def _dtype_rows(self, sig: Signature, row: int) -> Optional[Rejection]:
+        """Rows `row` to `row` + 2: weight's dtype is self's, self's casts to out's and to
+        totalWeightOut's."""
+        x, tw_dt = sig.dtypes["self"], sig.output(TOTAL)[1]
+        if sig.dtypes["weight"] != x:
+            return INVALID, f"weight's dtype {sig.dtypes['weight']} differs from self's {x} (row {row})"
+        if not can_cast(x, sig.out_dtype):
+            return INVALID, f"self's {x} cannot be cast to out's {sig.out_dtype} (row {row + 1})"
+        if not can_cast(x, tw_dt):
+            return INVALID, f"self's {x} cannot be cast to totalWeightOut's {tw_dt} (row {row + 2})"
+        return None
 
     def outside_contract(self, sig: Signature) -> Optional[str]:
         """Calls phase 1 accepts whose result the page leaves open: an ignoreIndex outside INT32

@@ -12,7 +12,6 @@ from suite.contract import ACLNN_ERR_PARAM_INVALID as INVALID, ACLNN_ERR_PARAM_N
 from suite.ops.base import Example, Rejection, Shape, Signature, numel, table
 from suite.ops.class_index import TARGET_DTYPES
 from suite.ops.nll_loss import TOTAL, NLLLoss
-from suite.ops.promotion import can_cast
 from suite.ops.records import VendorNames
 
 
@@ -38,22 +37,11 @@ class NLLLoss2d(NLLLoss):
 
     def check(self, sig: Signature) -> Rejection:
         """The page's phase-1 table, rows 1 to 13, in the code's order [NLL2D-API]."""
-        bad = self._nulls(sig)                                                        # row 1
+        bad = (self._null_rows(sig) or self._unsupported_dtype(sig, ["self"])         # rows 1, 2
+               or self._dtype_rows(sig, 3))                                           # rows 3 to 5
         if bad:
             return bad
-        tw_shape, tw_dt = sig.output(TOTAL) if sig.outputs is not None else (None, None)
-        if tw_shape is None:
-            return NULLPTR, "totalWeightOut is NULL"
-        bad = self._unsupported_dtype(sig, ["self"])                                  # row 2
-        if bad:
-            return bad
-        x = sig.dtypes["self"]
-        if sig.dtypes["weight"] != x:                                                 # row 3
-            return INVALID, f"weight's dtype {sig.dtypes['weight']} differs from self's {x} (row 3)"
-        if not can_cast(x, sig.out_dtype):                                            # row 4
-            return INVALID, f"self's {x} cannot be cast to out's {sig.out_dtype} (row 4)"
-        if not can_cast(x, tw_dt):                                                    # row 5
-            return INVALID, f"self's {x} cannot be cast to totalWeightOut's {tw_dt} (row 5)"
+        tw_shape = sig.output(TOTAL)[0]
         if sig.dtypes["target"] not in TARGET_DTYPES:                                 # row 6
             return INVALID, f"target's dtype {sig.dtypes['target']} is not INT64, UINT8 or INT32 (row 6)"
         bad = self._reduction(sig)                                                    # row 7
